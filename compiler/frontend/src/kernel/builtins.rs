@@ -1,0 +1,1180 @@
+//! The `tl.*` builtins (and the Python builtins kernels may call), with
+//! argument binding that reports unknown or missing arguments by name.
+
+use super::lower::{KVal, LResult, Lowerer};
+use super::semantic::{broadcast_shapes, const_truth, shape_str, PyOp};
+use super::ConstVal;
+use crate::source::Span;
+use tilebook_tir::{BinOp, Combine, Const, DType, Elem, OpKind, Region, Type, UnOp, Value};
+
+/// Positional and keyword arguments of a call, with their spans.
+#[derive(Default, Clone)]
+pub(crate) struct Args {
+    pub pos: Vec<(KVal, Span)>,
+    pub kw: Vec<(String, KVal, Span)>,
+}
+
+/// Largest block Triton allows (elements).
+const MAX_NUMEL: usize = 1 << 20;
+
+const DTYPES: [(&str, DType); 19] = [
+    ("int1", DType::I1),
+    ("int8", DType::I8),
+    ("int16", DType::I16),
+    ("int32", DType::I32),
+    ("int64", DType::I64),
+    ("uint8", DType::U8),
+    ("uint16", DType::U16),
+    ("uint32", DType::U32),
+    ("uint64", DType::U64),
+    ("float16", DType::F16),
+    ("bfloat16", DType::BF16),
+    ("float32", DType::F32),
+    ("float64", DType::F64),
+    ("float8e5", DType::F8E5),
+    ("float8e4nv", DType::F8E4NV),
+    ("float8_e5m2", DType::F8E5),
+    ("float8_e4m3fn", DType::F8E4NV),
+    ("bool", DType::I1),
+    ("half", DType::F16),
+];
+
+/// Every `tl.` function tilebook provides (also used for completion and messages).
+pub const TL_FUNCTIONS: &[&str] = &[
+    "program_id", "num_programs", "arange", "zeros", "full", "zeros_like", "full_like", "load", "store", "dot",
+    "where", "maximum", "minimum", "clamp", "fma", "cdiv", "abs", "exp", "exp2", "log", "log2", "sqrt", "sqrt_rn",
+    "rsqrt", "sin", "cos", "sigmoid", "softmax", "fdiv", "div_rn", "umulhi", "floor", "ceil", "max", "min", "sum",
+    "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum", "expand_dims", "broadcast_to", "broadcast",
+    "reshape", "view", "trans", "permute", "static_assert", "static_print", "device_print", "device_assert",
+    "multiple_of", "max_contiguous", "cast", "constexpr", "static_range", "range", "debug_barrier", "pow",
+];
+
+/// Resolve `module.attr` for the built-in modules.
+pub(crate) fn module_attr(module: &str, attr: &str) -> Option<KVal> {
+    match module {
+        "tl" | "tl.math" | "tl.extra.cuda.libdevice" => {
+            if let Some((_, d)) = DTYPES.iter().find(|(n, _)| *n == attr) {
+                return Some(KVal::C(ConstVal::DType(*d)));
+            }
+            if module == "tl" && attr == "math" {
+                return Some(KVal::Module("tl.math".into()));
+            }
+            if TL_FUNCTIONS.contains(&attr) {
+                return Some(KVal::Builtin(format!("tl.{attr}")));
+            }
+            None
+        }
+        "triton" => match attr {
+            "language" => Some(KVal::Module("tl".into())),
+            "cdiv" => Some(KVal::Builtin("tl.cdiv".into())),
+            "next_power_of_2" => Some(KVal::Builtin("triton.next_power_of_2".into())),
+            _ => None,
+        },
+        "math" => match attr {
+            "pi" => Some(KVal::C(ConstVal::Float(std::f64::consts::PI))),
+            "e" => Some(KVal::C(ConstVal::Float(std::f64::consts::E))),
+            "inf" => Some(KVal::C(ConstVal::Float(f64::INFINITY))),
+            "log2" | "sqrt" | "ceil" | "floor" | "exp" | "log" => Some(KVal::Builtin(format!("math.{attr}"))),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The message for a missing module member, listing what exists.
+pub(crate) fn missing_member(module: &str, attr: &str) -> String {
+    if module.starts_with("tl") {
+        let mut close: Vec<&str> = TL_FUNCTIONS.iter().copied().filter(|f| f.starts_with(&attr[..attr.len().min(3)])).collect();
+        close.truncate(5);
+        let hint = if close.is_empty() { String::new() } else { format!(" (similar: {})", close.join(", ")) };
+        format!("`{module}.{attr}` is not available in tilebook{hint}; tl functions available: {}", TL_FUNCTIONS.join(", "))
+    } else {
+        format!("module `{module}` has no attribute `{attr}` usable in kernels")
+    }
+}
+
+fn is_pow2(n: usize) -> bool {
+    n > 0 && n & (n - 1) == 0
+}
+
+impl Lowerer<'_> {
+    /// Bind arguments to parameter names; `*rest` collects the remaining positionals.
+    fn bind(&self, fname: &str, params: &[&str], args: &Args, span: &Span) -> LResult<Vec<Option<(KVal, Span)>>> {
+        let mut out: Vec<Option<(KVal, Span)>> = vec![None; params.len()];
+        let star = params.iter().position(|p| p.starts_with('*'));
+        let npos = star.unwrap_or(params.len());
+        for (i, a) in args.pos.iter().enumerate() {
+            if i < npos {
+                out[i] = Some(a.clone());
+            } else if let Some(s) = star {
+                let prev = out[s].take();
+                let mut items = match prev {
+                    Some((KVal::Tuple(t), _)) => t,
+                    _ => vec![],
+                };
+                items.push(a.0.clone());
+                out[s] = Some((KVal::Tuple(items), a.1.clone()));
+            } else {
+                return Err(self.err(
+                    "TypeError",
+                    format!("{fname}() takes at most {npos} positional arguments but {} were given", args.pos.len()),
+                    &a.1,
+                ));
+            }
+        }
+        for (k, v, s) in &args.kw {
+            match params.iter().position(|p| p.trim_start_matches('*') == k) {
+                Some(i) if out[i].is_some() => {
+                    return Err(self.err("TypeError", format!("{fname}() got multiple values for argument `{k}`"), s))
+                }
+                Some(i) => out[i] = Some((v.clone(), s.clone())),
+                None => {
+                    return Err(self.err(
+                        "TypeError",
+                        format!("{fname}() got an unexpected keyword argument `{k}` (it takes: {})", params.join(", ")),
+                        s,
+                    ))
+                }
+            }
+        }
+        let _ = span;
+        Ok(out)
+    }
+
+    fn required(&self, fname: &str, name: &str, v: &Option<(KVal, Span)>, span: &Span) -> LResult<(KVal, Span)> {
+        v.clone().ok_or_else(|| self.err("TypeError", format!("{fname}() is missing the argument `{name}`"), span))
+    }
+
+    fn const_int(&self, v: &(KVal, Span), what: &str) -> LResult<i64> {
+        match &v.0 {
+            KVal::C(ConstVal::Int(i)) => Ok(*i),
+            KVal::C(ConstVal::Bool(b)) => Ok(*b as i64),
+            other => Err(self.err(
+                "TypeError",
+                format!("{what} must be a constexpr integer, got {}", self.describe_kval(other)),
+                &v.1,
+            )),
+        }
+    }
+
+    fn dtype_arg(&self, v: &(KVal, Span), what: &str) -> LResult<DType> {
+        match &v.0 {
+            KVal::C(ConstVal::DType(d)) => Ok(*d),
+            other => Err(self.err("TypeError", format!("{what} must be a dtype such as tl.float32, got {}", other.describe()), &v.1)),
+        }
+    }
+
+    /// A block shape: a constexpr int or tuple of them, each a power of two.
+    fn shape_arg(&self, v: &(KVal, Span)) -> LResult<Vec<usize>> {
+        let dims: Vec<ConstVal> = match &v.0 {
+            KVal::C(ConstVal::Tuple(t)) => t.clone(),
+            KVal::C(c @ ConstVal::Int(_)) => vec![c.clone()],
+            KVal::Tuple(items) => {
+                let mut out = vec![];
+                for it in items {
+                    match it {
+                        KVal::C(c) => out.push(c.clone()),
+                        _ => return Err(self.err("TypeError", "block shapes must be constexpr integers", &v.1)),
+                    }
+                }
+                out
+            }
+            other => return Err(self.err("TypeError", format!("a shape must be a tuple of constexpr integers, got {}", other.describe()), &v.1)),
+        };
+        let mut shape = vec![];
+        for d in dims {
+            let ConstVal::Int(n) = d else {
+                return Err(self.err("TypeError", format!("block dimensions must be constexpr integers, got {d}"), &v.1));
+            };
+            if n <= 0 || !is_pow2(n as usize) {
+                return Err(self.err("ValueError", format!("block dimensions must be powers of 2, got {n}"), &v.1));
+            }
+            shape.push(n as usize);
+        }
+        self.check_numel(&shape, &v.1)?;
+        Ok(shape)
+    }
+
+    fn check_numel(&self, shape: &[usize], span: &Span) -> LResult<()> {
+        let n: usize = shape.iter().product();
+        if n > MAX_NUMEL {
+            return Err(self.err("ValueError", format!("a block of shape {} has {n} elements, more than the maximum of {MAX_NUMEL}", shape_str(shape)), span));
+        }
+        Ok(())
+    }
+
+    fn axis_arg(&self, v: &Option<(KVal, Span)>, rank: usize, span: &Span) -> LResult<Option<usize>> {
+        match v {
+            None | Some((KVal::C(ConstVal::None), _)) => Ok(None),
+            Some(a) => {
+                let i = self.const_int(a, "axis")?;
+                let r = rank as i64;
+                if i < -r || i >= r {
+                    return Err(self.err("ValueError", format!("axis {i} is out of range for a block of rank {rank}"), span));
+                }
+                Ok(Some(if i < 0 { (i + r) as usize } else { i as usize }))
+            }
+        }
+    }
+
+    fn flag(&self, v: &Option<(KVal, Span)>) -> bool {
+        matches!(v, Some((KVal::C(c), _)) if const_truth(c))
+    }
+
+    /// Call a builtin function by its qualified name.
+    pub fn builtin(&mut self, name: &str, args: Args, span: &Span) -> LResult<KVal> {
+        let n = name.strip_prefix("tl.").or_else(|| name.strip_prefix("tl.math.")).unwrap_or(name);
+        match n {
+            "program_id" | "num_programs" => {
+                let a = self.bind(n, &["axis"], &args, span)?;
+                let axis = self.const_int(&self.required(n, "axis", &a[0], span)?, "axis")?;
+                if !(0..3).contains(&axis) {
+                    return Err(self.err("ValueError", format!("{n} axis must be 0, 1 or 2, got {axis}"), span));
+                }
+                let kind = if n == "program_id" { OpKind::ProgramId(axis as u8) } else { OpKind::NumPrograms(axis as u8) };
+                Ok(KVal::T(self.emit1(kind, vec![], Type::scalar(DType::I32), span)))
+            }
+            "arange" => {
+                let a = self.bind(n, &["start", "end"], &args, span)?;
+                let start = self.const_int(&self.required(n, "start", &a[0], span)?, "tl.arange start")?;
+                let end = self.const_int(&self.required(n, "end", &a[1], span)?, "tl.arange end")?;
+                if end <= start {
+                    return Err(self.err("ValueError", format!("tl.arange needs end > start, got {start} and {end}"), span));
+                }
+                let len = (end - start) as usize;
+                if !is_pow2(len) {
+                    return Err(self.err("ValueError", format!("tl.arange's range must be a power of 2, got {len} (end - start)"), span));
+                }
+                self.check_numel(&[len], span)?;
+                let t = Type::block(Elem::Scalar(DType::I32), vec![len]);
+                Ok(KVal::T(self.emit1(OpKind::Arange(start, end), vec![], t, span)))
+            }
+            "zeros" | "full" => {
+                let params: &[&str] = if n == "zeros" { &["shape", "dtype"] } else { &["shape", "value", "dtype"] };
+                let a = self.bind(n, params, &args, span)?;
+                let shape = self.shape_arg(&self.required(n, "shape", &a[0], span)?)?;
+                let dt = self.dtype_arg(&self.required(n, "dtype", &a[params.len() - 1], span)?, "dtype")?;
+                let value = if n == "zeros" { (KVal::C(ConstVal::Int(0)), span.clone()) } else { self.required(n, "value", &a[1], span)? };
+                self.full(&shape, &value, dt)
+            }
+            "zeros_like" | "full_like" => {
+                let params: &[&str] = if n == "zeros_like" { &["input", "dtype"] } else { &["input", "value", "dtype"] };
+                let a = self.bind(n, params, &args, span)?;
+                let input = self.required(n, "input", &a[0], span)?;
+                let x = self.to_value(&input.0, &input.1)?;
+                let t = self.ty(x);
+                let dt = match &a[params.len() - 1] {
+                    Some(d) if !matches!(d.0, KVal::C(ConstVal::None)) => self.dtype_arg(d, "dtype")?,
+                    _ => t.dtype().unwrap_or(DType::I64),
+                };
+                let value = if n == "zeros_like" { (KVal::C(ConstVal::Int(0)), span.clone()) } else { self.required(n, "value", &a[1], span)? };
+                self.full(&t.shape, &value, dt)
+            }
+            "load" => self.load(&args, span),
+            "store" => self.store(&args, span),
+            "dot" => self.dot(&args, span),
+            "where" => {
+                let a = self.bind(n, &["condition", "x", "y"], &args, span)?;
+                let c = self.required(n, "condition", &a[0], span)?;
+                let x = self.required(n, "x", &a[1], span)?;
+                let y = self.required(n, "y", &a[2], span)?;
+                self.select(&c.0, &x.0, &y.0, span)
+            }
+            "maximum" | "minimum" => {
+                let a = self.bind(n, &["x", "y", "propagate_nan"], &args, span)?;
+                let x = self.required(n, "x", &a[0], span)?;
+                let y = self.required(n, "y", &a[1], span)?;
+                self.minmax(n == "maximum", &x.0, &y.0, span)
+            }
+            "clamp" => {
+                let a = self.bind(n, &["x", "min", "max", "propagate_nan"], &args, span)?;
+                let x = self.required(n, "x", &a[0], span)?;
+                let lo = self.required(n, "min", &a[1], span)?;
+                let hi = self.required(n, "max", &a[2], span)?;
+                let m = self.minmax(true, &x.0, &lo.0, span)?;
+                self.minmax(false, &m, &hi.0, span)
+            }
+            "fma" => {
+                let a = self.bind(n, &["x", "y", "z"], &args, span)?;
+                let x = self.required(n, "x", &a[0], span)?;
+                let y = self.required(n, "y", &a[1], span)?;
+                let z = self.required(n, "z", &a[2], span)?;
+                let prod = self.binary(PyOp::Mul, &x.0, &y.0, span)?;
+                // Typing as `x * y + z`, then one fused op on the promoted operands.
+                let sum = self.binary(PyOp::Add, &prod, &z.0, span)?;
+                let KVal::T(sv) = sum else { return Ok(sum) };
+                let t = self.ty(sv);
+                let Some(d) = t.dtype().filter(|d| d.is_float()) else { return Ok(KVal::T(sv)) };
+                let mut ops = vec![];
+                for v in [&x.0, &y.0, &z.0] {
+                    let vv = match v {
+                        KVal::C(c) => self.const_as(c, d, span),
+                        other => {
+                            let vv = self.to_value(other, span)?;
+                            self.cast(vv, d, span)
+                        }
+                    };
+                    ops.push(self.broadcast_to(vv, &t.shape, span)?);
+                }
+                Ok(KVal::T(self.emit1(OpKind::Fma, ops, t, span)))
+            }
+            "cdiv" => {
+                let a = self.bind(n, &["x", "div"], &args, span)?;
+                let x = self.required(n, "x", &a[0], span)?;
+                let d = self.required(n, "div", &a[1], span)?;
+                let one = KVal::C(ConstVal::Int(1));
+                let s = self.binary(PyOp::Add, &x.0, &d.0, span)?;
+                let s = self.binary(PyOp::Sub, &s, &one, span)?;
+                self.binary(PyOp::FloorDiv, &s, &d.0, span)
+            }
+            "next_power_of_2" | "triton.next_power_of_2" => {
+                let a = self.bind(n, &["n"], &args, span)?;
+                let v = self.const_int(&self.required(n, "n", &a[0], span)?, "n")?;
+                Ok(KVal::C(ConstVal::Int((v.max(1) as u64).next_power_of_two() as i64)))
+            }
+            "abs" => {
+                let a = self.bind(n, &["x"], &args, span)?;
+                let x = self.required(n, "x", &a[0], span)?;
+                match &x.0 {
+                    KVal::C(ConstVal::Int(i)) => Ok(KVal::C(ConstVal::Int(i.abs()))),
+                    KVal::C(ConstVal::Float(f)) => Ok(KVal::C(ConstVal::Float(f.abs()))),
+                    other => {
+                        let v = self.to_value(other, &x.1)?;
+                        if self.ty(v).dtype().is_some_and(DType::is_unsigned_int) {
+                            return Ok(KVal::T(v));
+                        }
+                        Ok(KVal::T(self.unary(UnOp::Abs, v, span)))
+                    }
+                }
+            }
+            "exp" | "exp2" | "log" | "log2" | "sqrt" | "sqrt_rn" | "rsqrt" | "sin" | "cos" | "floor" | "ceil" => {
+                let a = self.bind(n, &["x"], &args, span)?;
+                let x = self.required(n, "x", &a[0], span)?;
+                let op = match n {
+                    "exp" => UnOp::Exp,
+                    "exp2" => UnOp::Exp2,
+                    "log" => UnOp::Log,
+                    "log2" => UnOp::Log2,
+                    "sqrt" | "sqrt_rn" => UnOp::Sqrt,
+                    "rsqrt" => UnOp::Rsqrt,
+                    "sin" => UnOp::Sin,
+                    "cos" => UnOp::Cos,
+                    "floor" => UnOp::Floor,
+                    _ => UnOp::Ceil,
+                };
+                self.math(op, &x.0, &format!("tl.{n}"), span)
+            }
+            "math.log2" | "math.sqrt" | "math.ceil" | "math.floor" | "math.exp" | "math.log" => {
+                let a = self.bind(name, &["x"], &args, span)?;
+                let x = self.required(name, "x", &a[0], span)?;
+                let KVal::C(c) = &x.0 else {
+                    return Err(self.err("TypeError", format!("{name}() in a kernel works on constexprs only; use tl.{}", &name[5..]), span));
+                };
+                let f = match c {
+                    ConstVal::Int(i) => *i as f64,
+                    ConstVal::Float(f) => *f,
+                    _ => return Err(self.err("TypeError", format!("{name}() needs a number"), span)),
+                };
+                Ok(KVal::C(match &name[5..] {
+                    "log2" => ConstVal::Float(f.log2()),
+                    "sqrt" => ConstVal::Float(f.sqrt()),
+                    "exp" => ConstVal::Float(f.exp()),
+                    "log" => ConstVal::Float(f.ln()),
+                    "ceil" => ConstVal::Int(f.ceil() as i64),
+                    _ => ConstVal::Int(f.floor() as i64),
+                }))
+            }
+            "pow" => {
+                let a = self.bind(n, &["x", "y"], &args, span)?;
+                let x = self.required(n, "x", &a[0], span)?;
+                let y = self.required(n, "y", &a[1], span)?;
+                let xf = self.float_operand(&x)?;
+                let yf = self.float_operand(&y)?;
+                self.binary(PyOp::Pow, &xf, &yf, span)
+            }
+            "sigmoid" => {
+                let a = self.bind(n, &["x"], &args, span)?;
+                let x = self.required(n, "x", &a[0], span)?;
+                let v = self.to_value(&x.0, &x.1)?;
+                let d = self.ty(v).dtype().unwrap_or(DType::F32);
+                let f = self.cast(v, if d == DType::F64 { d } else { DType::F32 }, span);
+                let neg = self.unary(UnOp::Neg, f, span);
+                let e = self.unary(UnOp::Exp, neg, span);
+                let den = self.binary(PyOp::Add, &KVal::C(ConstVal::Float(1.0)), &KVal::T(e), span)?;
+                let r = self.binary(PyOp::TrueDiv, &KVal::C(ConstVal::Float(1.0)), &den, span)?;
+                let rv = self.to_value(&r, span)?;
+                Ok(KVal::T(if d.is_float() { self.cast(rv, d, span) } else { rv }))
+            }
+            "softmax" => {
+                let a = self.bind(n, &["x", "dim", "keep_dims", "ieee_rounding"], &args, span)?;
+                let x = self.required(n, "x", &a[0], span)?;
+                let v = self.to_value(&x.0, &x.1)?;
+                let rank = self.ty(v).shape.len();
+                if rank == 0 {
+                    return Err(self.err("ValueError", "tl.softmax needs a block", span));
+                }
+                let axis = self.axis_arg(&a[1], rank, span)?.unwrap_or(rank - 1);
+                let m = self.reduce(Combine::Max, v, Some(axis), true, span)?;
+                let z = self.binary(PyOp::Sub, &KVal::T(v), &KVal::T(m), span)?;
+                let z = self.to_value(&z, span)?;
+                let num = self.math(UnOp::Exp, &KVal::T(z), "tl.exp", span)?;
+                let num = self.to_value(&num, span)?;
+                let den = self.reduce(Combine::Add, num, Some(axis), true, span)?;
+                self.binary(PyOp::TrueDiv, &KVal::T(num), &KVal::T(den), span)
+            }
+            "fdiv" | "div_rn" => {
+                let a = self.bind(n, &["x", "y", "ieee_rounding"], &args, span)?;
+                let x = self.required(n, "x", &a[0], span)?;
+                let y = self.required(n, "y", &a[1], span)?;
+                self.binary(PyOp::TrueDiv, &x.0, &y.0, span)
+            }
+            "umulhi" => {
+                let a = self.bind(n, &["x", "y"], &args, span)?;
+                let x = self.required(n, "x", &a[0], span)?;
+                let y = self.required(n, "y", &a[1], span)?;
+                let xv = self.to_value(&x.0, &x.1)?;
+                let yv = self.to_value(&y.0, &y.1)?;
+                let (xv, yv) = self.broadcast_pair(xv, yv, span)?;
+                let t = self.ty(xv);
+                if !t.dtype().is_some_and(|d| d.is_int() && d.bits() >= 32) || self.ty(yv) != t {
+                    return Err(self.err("TypeError", "tl.umulhi needs two 32- or 64-bit integer operands of the same type", span));
+                }
+                Ok(KVal::T(self.emit1(OpKind::Binary(BinOp::UMulHi), vec![xv, yv], t, span)))
+            }
+            "max" | "min" | "sum" | "argmax" | "argmin" | "xor_sum" => {
+                let params: &[&str] = match n {
+                    "argmax" | "argmin" => &["input", "axis", "tie_break_left", "keep_dims"],
+                    "sum" => &["input", "axis", "keep_dims", "dtype"],
+                    _ => &["input", "axis", "return_indices", "return_indices_tie_break_left", "keep_dims"],
+                };
+                let a = self.bind(n, params, &args, span)?;
+                let input = self.required(n, "input", &a[0], span)?;
+                let v = self.to_value(&input.0, &input.1)?;
+                let rank = self.ty(v).shape.len();
+                let axis = self.axis_arg(&a[1], rank, span)?;
+                let keep = self.flag(&a[params.iter().position(|p| *p == "keep_dims").unwrap_or(0)]);
+                if (n == "max" || n == "min") && self.flag(&a[2]) {
+                    let vals = self.reduce(if n == "max" { Combine::Max } else { Combine::Min }, v, axis, keep, span)?;
+                    let idx = self.reduce(if n == "max" { Combine::ArgMax } else { Combine::ArgMin }, v, axis, keep, span)?;
+                    return Ok(KVal::Tuple(vec![KVal::T(vals), KVal::T(idx)]));
+                }
+                let mut v = v;
+                if n == "sum" {
+                    if let Some(d) = &a[3] {
+                        if !matches!(d.0, KVal::C(ConstVal::None)) {
+                            let dt = self.dtype_arg(d, "dtype")?;
+                            v = self.cast(v, dt, span);
+                        }
+                    }
+                }
+                let combine = match n {
+                    "max" => Combine::Max,
+                    "min" => Combine::Min,
+                    "sum" => Combine::Add,
+                    "xor_sum" => Combine::Xor,
+                    "argmax" => Combine::ArgMax,
+                    _ => Combine::ArgMin,
+                };
+                Ok(KVal::T(self.reduce(combine, v, axis, keep, span)?))
+            }
+            "cumsum" | "cumprod" => {
+                let a = self.bind(n, &["input", "axis", "reverse", "dtype"], &args, span)?;
+                let input = self.required(n, "input", &a[0], span)?;
+                let v = self.to_value(&input.0, &input.1)?;
+                let t = self.ty(v);
+                if !t.is_block() {
+                    return Err(self.err("ValueError", format!("tl.{n} needs a block"), span));
+                }
+                let axis = self.axis_arg(&a[1], t.shape.len(), span)?.unwrap_or(0);
+                let reverse = self.flag(&a[2]);
+                let v = self.promote_for_sum(v, span);
+                let t = self.ty(v);
+                let combine = if n == "cumsum" { Combine::Add } else { Combine::Mul };
+                Ok(KVal::T(self.emit1(OpKind::Scan { axis, combine, reverse }, vec![v], t, span)))
+            }
+            "reduce" => self.reduce_custom(&args, span),
+            "expand_dims" => {
+                let a = self.bind(n, &["input", "axis"], &args, span)?;
+                let input = self.required(n, "input", &a[0], span)?;
+                let axis_v = self.required(n, "axis", &a[1], span)?;
+                let mut v = self.to_value(&input.0, &input.1)?;
+                let axes: Vec<i64> = match &axis_v.0 {
+                    KVal::C(ConstVal::Tuple(t)) => t.iter().map(|c| if let ConstVal::Int(i) = c { *i } else { 0 }).collect(),
+                    _ => vec![self.const_int(&axis_v, "axis")?],
+                };
+                for ax in axes {
+                    let t = self.ty(v);
+                    let r = t.shape.len() as i64 + 1;
+                    if ax < -r || ax >= r {
+                        return Err(self.err("ValueError", format!("axis {ax} is out of range for expand_dims of rank {}", r - 1), span));
+                    }
+                    let ax = if ax < 0 { ax + r } else { ax } as usize;
+                    let mut shape = t.shape.clone();
+                    shape.insert(ax, 1);
+                    v = self.emit1(OpKind::ExpandDims(ax), vec![v], t.with_shape(shape), span);
+                }
+                Ok(KVal::T(v))
+            }
+            "broadcast_to" => {
+                let a = self.bind(n, &["input", "*shape"], &args, span)?;
+                let input = self.required(n, "input", &a[0], span)?;
+                let shape_v = self.required(n, "shape", &a[1], span)?;
+                let shape = self.shape_from_star(&shape_v)?;
+                let v = self.to_value(&input.0, &input.1)?;
+                Ok(KVal::T(self.broadcast_to(v, &shape, span)?))
+            }
+            "broadcast" => {
+                let a = self.bind(n, &["input", "other"], &args, span)?;
+                let x = self.required(n, "input", &a[0], span)?;
+                let y = self.required(n, "other", &a[1], span)?;
+                let xv = self.to_value(&x.0, &x.1)?;
+                let yv = self.to_value(&y.0, &y.1)?;
+                let (xv, yv) = self.broadcast_pair(xv, yv, span)?;
+                Ok(KVal::Tuple(vec![KVal::T(xv), KVal::T(yv)]))
+            }
+            "reshape" | "view" => {
+                let a = self.bind(n, &["input", "*shape", "can_reorder"], &args, span)?;
+                let input = self.required(n, "input", &a[0], span)?;
+                let shape_v = self.required(n, "shape", &a[1], span)?;
+                let shape = self.shape_from_star(&shape_v)?;
+                let v = self.to_value(&input.0, &input.1)?;
+                self.reshape(v, shape, span)
+            }
+            "trans" | "permute" => {
+                let a = self.bind(n, &["input", "*dims"], &args, span)?;
+                let input = self.required(n, "input", &a[0], span)?;
+                let v = self.to_value(&input.0, &input.1)?;
+                let t = self.ty(v);
+                let perm: Vec<usize> = match &a[1] {
+                    None => (0..t.shape.len()).rev().collect(),
+                    Some(d) => self.shape_from_star_raw(d)?.into_iter().map(|x| x as usize).collect(),
+                };
+                let mut sorted = perm.clone();
+                sorted.sort();
+                if sorted != (0..t.shape.len()).collect::<Vec<_>>() {
+                    return Err(self.err("ValueError", format!("{perm:?} is not a permutation of the {} dimensions", t.shape.len()), span));
+                }
+                let shape = perm.iter().map(|&p| t.shape[p]).collect();
+                Ok(KVal::T(self.emit1(OpKind::Trans(perm), vec![v], t.with_shape(shape), span)))
+            }
+            "static_assert" => {
+                let a = self.bind(n, &["cond", "msg"], &args, span)?;
+                let c = self.required(n, "cond", &a[0], span)?;
+                let msg = match &a[1] {
+                    Some((KVal::C(ConstVal::Str(s)), _)) => s.clone(),
+                    _ => String::new(),
+                };
+                match &c.0 {
+                    KVal::C(cv) if const_truth(cv) => Ok(KVal::C(ConstVal::None)),
+                    KVal::C(_) => Err(self.err("AssertionError", format!("static_assert failed{}{msg}", if msg.is_empty() { "" } else { ": " }), span)),
+                    _ => Err(self.err("TypeError", "tl.static_assert needs a constexpr condition", &c.1)),
+                }
+            }
+            "static_print" => {
+                let mut parts = vec![];
+                for (v, _) in &args.pos {
+                    parts.push(match v {
+                        KVal::C(ConstVal::Str(s)) => s.clone(),
+                        KVal::C(c) => c.to_string(),
+                        KVal::T(t) => format!("tensor<{}>", self.ty(*t)),
+                        other => other.describe(),
+                    });
+                }
+                self.static_output.push_str(&parts.join(" "));
+                self.static_output.push('\n');
+                Ok(KVal::C(ConstVal::None))
+            }
+            "device_print" | "print" => {
+                let (prefix, rest) = match args.pos.split_first() {
+                    Some(((KVal::C(ConstVal::Str(s)), _), rest)) => (s.clone(), rest.to_vec()),
+                    _ => (String::new(), args.pos.clone()),
+                };
+                let mut vals = vec![];
+                for (v, s) in rest {
+                    vals.push(self.to_value(&v, &s)?);
+                }
+                self.emit(OpKind::Print(prefix), vals, vec![], span);
+                Ok(KVal::C(ConstVal::None))
+            }
+            "device_assert" => {
+                let a = self.bind(n, &["cond", "msg", "mask"], &args, span)?;
+                let c = self.required(n, "cond", &a[0], span)?;
+                let msg = match &a[1] {
+                    Some((KVal::C(ConstVal::Str(s)), _)) => s.clone(),
+                    _ => "device_assert failed".into(),
+                };
+                if let KVal::C(cv) = &c.0 {
+                    if !const_truth(cv) {
+                        return Err(self.err("AssertionError", msg, span));
+                    }
+                    return Ok(KVal::C(ConstVal::None));
+                }
+                let v = self.to_value(&c.0, &c.1)?;
+                let v = self.to_bool(v, span)?;
+                self.emit(OpKind::Assert(msg), vec![v], vec![], span);
+                Ok(KVal::C(ConstVal::None))
+            }
+            "multiple_of" | "max_contiguous" => {
+                let a = self.bind(n, &["input", "values"], &args, span)?;
+                let input = self.required(n, "input", &a[0], span)?;
+                let vals = self.required(n, "values", &a[1], span)?;
+                let v = self.to_value(&input.0, &input.1)?;
+                let list = self.shape_from_star_raw(&vals)?;
+                let t = self.ty(v);
+                let kind = if n == "multiple_of" { OpKind::MultipleOf(list) } else { OpKind::MaxContiguous(list) };
+                Ok(KVal::T(self.emit1(kind, vec![v], t, span)))
+            }
+            "cast" => {
+                let a = self.bind(n, &["input", "dtype", "fp_downcast_rounding", "bitcast"], &args, span)?;
+                let input = self.required(n, "input", &a[0], span)?;
+                let d = self.dtype_arg(&self.required(n, "dtype", &a[1], span)?, "dtype")?;
+                let bitcast = self.flag(&a[3]);
+                self.convert(&input, d, bitcast, span)
+            }
+            "constexpr" => {
+                let a = self.bind(n, &["value"], &args, span)?;
+                Ok(self.required(n, "value", &a[0], span)?.0)
+            }
+            "debug_barrier" => Ok(KVal::C(ConstVal::None)),
+            "range" | "static_range" => Err(self.err("TypeError", format!("{name}() can only be used as the iterable of a `for` loop"), span)),
+            "py.min" | "py.max" => {
+                // Python's builtin min/max.
+                let mut acc: Option<KVal> = None;
+                let items: Vec<KVal> = if args.pos.len() == 1 {
+                    match &args.pos[0].0 {
+                        KVal::C(ConstVal::Tuple(t)) => t.iter().cloned().map(KVal::C).collect(),
+                        KVal::Tuple(t) => t.clone(),
+                        other => vec![other.clone()],
+                    }
+                } else {
+                    args.pos.iter().map(|(v, _)| v.clone()).collect()
+                };
+                for it in items {
+                    acc = Some(match acc {
+                        None => it,
+                        Some(prev) => self.minmax(n == "py.max", &prev, &it, span)?,
+                    });
+                }
+                acc.ok_or_else(|| self.err("TypeError", format!("{n}() expects at least one argument"), span))
+            }
+            "float" | "int" | "bool" => {
+                let a = self.bind(n, &["x"], &args, span)?;
+                let x = self.required(n, "x", &a[0], span)?;
+                match (&x.0, n) {
+                    (KVal::C(ConstVal::Str(s)), "float") => match s.trim().to_ascii_lowercase().as_str() {
+                        "inf" | "+inf" | "infinity" => Ok(KVal::C(ConstVal::Float(f64::INFINITY))),
+                        "-inf" | "-infinity" => Ok(KVal::C(ConstVal::Float(f64::NEG_INFINITY))),
+                        "nan" => Ok(KVal::C(ConstVal::Float(f64::NAN))),
+                        other => other
+                            .parse::<f64>()
+                            .map(|f| KVal::C(ConstVal::Float(f)))
+                            .map_err(|_| self.err("ValueError", format!("could not convert string to float: '{s}'"), span)),
+                    },
+                    (KVal::C(ConstVal::Int(i)), "float") => Ok(KVal::C(ConstVal::Float(*i as f64))),
+                    (KVal::C(ConstVal::Float(f)), "float") => Ok(KVal::C(ConstVal::Float(*f))),
+                    (KVal::C(ConstVal::Float(f)), "int") => Ok(KVal::C(ConstVal::Int(f.trunc() as i64))),
+                    (KVal::C(ConstVal::Int(i)), "int") => Ok(KVal::C(ConstVal::Int(*i))),
+                    (KVal::C(ConstVal::Bool(b)), "int") => Ok(KVal::C(ConstVal::Int(*b as i64))),
+                    (KVal::C(c), "bool") => Ok(KVal::C(ConstVal::Bool(const_truth(c)))),
+                    (KVal::T(v), _) => {
+                        let d = match n {
+                            "float" => DType::F32,
+                            "int" => DType::I32,
+                            _ => DType::I1,
+                        };
+                        let v = *v;
+                        if d == DType::I1 {
+                            return Ok(KVal::T(self.to_bool(v, span)?));
+                        }
+                        Ok(KVal::T(self.cast(v, d, span)))
+                    }
+                    (other, _) => Err(self.err("TypeError", format!("{n}() cannot convert {}", other.describe()), span)),
+                }
+            }
+            "len" => {
+                let a = self.bind(n, &["x"], &args, span)?;
+                let x = self.required(n, "x", &a[0], span)?;
+                match &x.0 {
+                    KVal::C(ConstVal::Tuple(t)) => Ok(KVal::C(ConstVal::Int(t.len() as i64))),
+                    KVal::Tuple(t) => Ok(KVal::C(ConstVal::Int(t.len() as i64))),
+                    KVal::C(ConstVal::Str(s)) => Ok(KVal::C(ConstVal::Int(s.chars().count() as i64))),
+                    KVal::T(v) => match self.ty(*v).shape.first() {
+                        Some(&d) => Ok(KVal::C(ConstVal::Int(d as i64))),
+                        None => Err(self.err("TypeError", "len() of a scalar", span)),
+                    },
+                    other => Err(self.err("TypeError", format!("len() of {}", other.describe()), span)),
+                }
+            }
+            "isinstance" => Err(self.err("UnsupportedError", "isinstance() is not supported inside kernels", span)),
+            _ => Err(self.err("UnsupportedError", format!("`{name}` is not available in kernels"), span)),
+        }
+    }
+
+    fn float_operand(&mut self, x: &(KVal, Span)) -> LResult<KVal> {
+        match &x.0 {
+            KVal::C(ConstVal::Int(i)) => Ok(KVal::C(ConstVal::Float(*i as f64))),
+            KVal::C(c) => Ok(KVal::C(c.clone())),
+            other => {
+                let v = self.to_value(other, &x.1)?;
+                let d = self.ty(v).dtype().unwrap_or(DType::F32);
+                Ok(KVal::T(if d.is_float() { v } else { self.cast(v, DType::F32, &x.1) }))
+            }
+        }
+    }
+
+    fn shape_from_star_raw(&self, v: &(KVal, Span)) -> LResult<Vec<i64>> {
+        let flat: Vec<KVal> = match &v.0 {
+            KVal::Tuple(items) if items.len() == 1 => match &items[0] {
+                KVal::C(ConstVal::Tuple(t)) => t.iter().cloned().map(KVal::C).collect(),
+                other => vec![other.clone()],
+            },
+            KVal::Tuple(items) => items.clone(),
+            KVal::C(ConstVal::Tuple(t)) => t.iter().cloned().map(KVal::C).collect(),
+            other => vec![other.clone()],
+        };
+        flat.iter()
+            .map(|k| match k {
+                KVal::C(ConstVal::Int(i)) => Ok(*i),
+                other => Err(self.err("TypeError", format!("expected constexpr integers, got {}", other.describe()), &v.1)),
+            })
+            .collect()
+    }
+
+    fn shape_from_star(&self, v: &(KVal, Span)) -> LResult<Vec<usize>> {
+        let dims = self.shape_from_star_raw(v)?;
+        let c = (KVal::C(ConstVal::Tuple(dims.into_iter().map(ConstVal::Int).collect())), v.1.clone());
+        self.shape_arg(&c)
+    }
+
+    fn reshape(&mut self, v: Value, shape: Vec<usize>, span: &Span) -> LResult<KVal> {
+        let t = self.ty(v);
+        let n: usize = shape.iter().product();
+        if n != t.numel().max(1) {
+            return Err(self.err(
+                "ValueError",
+                format!("cannot reshape a block of shape {} ({} elements) to {} ({n} elements)", shape_str(&t.shape), t.numel(), shape_str(&shape)),
+                span,
+            ));
+        }
+        if !t.is_block() {
+            return Ok(KVal::T(self.emit1(OpKind::Splat, vec![v], t.with_shape(shape), span)));
+        }
+        Ok(KVal::T(self.emit1(OpKind::Reshape, vec![v], t.with_shape(shape), span)))
+    }
+
+    fn full(&mut self, shape: &[usize], value: &(KVal, Span), dt: DType) -> LResult<KVal> {
+        let span = &value.1;
+        let ty = Type::block(Elem::Scalar(dt), shape.to_vec());
+        match &value.0 {
+            KVal::C(c) => {
+                let cv = match c {
+                    ConstVal::Int(i) => Const::Int(*i),
+                    ConstVal::Bool(b) => Const::Int(*b as i64),
+                    ConstVal::Float(f) => Const::Float(*f),
+                    other => return Err(self.err("TypeError", format!("a fill value must be a number, got {other}"), span)),
+                };
+                let ty = if shape.is_empty() { Type::scalar(dt) } else { ty };
+                Ok(KVal::T(self.constant(cv, ty, span)))
+            }
+            other => {
+                let v = self.to_value(other, span)?;
+                if self.ty(v).is_block() {
+                    return Err(self.err("TypeError", "tl.full needs a scalar value", span));
+                }
+                let v = self.cast(v, dt, span);
+                Ok(KVal::T(self.broadcast_to(v, shape, span)?))
+            }
+        }
+    }
+
+    /// `x.to(d)` / `tl.cast`: value conversion, or reinterpretation with `bitcast`.
+    pub fn convert(&mut self, input: &(KVal, Span), d: DType, bitcast: bool, span: &Span) -> LResult<KVal> {
+        if let (KVal::C(c), false) = (&input.0, bitcast) {
+            let v = self.const_tensor(c, span)?;
+            return Ok(KVal::T(self.cast(v, d, span)));
+        }
+        let v = self.to_value(&input.0, &input.1)?;
+        let t = self.ty(v);
+        if bitcast {
+            let Some(src) = t.dtype() else {
+                return Err(self.err("TypeError", "cannot bitcast a pointer", span));
+            };
+            if src.bits() != d.bits() {
+                return Err(self.err("ValueError", format!("bitcast needs equal widths, got {} ({} bits) and {} ({} bits)", src.tl_name(), src.bits(), d.tl_name(), d.bits()), span));
+            }
+            if src == d {
+                return Ok(KVal::T(v));
+            }
+            return Ok(KVal::T(self.emit1(OpKind::Bitcast, vec![v], t.with_elem(Elem::Scalar(d)), span)));
+        }
+        match t.elem {
+            Elem::Ptr(_) => Err(self.err("TypeError", "cannot convert a pointer with .to(); pointers keep their element type", span)),
+            Elem::Scalar(_) if d == DType::I1 => Ok(KVal::T(self.to_bool(v, span)?)),
+            Elem::Scalar(_) => Ok(KVal::T(self.cast(v, d, span))),
+        }
+    }
+
+    fn promote_for_sum(&mut self, v: Value, span: &Span) -> Value {
+        match self.ty(v).dtype() {
+            Some(d) if d.is_signed_int() && d.bits() < 32 || d == DType::I1 => self.cast(v, DType::I32, span),
+            Some(d) if d.is_unsigned_int() && d.bits() < 32 => self.cast(v, DType::U32, span),
+            _ => v,
+        }
+    }
+
+    /// A builtin reduction along `axis` (all axes when `None`).
+    pub fn reduce(&mut self, combine: Combine, v: Value, axis: Option<usize>, keep: bool, span: &Span) -> LResult<Value> {
+        let t = self.ty(v);
+        if t.elem.is_ptr() {
+            return Err(self.err("TypeError", "cannot reduce a block of pointers", span));
+        }
+        if !t.is_block() {
+            return Ok(v);
+        }
+        let v = if combine == Combine::Add { self.promote_for_sum(v, span) } else { v };
+        if combine == Combine::Xor && !t.dtype().is_some_and(DType::is_int) {
+            return Err(self.err("TypeError", "xor_sum needs integers", span));
+        }
+        let rank = t.shape.len();
+        let (src, ax) = match axis {
+            Some(a) => (v, a),
+            None if rank == 1 => (v, 0),
+            None => {
+                let flat = self.ty(v).with_shape(vec![t.numel()]);
+                (self.emit1(OpKind::Reshape, vec![v], flat, span), 0)
+            }
+        };
+        let st = self.ty(src);
+        let mut shape = st.shape.clone();
+        shape.remove(ax);
+        let elem = match combine {
+            Combine::ArgMax | Combine::ArgMin => Elem::Scalar(DType::I32),
+            _ => st.elem,
+        };
+        let mut r = self.emit1(OpKind::Reduce { axis: ax, combine }, vec![src], Type::block(elem, shape), span);
+        if keep {
+            match axis {
+                Some(a) => {
+                    let rt = self.ty(r);
+                    let mut s = rt.shape.clone();
+                    s.insert(a, 1);
+                    r = self.emit1(OpKind::ExpandDims(a), vec![r], rt.with_shape(s), span);
+                }
+                None => {
+                    let rt = self.ty(r);
+                    r = self.emit1(OpKind::Splat, vec![r], rt.with_shape(vec![1; rank]), span);
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// `tl.reduce(input, axis, combine_fn, keep_dims=False)` with a @jit combine function.
+    fn reduce_custom(&mut self, args: &Args, span: &Span) -> LResult<KVal> {
+        let a = self.bind("reduce", &["input", "axis", "combine_fn", "keep_dims"], args, span)?;
+        let input = self.required("reduce", "input", &a[0], span)?;
+        let f = match &self.required("reduce", "combine_fn", &a[2], span)?.0 {
+            KVal::C(ConstVal::Func(f)) => f.clone(),
+            other => return Err(self.err("TypeError", format!("combine_fn must be a @triton.jit function, got {}", other.describe()), span)),
+        };
+        let inputs: Vec<KVal> = match &input.0 {
+            KVal::Tuple(items) => items.clone(),
+            other => vec![other.clone()],
+        };
+        let mut vals = vec![];
+        for it in &inputs {
+            vals.push(self.to_value(it, &input.1)?);
+        }
+        let t0 = self.ty(vals[0]);
+        if !t0.is_block() {
+            return Ok(input.0.clone());
+        }
+        for &v in &vals {
+            if self.ty(v).shape != t0.shape {
+                return Err(self.err("ValueError", "all inputs of tl.reduce must have the same shape", span));
+            }
+        }
+        let axis = self.axis_arg(&a[1], t0.shape.len(), span)?;
+        let keep = self.flag(&a[3]);
+        let (vals, ax) = match axis {
+            Some(ax) => (vals, ax),
+            None => {
+                let mut flat = vec![];
+                for v in vals {
+                    let ft = self.ty(v).with_shape(vec![t0.numel()]);
+                    flat.push(self.emit1(OpKind::Reshape, vec![v], ft, span));
+                }
+                (flat, 0)
+            }
+        };
+        let dtypes: Vec<DType> = vals.iter().map(|&v| self.ty(v).dtype().unwrap_or(DType::F32)).collect();
+        let region_args: Vec<Value> = (0..2 * vals.len()).map(|i| self.k.new_value(Type::scalar(dtypes[i % vals.len()]))).collect();
+        let mut call = Args::default();
+        for &ra in &region_args {
+            call.pos.push((KVal::T(ra), span.clone()));
+        }
+        self.blocks.push(vec![]);
+        let res = self.call(KVal::C(ConstVal::Func(f.clone())), call, span);
+        let res = match res {
+            Ok(r) => r,
+            Err(e) => {
+                self.blocks.pop();
+                return Err(e);
+            }
+        };
+        let outs: Vec<KVal> = match res {
+            KVal::Tuple(items) => items,
+            KVal::C(ConstVal::Tuple(items)) => items.into_iter().map(KVal::C).collect(),
+            other => vec![other],
+        };
+        if outs.len() != vals.len() {
+            self.blocks.pop();
+            return Err(self.err("TypeError", format!("combine_fn `{}` returns {} values for {} inputs", f.name, outs.len(), vals.len()), span));
+        }
+        let mut ys = vec![];
+        for (o, d) in outs.iter().zip(&dtypes) {
+            let y = match o {
+                KVal::C(c) => self.const_as(c, *d, span),
+                other => {
+                    let y = self.to_value(other, span)?;
+                    self.cast(y, *d, span)
+                }
+            };
+            ys.push(y);
+        }
+        self.emit(OpKind::Yield, ys, vec![], span);
+        let ops = self.blocks.pop().unwrap_or_default();
+        let st = self.ty(vals[0]);
+        let mut shape = st.shape.clone();
+        shape.remove(ax);
+        let types = dtypes.iter().map(|&d| Type::block(Elem::Scalar(d), shape.clone())).collect();
+        let loc = self.loc(span);
+        let mut op = self.k.op(OpKind::Reduce { axis: ax, combine: Combine::Region }, vals.clone(), types, loc);
+        op.regions = vec![Region { args: region_args, ops }];
+        let mut results = op.results.clone();
+        self.blocks.last_mut().expect("region").push(op);
+        if keep {
+            for r in &mut results {
+                let rt = self.ty(*r);
+                let mut s = rt.shape.clone();
+                let a = axis.unwrap_or(0);
+                s.insert(a.min(s.len()), 1);
+                *r = self.emit1(OpKind::ExpandDims(a.min(rt.shape.len())), vec![*r], rt.with_shape(s), span);
+            }
+        }
+        if results.len() == 1 {
+            Ok(KVal::T(results[0]))
+        } else {
+            Ok(KVal::Tuple(results.into_iter().map(KVal::T).collect()))
+        }
+    }
+
+    fn load(&mut self, args: &Args, span: &Span) -> LResult<KVal> {
+        let a = self.bind(
+            "load",
+            &["pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier", "eviction_policy", "volatile"],
+            args,
+            span,
+        )?;
+        let p = self.required("load", "pointer", &a[0], span)?;
+        let ptr = self.to_value(&p.0, &p.1)?;
+        let pt = self.ty(ptr);
+        let Elem::Ptr(pointee) = pt.elem else {
+            return Err(self.err("TypeError", format!("tl.load needs pointers, got {}", self.describe_kval(&p.0)), &p.1));
+        };
+        let mask = self.mask_arg(&a[1])?;
+        let other = match &a[2] {
+            Some((KVal::C(ConstVal::None), _)) | None => None,
+            Some(o) => Some(o.clone()),
+        };
+        let mut shape = pt.shape.clone();
+        if let Some(m) = mask {
+            shape = broadcast_shapes(&shape, &self.ty(m).shape).ok_or_else(|| {
+                self.err("ValueError", format!("the mask's shape {} does not match the pointers' shape {}", shape_str(&self.ty(m).shape), shape_str(&pt.shape)), span)
+            })?;
+        }
+        let ptr = self.broadcast_to(ptr, &shape, span)?;
+        let mut operands = vec![ptr];
+        if let Some(m) = mask {
+            operands.push(self.broadcast_to(m, &shape, span)?);
+        }
+        let has_other = mask.is_some() && other.is_some();
+        if let (true, Some(o)) = (has_other, other) {
+            let ov = match &o.0 {
+                KVal::C(c) => self.const_as(c, pointee, &o.1),
+                other => {
+                    let ov = self.to_value(other, &o.1)?;
+                    self.cast(ov, pointee, &o.1)
+                }
+            };
+            if broadcast_shapes(&self.ty(ov).shape, &shape).as_deref() != Some(&shape[..]) {
+                return Err(self.err("ValueError", format!("`other` of shape {} does not broadcast to the load's shape {}", shape_str(&self.ty(ov).shape), shape_str(&shape)), &o.1));
+            }
+            operands.push(self.broadcast_to(ov, &shape, &o.1)?);
+        }
+        let rt = Type::block(Elem::Scalar(pointee), shape);
+        Ok(KVal::T(self.emit1(OpKind::Load { mask: mask.is_some(), other: has_other }, operands, rt, span)))
+    }
+
+    fn mask_arg(&mut self, m: &Option<(KVal, Span)>) -> LResult<Option<Value>> {
+        match m {
+            None | Some((KVal::C(ConstVal::None), _)) => Ok(None),
+            Some((KVal::C(c), s)) if const_truth(c) => {
+                let _ = s;
+                Ok(None)
+            }
+            Some((v, s)) => {
+                let mv = self.to_value(v, s)?;
+                Ok(Some(self.to_bool(mv, s)?))
+            }
+        }
+    }
+
+    fn store(&mut self, args: &Args, span: &Span) -> LResult<KVal> {
+        let a = self.bind("store", &["pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy"], args, span)?;
+        let p = self.required("store", "pointer", &a[0], span)?;
+        let val = self.required("store", "value", &a[1], span)?;
+        let ptr = self.to_value(&p.0, &p.1)?;
+        let pt = self.ty(ptr);
+        let Elem::Ptr(pointee) = pt.elem else {
+            return Err(self.err("TypeError", format!("tl.store needs pointers, got {}", self.describe_kval(&p.0)), &p.1));
+        };
+        let v = match &val.0 {
+            KVal::C(c) => self.const_as(c, pointee, &val.1),
+            other => {
+                let v = self.to_value(other, &val.1)?;
+                if self.ty(v).elem.is_ptr() {
+                    return Err(self.err("TypeError", "storing pointers is not supported", &val.1));
+                }
+                self.cast(v, pointee, &val.1)
+            }
+        };
+        let mask = self.mask_arg(&a[2])?;
+        let vs = self.ty(v).shape;
+        if !pt.is_block() && !vs.is_empty() {
+            return Err(self.err("ValueError", format!("cannot store a block of shape {} through a single pointer", shape_str(&vs)), span));
+        }
+        if broadcast_shapes(&vs, &pt.shape).as_deref() != Some(&pt.shape[..]) {
+            return Err(self.err("ValueError", format!("the value's shape {} does not match the pointers' shape {}", shape_str(&vs), shape_str(&pt.shape)), span));
+        }
+        let v = self.broadcast_to(v, &pt.shape, span)?;
+        let mut operands = vec![ptr, v];
+        if let Some(m) = mask {
+            if broadcast_shapes(&self.ty(m).shape, &pt.shape).as_deref() != Some(&pt.shape[..]) {
+                return Err(self.err("ValueError", format!("the mask's shape {} does not match the pointers' shape {}", shape_str(&self.ty(m).shape), shape_str(&pt.shape)), span));
+            }
+            operands.push(self.broadcast_to(m, &pt.shape, span)?);
+        }
+        self.emit(OpKind::Store { mask: mask.is_some() }, operands, vec![], span);
+        Ok(KVal::C(ConstVal::None))
+    }
+
+    fn dot(&mut self, args: &Args, span: &Span) -> LResult<KVal> {
+        let a = self.bind(
+            "dot",
+            &["input", "other", "acc", "input_precision", "allow_tf32", "max_num_imprecise_acc", "out_dtype"],
+            args,
+            span,
+        )?;
+        let x = self.required("dot", "input", &a[0], span)?;
+        let y = self.required("dot", "other", &a[1], span)?;
+        let xv = self.to_value(&x.0, &x.1)?;
+        let yv = self.to_value(&y.0, &y.1)?;
+        let (xt, yt) = (self.ty(xv), self.ty(yv));
+        if xt.shape.len() != 2 || yt.shape.len() != 2 {
+            return Err(self.err("ValueError", format!("tl.dot needs 2-D blocks, got shapes {} and {}", shape_str(&xt.shape), shape_str(&yt.shape)), span));
+        }
+        if xt.shape[1] != yt.shape[0] {
+            return Err(self.err(
+                "ValueError",
+                format!("tl.dot: inner dimensions differ: {} @ {} (K = {} vs {})", shape_str(&xt.shape), shape_str(&yt.shape), xt.shape[1], yt.shape[0]),
+                span,
+            ));
+        }
+        let (m, k, n) = (xt.shape[0], xt.shape[1], yt.shape[1]);
+        if m < 16 || n < 16 || k < 16 {
+            return Err(self.err("ValueError", format!("tl.dot needs every dimension to be at least 16, got M={m}, N={n}, K={k}"), span));
+        }
+        let (Some(dx), Some(dy)) = (xt.dtype(), yt.dtype()) else {
+            return Err(self.err("TypeError", "tl.dot operands must be numbers, not pointers", span));
+        };
+        if dx != dy && !(dx.is_fp8() && dy.is_fp8()) {
+            return Err(self.err("TypeError", format!("tl.dot operands must have the same dtype, got {} and {}", dx.tl_name(), dy.tl_name()), span));
+        }
+        let supported = matches!(dx, DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::F8E5 | DType::F8E4NV | DType::I8);
+        if !supported {
+            return Err(self.err("TypeError", format!("tl.dot supports fp16, bf16, fp32, fp64, fp8 and int8 inputs, got {}", dx.tl_name()), span));
+        }
+        let mut out = if dx == DType::I8 { DType::I32 } else if dx == DType::F64 { DType::F64 } else { DType::F32 };
+        if let Some(o) = &a[6] {
+            if !matches!(o.0, KVal::C(ConstVal::None)) {
+                out = self.dtype_arg(o, "out_dtype")?;
+            }
+        }
+        let acc = match &a[2] {
+            None | Some((KVal::C(ConstVal::None), _)) => self.constant(Const::Int(0), Type::block(Elem::Scalar(out), vec![m, n]), span),
+            Some((v, s)) => {
+                let av = self.to_value(v, s)?;
+                let at = self.ty(av);
+                if at.shape != vec![m, n] {
+                    return Err(self.err("ValueError", format!("tl.dot accumulator has shape {} but the product is {}", shape_str(&at.shape), shape_str(&[m, n])), s));
+                }
+                if at.dtype() != Some(out) && !(dx == DType::F16 && at.dtype() == Some(DType::F16)) {
+                    return Err(self.err(
+                        "TypeError",
+                        format!("tl.dot accumulator is {} but the product of {} inputs is {}", at.dtype().map(|d| d.tl_name()).unwrap_or("?"), dx.tl_name(), out.tl_name()),
+                        s,
+                    ));
+                }
+                av
+            }
+        };
+        let precision = match &a[3] {
+            Some((KVal::C(ConstVal::Str(p)), s)) => {
+                if !matches!(p.as_str(), "tf32" | "tf32x3" | "ieee") {
+                    return Err(self.err("ValueError", format!("input_precision must be 'tf32', 'tf32x3' or 'ieee', got '{p}'"), s));
+                }
+                p.clone()
+            }
+            _ => match &a[4] {
+                Some((KVal::C(c), _)) if !const_truth(c) => "ieee".into(),
+                _ => "tf32".into(),
+            },
+        };
+        let tf32 = dx == DType::F32 && precision != "ieee";
+        let at = self.ty(acc);
+        Ok(KVal::T(self.emit1(OpKind::Dot { tf32 }, vec![xv, yv, acc], at, span)))
+    }
+
+    /// Methods on tensors and dtypes.
+    pub fn method(&mut self, recv: KVal, name: &str, args: Args, span: &Span) -> LResult<KVal> {
+        if let KVal::C(ConstVal::DType(d)) = recv {
+            let r = match name {
+                "is_floating" => d.is_float(),
+                "is_int" => d.is_int(),
+                "is_fp16" => d == DType::F16,
+                "is_bf16" => d == DType::BF16,
+                "is_fp32" => d == DType::F32,
+                _ => d.is_signed_int(),
+            };
+            return Ok(KVal::C(ConstVal::Bool(r)));
+        }
+        match name {
+            "to" => {
+                let a = self.bind("to", &["dtype", "fp_downcast_rounding", "bitcast"], &args, span)?;
+                let d = self.dtype_arg(&self.required("to", "dtype", &a[0], span)?, "dtype")?;
+                let bitcast = self.flag(&a[2]);
+                self.convert(&(recv, span.clone()), d, bitcast, span)
+            }
+            _ => {
+                let mut full = Args { pos: vec![(recv, span.clone())], kw: args.kw };
+                full.pos.extend(args.pos);
+                let tl_name = match name {
+                    "abs" | "exp" | "log" | "sqrt" => format!("tl.{name}"),
+                    _ => format!("tl.{name}"),
+                };
+                self.builtin(&tl_name, full, span)
+            }
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! Lowering of `@triton.jit` functions to tile IR, one specialization at a time.
+//!
+//! A `JitFunction` is the parsed definition plus where it came from. A launch
+//! (or `tilebook compile`) supplies one `ArgSpec` per parameter: pointers and
+//! numbers become IR parameters, constexprs and integers equal to 1 become
+//! compile-time values. `lower_kernel` runs the body as Triton's code
+//! generator does: constexprs are evaluated in Python semantics, tensor
+//! operations follow Triton's typing and broadcasting, `@jit` callees are
+//! inlined, `range` loops and runtime `if`/`while` become structured ops.
+
+mod builtins;
+mod lower;
+mod semantic;
+mod signature;
+
+pub use lower::lower_kernel;
+pub use signature::{parse_signature, SignatureArg};
+
+use crate::source::{SourceFile, Span};
+use ruff_python_ast::StmtFunctionDef;
+use std::fmt;
+use std::rc::Rc;
+use tilebook_tir::DType;
+
+/// A compile-time value: what `tl.constexpr` parameters, literals and globals hold.
+#[derive(Clone, Debug)]
+pub enum ConstVal {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    DType(DType),
+    Func(Rc<JitFunction>),
+    Tuple(Vec<ConstVal>),
+}
+
+impl PartialEq for ConstVal {
+    fn eq(&self, other: &ConstVal) -> bool {
+        use ConstVal::*;
+        match (self, other) {
+            (None, None) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (Float(a), Float(b)) => a.to_bits() == b.to_bits(),
+            (Int(a), Float(b)) | (Float(b), Int(a)) => *a as f64 == *b,
+            (Bool(a), Int(b)) | (Int(b), Bool(a)) => *a as i64 == *b,
+            (Str(a), Str(b)) => a == b,
+            (DType(a), DType(b)) => a == b,
+            (Func(a), Func(b)) => Rc::ptr_eq(a, b),
+            (Tuple(a), Tuple(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for ConstVal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConstVal::None => f.write_str("None"),
+            ConstVal::Bool(b) => f.write_str(if *b { "True" } else { "False" }),
+            ConstVal::Int(i) => write!(f, "{i}"),
+            ConstVal::Float(x) => write!(f, "{}", py_float(*x)),
+            ConstVal::Str(s) => write!(f, "'{s}'"),
+            ConstVal::DType(d) => f.write_str(d.name()),
+            ConstVal::Func(j) => f.write_str(&j.name),
+            ConstVal::Tuple(items) => {
+                f.write_str("(")?;
+                for (i, it) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{it}")?;
+                }
+                if items.len() == 1 {
+                    f.write_str(",")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+/// Python's `repr` of a float (`1.0`, `0.1`, `inf`, `1e+20`).
+pub fn py_float(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x == x.trunc() && x.abs() < 1e16 {
+        return format!("{x:.1}");
+    }
+    let s = format!("{x:?}");
+    if let Some((m, e)) = s.split_once('e') {
+        let e: i32 = e.parse().unwrap_or(0);
+        if (-5..16).contains(&e) {
+            return format!("{x}");
+        }
+        return format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    s
+}
+
+/// A parameter of a `@jit` function.
+#[derive(Clone, Debug)]
+pub struct JitParam {
+    pub name: String,
+    /// Annotated `tl.constexpr` (or `constexpr`).
+    pub constexpr: bool,
+    pub span: Span,
+}
+
+/// A `@triton.jit` function as the session holds it.
+#[derive(Debug)]
+pub struct JitFunction {
+    pub name: String,
+    pub def: StmtFunctionDef,
+    pub source: Rc<SourceFile>,
+    pub params: Vec<JitParam>,
+    /// Name of the legacy `**meta` parameter, if the kernel has one.
+    pub meta: Option<String>,
+    /// Parameter names listed in `do_not_specialize`.
+    pub do_not_specialize: Vec<String>,
+    /// Source text of the definition, for cache keys.
+    pub text: String,
+}
+
+impl JitFunction {
+    pub fn new(def: StmtFunctionDef, source: &Rc<SourceFile>) -> JitFunction {
+        let mut params = vec![];
+        let p = &def.parameters;
+        for pw in p.posonlyargs.iter().chain(&p.args).chain(&p.kwonlyargs) {
+            let constexpr = pw.parameter.annotation.as_deref().is_some_and(is_constexpr_annotation);
+            params.push(JitParam {
+                name: pw.parameter.name.to_string(),
+                constexpr,
+                span: Span::new(source, pw.parameter.range),
+            });
+        }
+        let meta = p.kwarg.as_ref().map(|k| k.name.to_string());
+        let range = def.range;
+        let text = source.text[range.start().to_usize()..range.end().to_usize()].to_string();
+        JitFunction {
+            name: def.name.to_string(),
+            def,
+            source: source.clone(),
+            params,
+            meta,
+            do_not_specialize: vec![],
+            text,
+        }
+    }
+
+    pub fn span(&self) -> Span {
+        Span::new(&self.source, self.def.name.range)
+    }
+
+    pub fn param_index(&self, name: &str) -> Option<usize> {
+        self.params.iter().position(|p| p.name == name)
+    }
+}
+
+fn is_constexpr_annotation(e: &ruff_python_ast::Expr) -> bool {
+    use ruff_python_ast::Expr;
+    match e {
+        Expr::Name(n) => n.id.as_str() == "constexpr",
+        Expr::Attribute(a) => a.attr.as_str() == "constexpr",
+        Expr::StringLiteral(s) => s.value.to_str().ends_with("constexpr"),
+        _ => false,
+    }
+}
+
+/// What Triton specializes an integer argument on.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum IntSpec {
+    None,
+    /// Equal to 1: becomes a compile-time constant.
+    One,
+    /// Divisible by 16.
+    Div16,
+}
+
+/// How one argument of a launch is specialized.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgSpec {
+    /// A tensor's data pointer; `aligned` when 16-byte aligned.
+    Ptr { dtype: DType, aligned: bool },
+    Int { dtype: DType, spec: IntSpec },
+    Float { dtype: DType },
+    Const(ConstVal),
+}
+
+impl fmt::Display for ArgSpec {
+    /// Triton's AOT spelling: `*fp16:16`, `i32`, `i32:16`, `i32:1`, `fp32`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArgSpec::Ptr { dtype, aligned } => {
+                write!(f, "*{}{}", dtype.name(), if *aligned { ":16" } else { "" })
+            }
+            ArgSpec::Int { dtype, spec } => {
+                let s = match spec {
+                    IntSpec::None => "",
+                    IntSpec::One => ":1",
+                    IntSpec::Div16 => ":16",
+                };
+                write!(f, "{}{s}", dtype.name())
+            }
+            ArgSpec::Float { dtype } => write!(f, "{}", dtype.name()),
+            ArgSpec::Const(c) => write!(f, "{c}"),
+        }
+    }
+}
+
+/// What a name outside the kernel refers to, as the session resolves it.
+#[derive(Clone, Debug)]
+pub enum Global {
+    Const(ConstVal),
+    /// A module: `tl`, `triton`, `triton.language`, `tl.math`, `math`.
+    Module(String),
+    /// A name that exists in the session but cannot be used in a kernel (its type, for messages).
+    Other(String),
+}
+
+/// The session's namespace, as kernels see it.
+pub trait Globals {
+    fn global(&self, name: &str) -> Option<Global>;
+}
+
+/// No globals beyond the built-in modules (for `tilebook compile` and tests).
+pub struct NoGlobals;
+
+impl Globals for NoGlobals {
+    fn global(&self, name: &str) -> Option<Global> {
+        match name {
+            "tl" | "triton" => Some(Global::Module(if name == "tl" { "tl".into() } else { "triton".into() })),
+            _ => None,
+        }
+    }
+}
+
+/// Options of one compilation (launch options that affect code).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompileOptions {
+    pub num_warps: u32,
+    pub num_stages: u32,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions { num_warps: 4, num_stages: 3 }
+    }
+}

@@ -1,0 +1,139 @@
+//! Triton's ahead-of-time signature spelling, for `tilebook compile`:
+//! `"*fp16:16, i32, i32:16, i32:1, fp32, BLOCK=128, ACT='leaky_relu'"`.
+//! Positional entries give the non-constexpr parameters in order; `NAME=value`
+//! entries give constexprs (and `num_warps`/`num_stages`).
+
+use super::{ArgSpec, CompileOptions, ConstVal, IntSpec, JitFunction};
+use tilebook_tir::DType;
+
+/// One entry of a signature string.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SignatureArg {
+    Positional(ArgSpec),
+    Named(String, ConstVal),
+}
+
+fn parse_const(v: &str) -> Result<ConstVal, String> {
+    let v = v.trim();
+    if let Some(s) = v.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')) {
+        return Ok(ConstVal::Str(s.into()));
+    }
+    if let Some(s) = v.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+        return Ok(ConstVal::Str(s.into()));
+    }
+    match v {
+        "True" | "true" => return Ok(ConstVal::Bool(true)),
+        "False" | "false" => return Ok(ConstVal::Bool(false)),
+        "None" => return Ok(ConstVal::None),
+        _ => {}
+    }
+    if let Ok(i) = v.parse::<i64>() {
+        return Ok(ConstVal::Int(i));
+    }
+    if let Ok(f) = v.parse::<f64>() {
+        return Ok(ConstVal::Float(f));
+    }
+    let d = v.strip_prefix("tl.").unwrap_or(v);
+    if let Some(dt) = DType::from_name(d) {
+        return Ok(ConstVal::DType(dt));
+    }
+    Err(format!("cannot read constexpr value `{v}`"))
+}
+
+fn parse_type(t: &str) -> Result<ArgSpec, String> {
+    let t = t.trim();
+    let (base, attr) = match t.split_once(':') {
+        Some((b, a)) => (b.trim(), Some(a.trim())),
+        None => (t, None),
+    };
+    if let Some(p) = base.strip_prefix('*') {
+        let dtype = DType::from_name(p).ok_or_else(|| format!("unknown pointee type `{p}`"))?;
+        let aligned = match attr {
+            None => false,
+            Some("16") => true,
+            Some(a) => return Err(format!("pointer attribute must be 16, got `{a}`")),
+        };
+        return Ok(ArgSpec::Ptr { dtype, aligned });
+    }
+    let dtype = DType::from_name(base).ok_or_else(|| format!("unknown type `{base}` (expected e.g. *fp16, i32, fp32)"))?;
+    if dtype.is_float() {
+        return Ok(ArgSpec::Float { dtype });
+    }
+    let spec = match attr {
+        None => IntSpec::None,
+        Some("1") => IntSpec::One,
+        Some("16") => IntSpec::Div16,
+        Some(a) => return Err(format!("integer attribute must be 1 or 16, got `{a}`")),
+    };
+    Ok(ArgSpec::Int { dtype, spec })
+}
+
+/// Split on commas outside quotes.
+fn split_entries(sig: &str) -> Vec<String> {
+    let mut out = vec![];
+    let mut cur = String::new();
+    let mut quote = None;
+    for c in sig.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => {
+                quote = None;
+                cur.push(c)
+            }
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                cur.push(c)
+            }
+            (None, ',') => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur);
+    }
+    out.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+}
+
+/// Resolve a signature string against a function's parameters.
+pub fn parse_signature(sig: &str, f: &JitFunction) -> Result<(Vec<ArgSpec>, CompileOptions), String> {
+    let mut positional = vec![];
+    let mut named = vec![];
+    let mut options = CompileOptions::default();
+    for e in split_entries(sig) {
+        match e.split_once('=') {
+            Some((name, value)) => {
+                let name = name.trim();
+                let value = parse_const(value)?;
+                match (name, &value) {
+                    ("num_warps", ConstVal::Int(n)) => options.num_warps = *n as u32,
+                    ("num_stages", ConstVal::Int(n)) => options.num_stages = *n as u32,
+                    _ => named.push((name.to_string(), value)),
+                }
+            }
+            None => positional.push(parse_type(&e)?),
+        }
+    }
+    let mut specs = vec![];
+    let mut pos = positional.into_iter();
+    for p in &f.params {
+        if let Some((_, v)) = named.iter().find(|(n, _)| *n == p.name) {
+            specs.push(ArgSpec::Const(v.clone()));
+            continue;
+        }
+        if p.constexpr {
+            return Err(format!("constexpr parameter `{}` needs a value in the signature (`{}=...`)", p.name, p.name));
+        }
+        match pos.next() {
+            Some(s) => specs.push(s),
+            None => return Err(format!("the signature has no type for parameter `{}`", p.name)),
+        }
+    }
+    if pos.next().is_some() {
+        return Err(format!("the signature has more types than `{}` has parameters", f.name));
+    }
+    for (n, _) in &named {
+        if f.param_index(n).is_none() {
+            return Err(format!("`{}` has no parameter named `{n}`", f.name));
+        }
+    }
+    Ok((specs, options))
+}

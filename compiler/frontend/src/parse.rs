@@ -1,0 +1,78 @@
+//! The one module that talks to ruff's Python parser: parse a cell, tell
+//! complete from incomplete input, map parser errors to diagnostics.
+
+use crate::diag::Diagnostic;
+use crate::source::{SourceFile, Span};
+use ruff_python_ast::{Mod, Stmt};
+use ruff_python_parser::{Mode, ParseOptions};
+use std::rc::Rc;
+
+/// Parse a cell (IPython mode, so `%magic` lines parse as escape commands).
+pub fn parse_cell(file: &Rc<SourceFile>) -> Result<Vec<Stmt>, Diagnostic> {
+    let parsed = ruff_python_parser::parse_unchecked(&file.text, ParseOptions::from(Mode::Ipython));
+    if let Some(err) = parsed.errors().first() {
+        let span = Span { file: file.clone(), start: err.location.start().to_usize(), end: err.location.end().to_usize() };
+        return Err(Diagnostic::new("SyntaxError", err.error.to_string(), Some(span)));
+    }
+    match parsed.into_syntax() {
+        Mod::Module(m) => Ok(m.body),
+        Mod::Expression(_) => Ok(vec![]),
+    }
+}
+
+/// Whether a cell is complete, still open (more lines expected), or invalid.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Completeness {
+    Complete,
+    Incomplete,
+    Invalid,
+}
+
+/// Decide if `text` is a whole cell. Shared by the REPL and the Jupyter kernel.
+pub fn is_complete(text: &str) -> Completeness {
+    if text.trim().is_empty() {
+        return Completeness::Complete;
+    }
+    let parsed = ruff_python_parser::parse_unchecked(text, ParseOptions::from(Mode::Ipython));
+    let Some(err) = parsed.errors().first() else {
+        // A block header followed by lines is complete only after a blank line.
+        let last = text.lines().last().unwrap_or("");
+        let opened_block = text.lines().any(|l| l.trim_end().ends_with(':'));
+        if opened_block && !text.ends_with("\n\n") && !last.trim().is_empty() && last.starts_with([' ', '\t']) {
+            return Completeness::Incomplete;
+        }
+        return Completeness::Complete;
+    };
+    let at_end = err.location.end().to_usize() >= text.trim_end().len();
+    let msg = err.error.to_string();
+    let unclosed = msg.contains("unexpected EOF")
+        || msg.contains("Expected an indented block")
+        || msg.contains("expected an indented block")
+        || msg.contains("Unexpected end")
+        || msg.contains("unexpected end")
+        || msg.contains("missing closing");
+    let trailing_colon = text.trim_end().ends_with(':');
+    let open_brackets = bracket_depth(text) > 0;
+    if at_end && (unclosed || trailing_colon || open_brackets) && !text.ends_with("\n\n") {
+        Completeness::Incomplete
+    } else {
+        Completeness::Invalid
+    }
+}
+
+fn bracket_depth(text: &str) -> i32 {
+    let mut depth = 0;
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => depth -= 1,
+            (None, '#') => {}
+            _ => {}
+        }
+    }
+    depth
+}

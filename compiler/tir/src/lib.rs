@@ -1,0 +1,20 @@
+//! The tile IR: typed SSA over blocks (tiles) with structured control flow.
+//!
+//! Stages of the compiler meet here: the front end lowers kernels into a
+//! `Kernel`, passes rewrite it, backends translate it. The IR has a text form
+//! (`print`) that `parse` reads back identically, and a verifier (`verify`)
+//! that runs after every pass in tests and debug builds.
+//!
+//! Architecture invariant: this crate knows nothing of Python syntax, LLVM,
+//! Cranelift, CUDA or Jupyter.
+
+pub mod fp8;
+pub mod ir;
+pub mod parse;
+pub mod passes;
+pub mod print;
+pub mod types;
+pub mod verify;
+
+pub use ir::*;
+pub use types::{DType, Elem, Kind, Type};
