@@ -1,1 +1,266 @@
-//! placeholder
+//! The CPU backend: tile IR → Cranelift → native code, run across all cores.
+//!
+//! `compile` turns one specialization into a `CpuKernel` (keeping the
+//! Cranelift IR text for inspection); `CpuKernel::launch` runs a grid with
+//! pointer arguments checked against their tensors' bounds (checked mode),
+//! reporting the source line, program id and offset of a bad access.
+//! This backend is the reference every GPU result is compared with.
+//!
+//! Architecture invariant: depends on the tile IR only, never on the front
+//! end, the session or any GPU crate.
+
+mod codegen;
+mod elem;
+pub mod runtime;
+
+use codegen::Gen;
+use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlags, UserFuncName};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Linkage, Module};
+use std::collections::HashMap;
+use tilebook_tir::{walk_ops, Elem, Kernel};
+
+pub use runtime::{LaunchError, LaunchOutput, Site};
+
+/// Options of the CPU backend.
+#[derive(Clone, Debug)]
+pub struct CpuOptions {
+    /// Bounds-check every load and store (on by default).
+    pub checked: bool,
+}
+
+impl Default for CpuOptions {
+    fn default() -> Self {
+        CpuOptions { checked: true }
+    }
+}
+
+/// A compiled specialization, ready to launch.
+pub struct CpuKernel {
+    func: runtime::KernelFn,
+    frame_size: usize,
+    /// Load/store/assert/print sites, indexed by the ids generated code reports.
+    pub sites: Vec<Site>,
+    /// The Cranelift IR, for `%ir`-style inspection.
+    pub clif: String,
+    pub num_params: usize,
+    // Owns the machine code `func` points into.
+    _module: JITModule,
+}
+
+// SAFETY: the compiled code is immutable and reentrant; the module is only kept alive.
+unsafe impl Send for CpuKernel {}
+unsafe impl Sync for CpuKernel {}
+
+const HELPERS: &[(&str, &[types::Type], Option<types::Type>)] = &[
+    (
+        "tb_oob",
+        &[types::I64, types::I64, types::I64, types::I64, types::I64],
+        None,
+    ),
+    (
+        "tb_check_any",
+        &[types::I64, types::I64, types::I64],
+        Some(types::I8),
+    ),
+    (
+        "tb_assert_fail",
+        &[types::I64, types::I64, types::I64, types::I64],
+        None,
+    ),
+    (
+        "tb_print",
+        &[
+            types::I64,
+            types::I64,
+            types::I64,
+            types::I64,
+            types::I64,
+            types::I64,
+            types::I64,
+        ],
+        None,
+    ),
+    ("tb_exp_f32", &[types::F32], Some(types::F32)),
+    ("tb_exp2_f32", &[types::F32], Some(types::F32)),
+    ("tb_log_f32", &[types::F32], Some(types::F32)),
+    ("tb_log2_f32", &[types::F32], Some(types::F32)),
+    ("tb_sin_f32", &[types::F32], Some(types::F32)),
+    ("tb_cos_f32", &[types::F32], Some(types::F32)),
+    ("tb_exp_f64", &[types::F64], Some(types::F64)),
+    ("tb_exp2_f64", &[types::F64], Some(types::F64)),
+    ("tb_log_f64", &[types::F64], Some(types::F64)),
+    ("tb_log2_f64", &[types::F64], Some(types::F64)),
+    ("tb_sin_f64", &[types::F64], Some(types::F64)),
+    ("tb_cos_f64", &[types::F64], Some(types::F64)),
+    ("tb_round_f16", &[types::F32], Some(types::F32)),
+    ("tb_round_bf16", &[types::F32], Some(types::F32)),
+    ("tb_round_e5", &[types::F32], Some(types::F32)),
+    ("tb_round_e4", &[types::F32], Some(types::F32)),
+    ("tb_pow_f32", &[types::F32, types::F32], Some(types::F32)),
+    ("tb_pow_f64", &[types::F64, types::F64], Some(types::F64)),
+    ("tb_fmod_f32", &[types::F32, types::F32], Some(types::F32)),
+    ("tb_fmod_f64", &[types::F64, types::F64], Some(types::F64)),
+    ("tb_f16_to_f32", &[types::I16], Some(types::F32)),
+    ("tb_f32_to_f16", &[types::F32], Some(types::I16)),
+    ("tb_e5_to_f32", &[types::I8], Some(types::F32)),
+    ("tb_e4_to_f32", &[types::I8], Some(types::F32)),
+    ("tb_f32_to_e5", &[types::F32], Some(types::I8)),
+    ("tb_f32_to_e4", &[types::F32], Some(types::I8)),
+    ("tb_dot_f32", &[types::I64; 8], None),
+    ("tb_dot_f64", &[types::I64; 7], None),
+    ("tb_dot_i8", &[types::I64; 7], None),
+];
+
+/// Compile one specialization to native code.
+pub fn compile(k: &Kernel, options: &CpuOptions) -> Result<CpuKernel, String> {
+    let mut flags = settings::builder();
+    flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
+    flags.set("is_pic", "false").map_err(|e| e.to_string())?;
+    let isa_builder = cranelift_native::builder().map_err(|e| e.to_string())?;
+    let isa = isa_builder
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| e.to_string())?;
+    let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
+    for (name, ptr) in runtime::helper_symbols() {
+        jb.symbol(name, ptr);
+    }
+    let mut module = JITModule::new(jb);
+    let mut ctx = module.make_context();
+    let ptr_t = types::I64;
+    for _ in 0..4 {
+        ctx.func.signature.params.push(AbiParam::new(ptr_t));
+    }
+    ctx.func.signature.returns.push(AbiParam::new(types::I32));
+    ctx.func.name = UserFuncName::user(0, 0);
+    let mut fctx = FunctionBuilderContext::new();
+    let (frame_size, sites) = {
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let params = b.block_params(entry).to_vec();
+        let mut uses: HashMap<tilebook_tir::Value, usize> = HashMap::new();
+        walk_ops(&k.body, &mut |op| {
+            for a in &op.args {
+                *uses.entry(*a).or_default() += 1;
+            }
+        });
+        let mut g = Gen {
+            k,
+            b,
+            module: &mut module,
+            funcs: HashMap::new(),
+            vars: HashMap::new(),
+            slots: HashMap::new(),
+            frame_size: 0,
+            args_ptr: params[0],
+            pids: params[1],
+            frame: params[2],
+            ctx: params[3],
+            bounds: HashMap::new(),
+            prov: elem::provenance(k),
+            sites: vec![],
+            uses,
+            checked: options.checked,
+        };
+        for (name, ps, ret) in HELPERS {
+            g.declare_helper(name, ps, *ret);
+        }
+        // Parameters: one u64 slot each.
+        let bounds_ptr = g.b.ins().load(ptr_t, MemFlags::trusted(), g.ctx, 0);
+        for (i, p) in k.params.iter().enumerate() {
+            let raw =
+                g.b.ins()
+                    .load(types::I64, MemFlags::trusted(), g.args_ptr, (i * 8) as i32);
+            let t = elem::reg_ty(k.ty(p.value).elem);
+            let v = if t == types::I64 {
+                raw
+            } else if t == types::F64 {
+                g.b.ins().bitcast(types::F64, MemFlags::new(), raw)
+            } else if t == types::F32 {
+                let lo = g.b.ins().ireduce(types::I32, raw);
+                g.b.ins().bitcast(types::F32, MemFlags::new(), lo)
+            } else {
+                g.b.ins().ireduce(t, raw)
+            };
+            g.set(p.value, v);
+            if matches!(k.ty(p.value).elem, Elem::Ptr(_)) {
+                let lo =
+                    g.b.ins()
+                        .load(ptr_t, MemFlags::trusted(), bounds_ptr, (i * 16) as i32);
+                let hi =
+                    g.b.ins()
+                        .load(ptr_t, MemFlags::trusted(), bounds_ptr, (i * 16 + 8) as i32);
+                g.bounds.insert(i, (lo, hi));
+            }
+        }
+        g.region(&k.body);
+        let zero = g.b.ins().iconst(types::I32, 0);
+        g.b.ins().return_(&[zero]);
+        g.b.seal_all_blocks();
+        let frame_size = g.frame_size as usize;
+        let sites = std::mem::take(&mut g.sites);
+        g.b.finalize();
+        (frame_size, sites)
+    };
+    let clif = ctx.func.display().to_string();
+    let id = module
+        .declare_function(
+            &format!("tile_{}", k.name),
+            Linkage::Export,
+            &ctx.func.signature,
+        )
+        .map_err(|e| e.to_string())?;
+    module
+        .define_function(id, &mut ctx)
+        .map_err(|e| format!("Cranelift rejected the kernel: {e:?}"))?;
+    module.clear_context(&mut ctx);
+    module.finalize_definitions().map_err(|e| e.to_string())?;
+    let code = module.get_finalized_function(id);
+    // SAFETY: the function was compiled with exactly this signature.
+    let func: runtime::KernelFn = unsafe { std::mem::transmute(code) };
+    Ok(CpuKernel {
+        func,
+        frame_size,
+        sites,
+        clif,
+        num_params: k.params.len(),
+        _module: module,
+    })
+}
+
+impl CpuKernel {
+    /// Run the grid. `args` has one u64 per parameter (integers sign-extended,
+    /// floats as their bits, pointers as addresses); `bounds` the byte range of
+    /// each pointer argument's tensor; `allocations` every live tensor.
+    pub fn launch(
+        &self,
+        grid: [u32; 3],
+        args: &[u64],
+        bounds: &[[u64; 2]],
+        allocations: Vec<(u64, u64)>,
+    ) -> Result<LaunchOutput, LaunchError> {
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        let formats = self.sites.iter().map(|s| s.message.clone()).collect();
+        runtime::run_grid(
+            self.func,
+            self.frame_size,
+            grid,
+            args,
+            bounds,
+            allocations,
+            formats,
+            threads,
+        )
+    }
+
+    /// Bytes of block storage one program instance uses.
+    pub fn frame_size(&self) -> usize {
+        self.frame_size
+    }
+}

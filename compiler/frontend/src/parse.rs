@@ -11,8 +11,16 @@ use std::rc::Rc;
 pub fn parse_cell(file: &Rc<SourceFile>) -> Result<Vec<Stmt>, Diagnostic> {
     let parsed = ruff_python_parser::parse_unchecked(&file.text, ParseOptions::from(Mode::Ipython));
     if let Some(err) = parsed.errors().first() {
-        let span = Span { file: file.clone(), start: err.location.start().to_usize(), end: err.location.end().to_usize() };
-        return Err(Diagnostic::new("SyntaxError", err.error.to_string(), Some(span)));
+        let span = Span {
+            file: file.clone(),
+            start: err.location.start().to_usize(),
+            end: err.location.end().to_usize(),
+        };
+        return Err(Diagnostic::new(
+            "SyntaxError",
+            err.error.to_string(),
+            Some(span),
+        ));
     }
     match parsed.into_syntax() {
         Mod::Module(m) => Ok(m.body),
@@ -38,7 +46,11 @@ pub fn is_complete(text: &str) -> Completeness {
         // A block header followed by lines is complete only after a blank line.
         let last = text.lines().last().unwrap_or("");
         let opened_block = text.lines().any(|l| l.trim_end().ends_with(':'));
-        if opened_block && !text.ends_with("\n\n") && !last.trim().is_empty() && last.starts_with([' ', '\t']) {
+        if opened_block
+            && !text.ends_with("\n\n")
+            && !last.trim().is_empty()
+            && last.starts_with([' ', '\t'])
+        {
             return Completeness::Incomplete;
         }
         return Completeness::Complete;

@@ -17,7 +17,11 @@ impl SourceFile {
         let text = text.into();
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Rc::new(SourceFile { name: name.into(), text, line_starts })
+        Rc::new(SourceFile {
+            name: name.into(),
+            text,
+            line_starts,
+        })
     }
 
     /// 1-based line and column (in characters) of a byte offset.
@@ -25,15 +29,23 @@ impl SourceFile {
         let offset = offset.min(self.text.len());
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line];
-        let col = self.text.get(start..offset).map_or(0, |s| s.chars().count());
+        let col = self
+            .text
+            .get(start..offset)
+            .map_or(0, |s| s.chars().count());
         (line as u32 + 1, col as u32 + 1)
     }
 
     /// The text of a 1-based line, without its newline.
     pub fn line_text(&self, line: u32) -> &str {
         let i = (line as usize).saturating_sub(1);
-        let Some(&start) = self.line_starts.get(i) else { return "" };
-        let end = self.line_starts.get(i + 1).map_or(self.text.len(), |e| e - 1);
+        let Some(&start) = self.line_starts.get(i) else {
+            return "";
+        };
+        let end = self
+            .line_starts
+            .get(i + 1)
+            .map_or(self.text.len(), |e| e - 1);
         self.text.get(start..end.max(start)).unwrap_or("")
     }
 }
@@ -48,7 +60,11 @@ pub struct Span {
 
 impl Span {
     pub fn new(file: &Rc<SourceFile>, range: TextRange) -> Span {
-        Span { file: file.clone(), start: range.start().to_usize(), end: range.end().to_usize() }
+        Span {
+            file: file.clone(),
+            start: range.start().to_usize(),
+            end: range.end().to_usize(),
+        }
     }
     pub fn line_col(&self) -> (u32, u32) {
         self.file.line_col(self.start)

@@ -15,8 +15,18 @@ struct Format {
 
 fn format(d: DType) -> Format {
     match d {
-        DType::F8E5 => Format { mbits: 2, bias: 15, max_finite: 57344.0, has_inf: true },
-        _ => Format { mbits: 3, bias: 7, max_finite: 448.0, has_inf: false },
+        DType::F8E5 => Format {
+            mbits: 2,
+            bias: 15,
+            max_finite: 57344.0,
+            has_inf: true,
+        },
+        _ => Format {
+            mbits: 3,
+            bias: 7,
+            max_finite: 448.0,
+            has_inf: false,
+        },
     }
 }
 
@@ -73,7 +83,11 @@ pub fn decode_fp8(b: u8, d: DType) -> f64 {
     let man = (b & ((1 << f.mbits) - 1)) as i32;
     let emax_field = (1 << ebits) - 1;
     if f.has_inf && exp == emax_field {
-        return if man == 0 { sign * f64::INFINITY } else { f64::NAN };
+        return if man == 0 {
+            sign * f64::INFINITY
+        } else {
+            f64::NAN
+        };
     }
     if !f.has_inf && exp == emax_field && man == (1 << f.mbits) - 1 {
         return f64::NAN;
@@ -117,7 +131,10 @@ mod tests {
         assert_eq!(round_to_fp8(1.1875, DType::F8E4NV), 1.25);
         assert_eq!(round_to_fp8(1000.0, DType::F8E4NV), 448.0);
         assert!(decode_fp8(encode_fp8(1000.0, DType::F8E4NV, false), DType::F8E4NV).is_nan());
-        assert_eq!(decode_fp8(encode_fp8(1e6, DType::F8E5, false), DType::F8E5), f64::INFINITY);
+        assert_eq!(
+            decode_fp8(encode_fp8(1e6, DType::F8E5, false), DType::F8E5),
+            f64::INFINITY
+        );
         assert_eq!(round_to_fp8(-3.0, DType::F8E5), -3.0);
     }
 }

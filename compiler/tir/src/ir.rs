@@ -167,7 +167,11 @@ pub enum OpKind {
     /// `combine = region` the op has one region taking (acc..., x...) and yielding acc...
     Reduce { axis: usize, combine: Combine },
     /// `scan[axis, combine, reverse] x`: inclusive prefix combine along `axis`.
-    Scan { axis: usize, combine: Combine, reverse: bool },
+    Scan {
+        axis: usize,
+        combine: Combine,
+        reverse: bool,
+    },
     /// `dot a, b, acc`: matrix product `a @ b + acc`; `a: <MxK>`, `b: <KxN>`, `acc: <MxN>`.
     /// `tf32` allows reduced precision for fp32 inputs on the GPU.
     Dot { tf32: bool },
@@ -267,7 +271,12 @@ pub struct Kernel {
 
 impl Kernel {
     pub fn new(name: impl Into<String>) -> Kernel {
-        Kernel { name: name.into(), params: vec![], body: Region::default(), types: vec![] }
+        Kernel {
+            name: name.into(),
+            params: vec![],
+            body: Region::default(),
+            types: vec![],
+        }
     }
 
     pub fn new_value(&mut self, ty: Type) -> Value {
@@ -281,21 +290,37 @@ impl Kernel {
 
     pub fn add_param(&mut self, name: impl Into<String>, ty: Type, attrs: ParamAttrs) -> Value {
         let value = self.new_value(ty);
-        self.params.push(Param { name: name.into(), value, attrs });
+        self.params.push(Param {
+            name: name.into(),
+            value,
+            attrs,
+        });
         self.body.args.push(value);
         value
     }
 
     /// Build an op with fresh result values of the given types.
     pub fn op(&mut self, kind: OpKind, args: Vec<Value>, result_types: Vec<Type>, loc: Loc) -> Op {
-        let results = result_types.into_iter().map(|t| self.new_value(t)).collect();
-        Op { kind, args, results, regions: vec![], loc }
+        let results = result_types
+            .into_iter()
+            .map(|t| self.new_value(t))
+            .collect();
+        Op {
+            kind,
+            args,
+            results,
+            regions: vec![],
+            loc,
+        }
     }
 
     /// Count of ops, nested regions included.
     pub fn op_count(&self) -> usize {
         fn count(r: &Region) -> usize {
-            r.ops.iter().map(|o| 1 + o.regions.iter().map(count).sum::<usize>()).sum()
+            r.ops
+                .iter()
+                .map(|o| 1 + o.regions.iter().map(count).sum::<usize>())
+                .sum()
         }
         count(&self.body)
     }

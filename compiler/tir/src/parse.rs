@@ -22,7 +22,12 @@ impl std::fmt::Display for ParseError {
 }
 
 pub fn parse_kernel(text: &str) -> Result<Kernel, ParseError> {
-    let mut p = Parser { src: text, pos: 0, names: HashMap::new(), kernel: Kernel::new("") };
+    let mut p = Parser {
+        src: text,
+        pos: 0,
+        names: HashMap::new(),
+        kernel: Kernel::new(""),
+    };
     p.kernel()?;
     p.ws();
     if p.pos != p.src.len() {
@@ -45,7 +50,11 @@ impl Parser<'_> {
         let before = &self.src[..self.pos];
         let line = before.matches('\n').count() + 1;
         let col = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
-        Err(ParseError { line, col, message: message.into() })
+        Err(ParseError {
+            line,
+            col,
+            message: message.into(),
+        })
     }
 
     fn rest(&self) -> &str {
@@ -93,14 +102,18 @@ impl Parser<'_> {
 
     fn word(&mut self) -> &str {
         let r = self.rest();
-        let n = r.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(r.len());
+        let n = r
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(r.len());
         self.pos += n;
         &self.src[self.pos - n..self.pos]
     }
 
     fn token_until(&mut self, stops: &[char]) -> &str {
         let r = self.rest();
-        let n = r.find(|c: char| stops.contains(&c) || c.is_whitespace()).unwrap_or(r.len());
+        let n = r
+            .find(|c: char| stops.contains(&c) || c.is_whitespace())
+            .unwrap_or(r.len());
         self.pos += n;
         &self.src[self.pos - n..self.pos]
     }
@@ -211,7 +224,11 @@ impl Parser<'_> {
             }
             let pname = self.string()?;
             let v = self.define(name, ty.clone())?;
-            self.kernel.params.push(Param { name: pname, value: v, attrs });
+            self.kernel.params.push(Param {
+                name: pname,
+                value: v,
+                attrs,
+            });
             self.kernel.body.args.push(v);
             self.ws();
             if !self.eat(",") && !self.rest().starts_with(')') {
@@ -350,14 +367,30 @@ impl Parser<'_> {
         for (n, t) in result_names.into_iter().zip(types) {
             results.push(self.define(n, t)?);
         }
-        Ok(Op { kind, args, results, regions, loc })
+        Ok(Op {
+            kind,
+            args,
+            results,
+            regions,
+            loc,
+        })
     }
 }
 
 fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
     let int = |i: usize| attrs.get(i).and_then(|s| s.parse::<i64>().ok());
-    let ints = || attrs.iter().map(|s| s.parse::<i64>().ok()).collect::<Option<Vec<i64>>>();
-    let string = |i: usize| attrs.get(i).and_then(|s| s.strip_prefix('"')).map(str::to_string);
+    let ints = || {
+        attrs
+            .iter()
+            .map(|s| s.parse::<i64>().ok())
+            .collect::<Option<Vec<i64>>>()
+    };
+    let string = |i: usize| {
+        attrs
+            .get(i)
+            .and_then(|s| s.strip_prefix('"'))
+            .map(str::to_string)
+    };
     let combine = |i: usize| {
         let a = attrs.get(i)?;
         COMBINES.iter().find(|(_, n)| n == a).map(|(c, _)| *c)
@@ -391,14 +424,22 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
             if attrs.iter().any(|a| a != "mask" && a != "other") {
                 return None;
             }
-            OpKind::Load { mask: has("mask"), other: has("other") }
+            OpKind::Load {
+                mask: has("mask"),
+                other: has("other"),
+            }
         }
         "store" if n == 0 => OpKind::Store { mask: false },
         "store" if n == 1 && attrs[0] == "mask" => OpKind::Store { mask: true },
-        "reduce" if n == 2 => OpKind::Reduce { axis: int(0)? as usize, combine: combine(1)? },
-        "scan" if n == 2 || (n == 3 && attrs[2] == "reverse") => {
-            OpKind::Scan { axis: int(0)? as usize, combine: combine(1)?, reverse: n == 3 }
-        }
+        "reduce" if n == 2 => OpKind::Reduce {
+            axis: int(0)? as usize,
+            combine: combine(1)?,
+        },
+        "scan" if n == 2 || (n == 3 && attrs[2] == "reverse") => OpKind::Scan {
+            axis: int(0)? as usize,
+            combine: combine(1)?,
+            reverse: n == 3,
+        },
         "dot" if n == 0 => OpKind::Dot { tf32: false },
         "dot" if n == 1 && attrs[0] == "tf32" => OpKind::Dot { tf32: true },
         "for" if n == 0 => OpKind::For,

@@ -20,7 +20,10 @@ pub fn optimize(k: &mut Kernel) {
             changed |= pass(k);
             if cfg!(debug_assertions) {
                 if let Err(e) = crate::verify::verify(k) {
-                    panic!("tile IR invalid after pass `{name}`: {e}\n{}", crate::print::print_kernel(k));
+                    panic!(
+                        "tile IR invalid after pass `{name}`: {e}\n{}",
+                        crate::print::print_kernel(k)
+                    );
                 }
             }
         }
@@ -121,7 +124,11 @@ fn simplify(k: &Kernel, op: &Op, consts: &HashMap<Value, Const>) -> Simplified {
     let rty = op.results.first().map(|&r| k.ty(r));
     let dtype = rty.and_then(|t| t.dtype());
     match &op.kind {
-        OpKind::Splat | OpKind::Broadcast | OpKind::ExpandDims(_) | OpKind::Reshape | OpKind::Trans(_) => {
+        OpKind::Splat
+        | OpKind::Broadcast
+        | OpKind::ExpandDims(_)
+        | OpKind::Reshape
+        | OpKind::Trans(_) => {
             if let Some(v) = c(0) {
                 return Const(v);
             }
@@ -132,7 +139,11 @@ fn simplify(k: &Kernel, op: &Op, consts: &HashMap<Value, Const>) -> Simplified {
         }
         OpKind::Cast => {
             let (Some(v), Some(to), Some(from)) = (c(0), dtype, k.ty(op.args[0]).dtype()) else {
-                return if rty == Some(k.ty(op.args[0])) { Value(op.args[0]) } else { Keep };
+                return if rty == Some(k.ty(op.args[0])) {
+                    Value(op.args[0])
+                } else {
+                    Keep
+                };
             };
             Const(cast_const(v, from, to))
         }
@@ -144,12 +155,18 @@ fn simplify(k: &Kernel, op: &Op, consts: &HashMap<Value, Const>) -> Simplified {
             let is_zero = |i| c(i).is_some_and(|v| v.as_f64() == 0.0);
             let is_one = |i| c(i).is_some_and(|v| v.as_f64() == 1.0);
             match b {
-                BinOp::Add | BinOp::Or | BinOp::Xor if d.is_int() && is_zero(1) => Value(op.args[0]),
-                BinOp::Add | BinOp::Or | BinOp::Xor if d.is_int() && is_zero(0) => Value(op.args[1]),
+                BinOp::Add | BinOp::Or | BinOp::Xor if d.is_int() && is_zero(1) => {
+                    Value(op.args[0])
+                }
+                BinOp::Add | BinOp::Or | BinOp::Xor if d.is_int() && is_zero(0) => {
+                    Value(op.args[1])
+                }
                 BinOp::Sub if d.is_int() && is_zero(1) => Value(op.args[0]),
                 BinOp::Mul if is_one(1) => Value(op.args[0]),
                 BinOp::Mul if is_one(0) => Value(op.args[1]),
-                BinOp::Mul if d.is_int() && (is_zero(0) || is_zero(1)) => Const(crate::ir::Const::Int(0)),
+                BinOp::Mul if d.is_int() && (is_zero(0) || is_zero(1)) => {
+                    Const(crate::ir::Const::Int(0))
+                }
                 BinOp::Div if d.is_int() && is_one(1) => Value(op.args[0]),
                 _ => Keep,
             }
@@ -159,7 +176,9 @@ fn simplify(k: &Kernel, op: &Op, consts: &HashMap<Value, Const>) -> Simplified {
             _ => Keep,
         },
         OpKind::Cmp(p) => {
-            let (Some(x), Some(y)) = (c(0), c(1)) else { return Keep };
+            let (Some(x), Some(y)) = (c(0), c(1)) else {
+                return Keep;
+            };
             let d = k.ty(op.args[0]).dtype().unwrap_or(DType::I64);
             let ord = if d.is_float() {
                 x.as_f64().partial_cmp(&y.as_f64())
@@ -200,13 +219,21 @@ fn simplify(k: &Kernel, op: &Op, consts: &HashMap<Value, Const>) -> Simplified {
 /// Convert a constant between dtypes as a `cast` op would.
 pub fn cast_const(v: Const, from: DType, to: DType) -> Const {
     if to.is_float() {
-        let f = if from.is_unsigned_int() { v.as_i64() as u64 as f64 } else { v.as_f64() };
+        let f = if from.is_unsigned_int() {
+            v.as_i64() as u64 as f64
+        } else {
+            v.as_f64()
+        };
         Const::Float(round_float(f, to))
     } else if to == DType::I1 {
         Const::Int((v.as_f64() != 0.0) as i64)
     } else if from.is_float() {
         let f = v.as_f64();
-        let i = if to.is_unsigned_int() { f as u64 as i64 } else { f as i64 };
+        let i = if to.is_unsigned_int() {
+            f as u64 as i64
+        } else {
+            f as i64
+        };
         Const::Int(wrap_int(i, to))
     } else {
         Const::Int(wrap_int(v.as_i64(), to))
@@ -361,8 +388,10 @@ fn collect_uses(r: &Region, used: &mut HashSet<Value>) {
 }
 
 fn has_effects(op: &Op) -> bool {
-    matches!(op.kind, OpKind::Store { .. } | OpKind::Print(_) | OpKind::Assert(_))
-        || op.regions.iter().any(|r| r.ops.iter().any(has_effects))
+    matches!(
+        op.kind,
+        OpKind::Store { .. } | OpKind::Print(_) | OpKind::Assert(_)
+    ) || op.regions.iter().any(|r| r.ops.iter().any(has_effects))
 }
 
 fn dce_region(r: &mut Region, used: &HashSet<Value>) -> bool {
@@ -381,5 +410,8 @@ fn dce_region(r: &mut Region, used: &HashSet<Value>) -> bool {
 
 /// A scalar `Type` helper for passes and builders.
 pub fn scalar_ty(d: DType) -> Type {
-    Type { elem: Elem::Scalar(d), shape: vec![] }
+    Type {
+        elem: Elem::Scalar(d),
+        shape: vec![],
+    }
 }

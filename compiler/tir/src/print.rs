@@ -18,7 +18,11 @@ use std::fmt::Write;
 
 /// Print a kernel in the canonical text form.
 pub fn print_kernel(k: &Kernel) -> String {
-    let mut p = Printer { k, names: HashMap::new(), out: String::new() };
+    let mut p = Printer {
+        k,
+        names: HashMap::new(),
+        out: String::new(),
+    };
     p.kernel();
     p.out
 }
@@ -78,7 +82,11 @@ impl Printer<'_> {
             let _ = write!(self.out, " {}", args.join(", "));
         }
         if !op.results.is_empty() {
-            let tys: Vec<String> = op.results.iter().map(|&r| self.k.ty(r).to_string()).collect();
+            let tys: Vec<String> = op
+                .results
+                .iter()
+                .map(|&r| self.k.ty(r).to_string())
+                .collect();
             let _ = write!(self.out, " : {}", tys.join(", "));
         }
         if op.loc != Loc::default() {
@@ -136,7 +144,11 @@ pub fn op_head(kind: &OpKind) -> String {
         },
         OpKind::Store { mask } => if *mask { "store[mask]" } else { "store" }.into(),
         OpKind::Reduce { axis, combine } => format!("reduce[{axis}, {}]", combine_name(*combine)),
-        OpKind::Scan { axis, combine, reverse } => {
+        OpKind::Scan {
+            axis,
+            combine,
+            reverse,
+        } => {
             let r = if *reverse { ", reverse" } else { "" };
             format!("scan[{axis}, {}{r}]", combine_name(*combine))
         }
@@ -153,7 +165,10 @@ pub fn op_head(kind: &OpKind) -> String {
 }
 
 fn list<T: std::fmt::Display>(v: &[T]) -> String {
-    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub fn escape(s: &str) -> String {
@@ -229,14 +244,30 @@ pub const COMBINES: [(Combine, &str); 10] = [
 ];
 
 pub fn unop_name(u: UnOp) -> &'static str {
-    UNOPS.iter().find(|(o, _)| *o == u).map(|(_, n)| *n).unwrap_or("?")
+    UNOPS
+        .iter()
+        .find(|(o, _)| *o == u)
+        .map(|(_, n)| *n)
+        .unwrap_or("?")
 }
 pub fn binop_name(b: BinOp) -> &'static str {
-    BINOPS.iter().find(|(o, _)| *o == b).map(|(_, n)| *n).unwrap_or("?")
+    BINOPS
+        .iter()
+        .find(|(o, _)| *o == b)
+        .map(|(_, n)| *n)
+        .unwrap_or("?")
 }
 pub fn pred_name(p: CmpPred) -> &'static str {
-    PREDS.iter().find(|(o, _)| *o == p).map(|(_, n)| *n).unwrap_or("?")
+    PREDS
+        .iter()
+        .find(|(o, _)| *o == p)
+        .map(|(_, n)| *n)
+        .unwrap_or("?")
 }
 pub fn combine_name(c: Combine) -> &'static str {
-    COMBINES.iter().find(|(o, _)| *o == c).map(|(_, n)| *n).unwrap_or("?")
+    COMBINES
+        .iter()
+        .find(|(o, _)| *o == c)
+        .map(|(_, n)| *n)
+        .unwrap_or("?")
 }

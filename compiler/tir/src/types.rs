@@ -240,10 +240,16 @@ pub struct Type {
 
 impl Type {
     pub fn scalar(d: DType) -> Type {
-        Type { elem: Elem::Scalar(d), shape: vec![] }
+        Type {
+            elem: Elem::Scalar(d),
+            shape: vec![],
+        }
     }
     pub fn ptr(d: DType) -> Type {
-        Type { elem: Elem::Ptr(d), shape: vec![] }
+        Type {
+            elem: Elem::Ptr(d),
+            shape: vec![],
+        }
     }
     pub fn block(elem: Elem, shape: Vec<usize>) -> Type {
         Type { elem, shape }
@@ -259,10 +265,16 @@ impl Type {
     }
     /// The same shape with another element.
     pub fn with_elem(&self, elem: Elem) -> Type {
-        Type { elem, shape: self.shape.clone() }
+        Type {
+            elem,
+            shape: self.shape.clone(),
+        }
     }
     pub fn with_shape(&self, shape: Vec<usize>) -> Type {
-        Type { elem: self.elem, shape }
+        Type {
+            elem: self.elem,
+            shape,
+        }
     }
     /// Parse `i32`, `*fp16`, `<64x32xfp16>`, `<8x*fp32>`.
     pub fn parse(s: &str) -> Option<Type> {
@@ -281,9 +293,15 @@ impl Type {
             if shape.is_empty() {
                 return None;
             }
-            return Some(Type { elem: parse_elem(rest)?, shape });
+            return Some(Type {
+                elem: parse_elem(rest)?,
+                shape,
+            });
         }
-        Some(Type { elem: parse_elem(s)?, shape: vec![] })
+        Some(Type {
+            elem: parse_elem(s)?,
+            shape: vec![],
+        })
     }
 }
 
@@ -313,7 +331,14 @@ mod tests {
 
     #[test]
     fn type_text_round_trips() {
-        for s in ["i32", "*fp16", "<1024xfp32>", "<64x32x*bf16>", "<2x4x8xfp8e4nv>", "i1"] {
+        for s in [
+            "i32",
+            "*fp16",
+            "<1024xfp32>",
+            "<64x32x*bf16>",
+            "<2x4x8xfp8e4nv>",
+            "i1",
+        ] {
             let t = Type::parse(s).unwrap();
             assert_eq!(t.to_string(), s);
         }

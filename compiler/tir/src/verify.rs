@@ -25,7 +25,11 @@ impl std::fmt::Display for VerifyError {
 
 /// Check the kernel; the first problem found is the error.
 pub fn verify(k: &Kernel) -> Result<(), VerifyError> {
-    let mut v = Verifier { k, defined: HashSet::new(), scopes: vec![] };
+    let mut v = Verifier {
+        k,
+        defined: HashSet::new(),
+        scopes: vec![],
+    };
     v.scopes.push(vec![]);
     for p in &k.params {
         v.define(p.value, Loc::default())?;
@@ -43,10 +47,16 @@ struct Verifier<'a> {
 impl Verifier<'_> {
     fn define(&mut self, v: Value, loc: Loc) -> Result<(), VerifyError> {
         if v.0 as usize >= self.k.types.len() {
-            return Err(VerifyError { message: format!("value %{} has no type", v.0), loc });
+            return Err(VerifyError {
+                message: format!("value %{} has no type", v.0),
+                loc,
+            });
         }
         if !self.defined.insert(v) {
-            return Err(VerifyError { message: format!("value %{} is defined twice", v.0), loc });
+            return Err(VerifyError {
+                message: format!("value %{} is defined twice", v.0),
+                loc,
+            });
         }
         self.scopes.last_mut().expect("scope").push(v);
         Ok(())
@@ -89,7 +99,10 @@ impl Verifier<'_> {
     fn op(&mut self, op: &Op) -> Result<(), VerifyError> {
         for &a in &op.args {
             if !self.visible(a) {
-                return self.fail(op, &format!("operand %{} is not defined before this op", a.0));
+                return self.fail(
+                    op,
+                    &format!("operand %{} is not defined before this op", a.0),
+                );
             }
         }
         for r in &op.regions {
@@ -103,7 +116,10 @@ impl Verifier<'_> {
     }
 
     fn fail<T>(&self, op: &Op, msg: &str) -> Result<T, VerifyError> {
-        Err(VerifyError { message: format!("`{}`: {msg}", op_head(&op.kind)), loc: op.loc })
+        Err(VerifyError {
+            message: format!("`{}`: {msg}", op_head(&op.kind)),
+            loc: op.loc,
+        })
     }
 
     fn ty(&self, v: Value) -> &Type {
@@ -136,7 +152,11 @@ impl Verifier<'_> {
                 counts(1, 1)
                     && arg(0).elem == res(0).elem
                     && arg(0).shape.len() == res(0).shape.len()
-                    && arg(0).shape.iter().zip(&res(0).shape).all(|(a, r)| a == r || *a == 1)
+                    && arg(0)
+                        .shape
+                        .iter()
+                        .zip(&res(0).shape)
+                        .all(|(a, r)| a == r || *a == 1)
             }
             OpKind::ExpandDims(axis) => {
                 let mut shape = arg(0).shape.clone();
@@ -171,9 +191,12 @@ impl Verifier<'_> {
                     && arg(0) == arg(1)
                     && res(0) == arg(0)
                     && match b {
-                        BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr | BinOp::UMulHi => {
-                            d.is_some_and(DType::is_int)
-                        }
+                        BinOp::And
+                        | BinOp::Or
+                        | BinOp::Xor
+                        | BinOp::Shl
+                        | BinOp::Shr
+                        | BinOp::UMulHi => d.is_some_and(DType::is_int),
                         BinOp::Pow => d.is_some_and(DType::is_float),
                         _ => d.is_some(),
                     }
@@ -277,7 +300,9 @@ impl Verifier<'_> {
                     good
                 }
             }
-            OpKind::Scan { axis, .. } => counts(1, 1) && res(0) == arg(0) && *axis < arg(0).shape.len(),
+            OpKind::Scan { axis, .. } => {
+                counts(1, 1) && res(0) == arg(0) && *axis < arg(0).shape.len()
+            }
             OpKind::Dot { .. } => {
                 counts(3, 1) && {
                     let (a, b, c) = (arg(0), arg(1), arg(2));
@@ -311,30 +336,33 @@ impl Verifier<'_> {
                     && op.regions.len() == 2
                     && op.regions.iter().all(|r| {
                         r.args.is_empty()
-                            && self.yields(r) == op.results.iter().map(|&v| self.ty(v)).collect::<Vec<_>>()
+                            && self.yields(r)
+                                == op.results.iter().map(|&v| self.ty(v)).collect::<Vec<_>>()
                     })
             }
             OpKind::While => {
                 let inits: Vec<&Type> = op.args.iter().map(|&a| self.ty(a)).collect();
                 op.results.len() == inits.len()
                     && op.regions.len() == 2
-                    && op.regions.iter().all(|r| {
-                        r.args.iter().map(|&a| self.ty(a)).collect::<Vec<_>>() == inits
-                    })
+                    && op
+                        .regions
+                        .iter()
+                        .all(|r| r.args.iter().map(|&a| self.ty(a)).collect::<Vec<_>>() == inits)
                     && self.yields(&op.regions[0]) == vec![&Type::scalar(DType::I1)]
                     && self.yields(&op.regions[1]) == inits
                     && op.results.iter().map(|&v| self.ty(v)).collect::<Vec<_>>() == inits
             }
             OpKind::Yield => op.results.is_empty(),
             OpKind::Print(_) => op.results.is_empty(),
-            OpKind::Assert(_) => {
-                counts(1, 0) && arg(0).elem == Elem::Scalar(DType::I1)
-            }
+            OpKind::Assert(_) => counts(1, 0) && arg(0).elem == Elem::Scalar(DType::I1),
             OpKind::MultipleOf(_) | OpKind::MaxContiguous(_) => counts(1, 1) && res(0) == arg(0),
         };
         let region_ok = match &op.kind {
             OpKind::For | OpKind::If | OpKind::While => true,
-            OpKind::Reduce { combine: Combine::Region, .. } => true,
+            OpKind::Reduce {
+                combine: Combine::Region,
+                ..
+            } => true,
             _ => op.regions.is_empty(),
         };
         if ok && region_ok {

@@ -41,12 +41,67 @@ const DTYPES: [(&str, DType); 19] = [
 
 /// Every `tl.` function tilebook provides (also used for completion and messages).
 pub const TL_FUNCTIONS: &[&str] = &[
-    "program_id", "num_programs", "arange", "zeros", "full", "zeros_like", "full_like", "load", "store", "dot",
-    "where", "maximum", "minimum", "clamp", "fma", "cdiv", "abs", "exp", "exp2", "log", "log2", "sqrt", "sqrt_rn",
-    "rsqrt", "sin", "cos", "sigmoid", "softmax", "fdiv", "div_rn", "umulhi", "floor", "ceil", "max", "min", "sum",
-    "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum", "expand_dims", "broadcast_to", "broadcast",
-    "reshape", "view", "trans", "permute", "static_assert", "static_print", "device_print", "device_assert",
-    "multiple_of", "max_contiguous", "cast", "constexpr", "static_range", "range", "debug_barrier", "pow",
+    "program_id",
+    "num_programs",
+    "arange",
+    "zeros",
+    "full",
+    "zeros_like",
+    "full_like",
+    "load",
+    "store",
+    "dot",
+    "where",
+    "maximum",
+    "minimum",
+    "clamp",
+    "fma",
+    "cdiv",
+    "abs",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "sqrt",
+    "sqrt_rn",
+    "rsqrt",
+    "sin",
+    "cos",
+    "sigmoid",
+    "softmax",
+    "fdiv",
+    "div_rn",
+    "umulhi",
+    "floor",
+    "ceil",
+    "max",
+    "min",
+    "sum",
+    "argmax",
+    "argmin",
+    "reduce",
+    "cumsum",
+    "cumprod",
+    "xor_sum",
+    "expand_dims",
+    "broadcast_to",
+    "broadcast",
+    "reshape",
+    "view",
+    "trans",
+    "permute",
+    "static_assert",
+    "static_print",
+    "device_print",
+    "device_assert",
+    "multiple_of",
+    "max_contiguous",
+    "cast",
+    "constexpr",
+    "static_range",
+    "range",
+    "debug_barrier",
+    "pow",
 ];
 
 /// Resolve `module.attr` for the built-in modules.
@@ -74,7 +129,9 @@ pub(crate) fn module_attr(module: &str, attr: &str) -> Option<KVal> {
             "pi" => Some(KVal::C(ConstVal::Float(std::f64::consts::PI))),
             "e" => Some(KVal::C(ConstVal::Float(std::f64::consts::E))),
             "inf" => Some(KVal::C(ConstVal::Float(f64::INFINITY))),
-            "log2" | "sqrt" | "ceil" | "floor" | "exp" | "log" => Some(KVal::Builtin(format!("math.{attr}"))),
+            "log2" | "sqrt" | "ceil" | "floor" | "exp" | "log" => {
+                Some(KVal::Builtin(format!("math.{attr}")))
+            }
             _ => None,
         },
         _ => None,
@@ -84,10 +141,21 @@ pub(crate) fn module_attr(module: &str, attr: &str) -> Option<KVal> {
 /// The message for a missing module member, listing what exists.
 pub(crate) fn missing_member(module: &str, attr: &str) -> String {
     if module.starts_with("tl") {
-        let mut close: Vec<&str> = TL_FUNCTIONS.iter().copied().filter(|f| f.starts_with(&attr[..attr.len().min(3)])).collect();
+        let mut close: Vec<&str> = TL_FUNCTIONS
+            .iter()
+            .copied()
+            .filter(|f| f.starts_with(&attr[..attr.len().min(3)]))
+            .collect();
         close.truncate(5);
-        let hint = if close.is_empty() { String::new() } else { format!(" (similar: {})", close.join(", ")) };
-        format!("`{module}.{attr}` is not available in tilebook{hint}; tl functions available: {}", TL_FUNCTIONS.join(", "))
+        let hint = if close.is_empty() {
+            String::new()
+        } else {
+            format!(" (similar: {})", close.join(", "))
+        };
+        format!(
+            "`{module}.{attr}` is not available in tilebook{hint}; tl functions available: {}",
+            TL_FUNCTIONS.join(", ")
+        )
     } else {
         format!("module `{module}` has no attribute `{attr}` usable in kernels")
     }
@@ -99,7 +167,13 @@ fn is_pow2(n: usize) -> bool {
 
 impl Lowerer<'_> {
     /// Bind arguments to parameter names; `*rest` collects the remaining positionals.
-    fn bind(&self, fname: &str, params: &[&str], args: &Args, span: &Span) -> LResult<Vec<Option<(KVal, Span)>>> {
+    fn bind(
+        &self,
+        fname: &str,
+        params: &[&str],
+        args: &Args,
+        span: &Span,
+    ) -> LResult<Vec<Option<(KVal, Span)>>> {
         let mut out: Vec<Option<(KVal, Span)>> = vec![None; params.len()];
         let star = params.iter().position(|p| p.starts_with('*'));
         let npos = star.unwrap_or(params.len());
@@ -117,7 +191,10 @@ impl Lowerer<'_> {
             } else {
                 return Err(self.err(
                     "TypeError",
-                    format!("{fname}() takes at most {npos} positional arguments but {} were given", args.pos.len()),
+                    format!(
+                        "{fname}() takes at most {npos} positional arguments but {} were given",
+                        args.pos.len()
+                    ),
                     &a.1,
                 ));
             }
@@ -125,13 +202,20 @@ impl Lowerer<'_> {
         for (k, v, s) in &args.kw {
             match params.iter().position(|p| p.trim_start_matches('*') == k) {
                 Some(i) if out[i].is_some() => {
-                    return Err(self.err("TypeError", format!("{fname}() got multiple values for argument `{k}`"), s))
+                    return Err(self.err(
+                        "TypeError",
+                        format!("{fname}() got multiple values for argument `{k}`"),
+                        s,
+                    ))
                 }
                 Some(i) => out[i] = Some((v.clone(), s.clone())),
                 None => {
                     return Err(self.err(
                         "TypeError",
-                        format!("{fname}() got an unexpected keyword argument `{k}` (it takes: {})", params.join(", ")),
+                        format!(
+                            "{fname}() got an unexpected keyword argument `{k}` (it takes: {})",
+                            params.join(", ")
+                        ),
                         s,
                     ))
                 }
@@ -141,8 +225,20 @@ impl Lowerer<'_> {
         Ok(out)
     }
 
-    fn required(&self, fname: &str, name: &str, v: &Option<(KVal, Span)>, span: &Span) -> LResult<(KVal, Span)> {
-        v.clone().ok_or_else(|| self.err("TypeError", format!("{fname}() is missing the argument `{name}`"), span))
+    fn required(
+        &self,
+        fname: &str,
+        name: &str,
+        v: &Option<(KVal, Span)>,
+        span: &Span,
+    ) -> LResult<(KVal, Span)> {
+        v.clone().ok_or_else(|| {
+            self.err(
+                "TypeError",
+                format!("{fname}() is missing the argument `{name}`"),
+                span,
+            )
+        })
     }
 
     fn const_int(&self, v: &(KVal, Span), what: &str) -> LResult<i64> {
@@ -151,7 +247,10 @@ impl Lowerer<'_> {
             KVal::C(ConstVal::Bool(b)) => Ok(*b as i64),
             other => Err(self.err(
                 "TypeError",
-                format!("{what} must be a constexpr integer, got {}", self.describe_kval(other)),
+                format!(
+                    "{what} must be a constexpr integer, got {}",
+                    self.describe_kval(other)
+                ),
                 &v.1,
             )),
         }
@@ -160,7 +259,14 @@ impl Lowerer<'_> {
     fn dtype_arg(&self, v: &(KVal, Span), what: &str) -> LResult<DType> {
         match &v.0 {
             KVal::C(ConstVal::DType(d)) => Ok(*d),
-            other => Err(self.err("TypeError", format!("{what} must be a dtype such as tl.float32, got {}", other.describe()), &v.1)),
+            other => Err(self.err(
+                "TypeError",
+                format!(
+                    "{what} must be a dtype such as tl.float32, got {}",
+                    other.describe()
+                ),
+                &v.1,
+            )),
         }
     }
 
@@ -174,20 +280,43 @@ impl Lowerer<'_> {
                 for it in items {
                     match it {
                         KVal::C(c) => out.push(c.clone()),
-                        _ => return Err(self.err("TypeError", "block shapes must be constexpr integers", &v.1)),
+                        _ => {
+                            return Err(self.err(
+                                "TypeError",
+                                "block shapes must be constexpr integers",
+                                &v.1,
+                            ))
+                        }
                     }
                 }
                 out
             }
-            other => return Err(self.err("TypeError", format!("a shape must be a tuple of constexpr integers, got {}", other.describe()), &v.1)),
+            other => {
+                return Err(self.err(
+                    "TypeError",
+                    format!(
+                        "a shape must be a tuple of constexpr integers, got {}",
+                        other.describe()
+                    ),
+                    &v.1,
+                ))
+            }
         };
         let mut shape = vec![];
         for d in dims {
             let ConstVal::Int(n) = d else {
-                return Err(self.err("TypeError", format!("block dimensions must be constexpr integers, got {d}"), &v.1));
+                return Err(self.err(
+                    "TypeError",
+                    format!("block dimensions must be constexpr integers, got {d}"),
+                    &v.1,
+                ));
             };
             if n <= 0 || !is_pow2(n as usize) {
-                return Err(self.err("ValueError", format!("block dimensions must be powers of 2, got {n}"), &v.1));
+                return Err(self.err(
+                    "ValueError",
+                    format!("block dimensions must be powers of 2, got {n}"),
+                    &v.1,
+                ));
             }
             shape.push(n as usize);
         }
@@ -198,19 +327,35 @@ impl Lowerer<'_> {
     fn check_numel(&self, shape: &[usize], span: &Span) -> LResult<()> {
         let n: usize = shape.iter().product();
         if n > MAX_NUMEL {
-            return Err(self.err("ValueError", format!("a block of shape {} has {n} elements, more than the maximum of {MAX_NUMEL}", shape_str(shape)), span));
+            return Err(self.err(
+                "ValueError",
+                format!(
+                    "a block of shape {} has {n} elements, more than the maximum of {MAX_NUMEL}",
+                    shape_str(shape)
+                ),
+                span,
+            ));
         }
         Ok(())
     }
 
-    fn axis_arg(&self, v: &Option<(KVal, Span)>, rank: usize, span: &Span) -> LResult<Option<usize>> {
+    fn axis_arg(
+        &self,
+        v: &Option<(KVal, Span)>,
+        rank: usize,
+        span: &Span,
+    ) -> LResult<Option<usize>> {
         match v {
             None | Some((KVal::C(ConstVal::None), _)) => Ok(None),
             Some(a) => {
                 let i = self.const_int(a, "axis")?;
                 let r = rank as i64;
                 if i < -r || i >= r {
-                    return Err(self.err("ValueError", format!("axis {i} is out of range for a block of rank {rank}"), span));
+                    return Err(self.err(
+                        "ValueError",
+                        format!("axis {i} is out of range for a block of rank {rank}"),
+                        span,
+                    ));
                 }
                 Ok(Some(if i < 0 { (i + r) as usize } else { i as usize }))
             }
@@ -223,51 +368,103 @@ impl Lowerer<'_> {
 
     /// Call a builtin function by its qualified name.
     pub fn builtin(&mut self, name: &str, args: Args, span: &Span) -> LResult<KVal> {
-        let n = name.strip_prefix("tl.").or_else(|| name.strip_prefix("tl.math.")).unwrap_or(name);
+        let n = name
+            .strip_prefix("tl.")
+            .or_else(|| name.strip_prefix("tl.math."))
+            .unwrap_or(name);
         match n {
             "program_id" | "num_programs" => {
                 let a = self.bind(n, &["axis"], &args, span)?;
                 let axis = self.const_int(&self.required(n, "axis", &a[0], span)?, "axis")?;
                 if !(0..3).contains(&axis) {
-                    return Err(self.err("ValueError", format!("{n} axis must be 0, 1 or 2, got {axis}"), span));
+                    return Err(self.err(
+                        "ValueError",
+                        format!("{n} axis must be 0, 1 or 2, got {axis}"),
+                        span,
+                    ));
                 }
-                let kind = if n == "program_id" { OpKind::ProgramId(axis as u8) } else { OpKind::NumPrograms(axis as u8) };
-                Ok(KVal::T(self.emit1(kind, vec![], Type::scalar(DType::I32), span)))
+                let kind = if n == "program_id" {
+                    OpKind::ProgramId(axis as u8)
+                } else {
+                    OpKind::NumPrograms(axis as u8)
+                };
+                Ok(KVal::T(self.emit1(
+                    kind,
+                    vec![],
+                    Type::scalar(DType::I32),
+                    span,
+                )))
             }
             "arange" => {
                 let a = self.bind(n, &["start", "end"], &args, span)?;
-                let start = self.const_int(&self.required(n, "start", &a[0], span)?, "tl.arange start")?;
-                let end = self.const_int(&self.required(n, "end", &a[1], span)?, "tl.arange end")?;
+                let start =
+                    self.const_int(&self.required(n, "start", &a[0], span)?, "tl.arange start")?;
+                let end =
+                    self.const_int(&self.required(n, "end", &a[1], span)?, "tl.arange end")?;
                 if end <= start {
-                    return Err(self.err("ValueError", format!("tl.arange needs end > start, got {start} and {end}"), span));
+                    return Err(self.err(
+                        "ValueError",
+                        format!("tl.arange needs end > start, got {start} and {end}"),
+                        span,
+                    ));
                 }
                 let len = (end - start) as usize;
                 if !is_pow2(len) {
-                    return Err(self.err("ValueError", format!("tl.arange's range must be a power of 2, got {len} (end - start)"), span));
+                    return Err(self.err(
+                        "ValueError",
+                        format!("tl.arange's range must be a power of 2, got {len} (end - start)"),
+                        span,
+                    ));
                 }
                 self.check_numel(&[len], span)?;
                 let t = Type::block(Elem::Scalar(DType::I32), vec![len]);
-                Ok(KVal::T(self.emit1(OpKind::Arange(start, end), vec![], t, span)))
+                Ok(KVal::T(self.emit1(
+                    OpKind::Arange(start, end),
+                    vec![],
+                    t,
+                    span,
+                )))
             }
             "zeros" | "full" => {
-                let params: &[&str] = if n == "zeros" { &["shape", "dtype"] } else { &["shape", "value", "dtype"] };
+                let params: &[&str] = if n == "zeros" {
+                    &["shape", "dtype"]
+                } else {
+                    &["shape", "value", "dtype"]
+                };
                 let a = self.bind(n, params, &args, span)?;
                 let shape = self.shape_arg(&self.required(n, "shape", &a[0], span)?)?;
-                let dt = self.dtype_arg(&self.required(n, "dtype", &a[params.len() - 1], span)?, "dtype")?;
-                let value = if n == "zeros" { (KVal::C(ConstVal::Int(0)), span.clone()) } else { self.required(n, "value", &a[1], span)? };
+                let dt = self.dtype_arg(
+                    &self.required(n, "dtype", &a[params.len() - 1], span)?,
+                    "dtype",
+                )?;
+                let value = if n == "zeros" {
+                    (KVal::C(ConstVal::Int(0)), span.clone())
+                } else {
+                    self.required(n, "value", &a[1], span)?
+                };
                 self.full(&shape, &value, dt)
             }
             "zeros_like" | "full_like" => {
-                let params: &[&str] = if n == "zeros_like" { &["input", "dtype"] } else { &["input", "value", "dtype"] };
+                let params: &[&str] = if n == "zeros_like" {
+                    &["input", "dtype"]
+                } else {
+                    &["input", "value", "dtype"]
+                };
                 let a = self.bind(n, params, &args, span)?;
                 let input = self.required(n, "input", &a[0], span)?;
                 let x = self.to_value(&input.0, &input.1)?;
                 let t = self.ty(x);
                 let dt = match &a[params.len() - 1] {
-                    Some(d) if !matches!(d.0, KVal::C(ConstVal::None)) => self.dtype_arg(d, "dtype")?,
+                    Some(d) if !matches!(d.0, KVal::C(ConstVal::None)) => {
+                        self.dtype_arg(d, "dtype")?
+                    }
                     _ => t.dtype().unwrap_or(DType::I64),
                 };
-                let value = if n == "zeros_like" { (KVal::C(ConstVal::Int(0)), span.clone()) } else { self.required(n, "value", &a[1], span)? };
+                let value = if n == "zeros_like" {
+                    (KVal::C(ConstVal::Int(0)), span.clone())
+                } else {
+                    self.required(n, "value", &a[1], span)?
+                };
                 self.full(&t.shape, &value, dt)
             }
             "load" => self.load(&args, span),
@@ -304,7 +501,9 @@ impl Lowerer<'_> {
                 let sum = self.binary(PyOp::Add, &prod, &z.0, span)?;
                 let KVal::T(sv) = sum else { return Ok(sum) };
                 let t = self.ty(sv);
-                let Some(d) = t.dtype().filter(|d| d.is_float()) else { return Ok(KVal::T(sv)) };
+                let Some(d) = t.dtype().filter(|d| d.is_float()) else {
+                    return Ok(KVal::T(sv));
+                };
                 let mut ops = vec![];
                 for v in [&x.0, &y.0, &z.0] {
                     let vv = match v {
@@ -330,7 +529,9 @@ impl Lowerer<'_> {
             "next_power_of_2" | "triton.next_power_of_2" => {
                 let a = self.bind(n, &["n"], &args, span)?;
                 let v = self.const_int(&self.required(n, "n", &a[0], span)?, "n")?;
-                Ok(KVal::C(ConstVal::Int((v.max(1) as u64).next_power_of_two() as i64)))
+                Ok(KVal::C(ConstVal::Int(
+                    (v.max(1) as u64).next_power_of_two() as i64,
+                )))
             }
             "abs" => {
                 let a = self.bind(n, &["x"], &args, span)?;
@@ -347,7 +548,8 @@ impl Lowerer<'_> {
                     }
                 }
             }
-            "exp" | "exp2" | "log" | "log2" | "sqrt" | "sqrt_rn" | "rsqrt" | "sin" | "cos" | "floor" | "ceil" => {
+            "exp" | "exp2" | "log" | "log2" | "sqrt" | "sqrt_rn" | "rsqrt" | "sin" | "cos"
+            | "floor" | "ceil" => {
                 let a = self.bind(n, &["x"], &args, span)?;
                 let x = self.required(n, "x", &a[0], span)?;
                 let op = match n {
@@ -368,12 +570,21 @@ impl Lowerer<'_> {
                 let a = self.bind(name, &["x"], &args, span)?;
                 let x = self.required(name, "x", &a[0], span)?;
                 let KVal::C(c) = &x.0 else {
-                    return Err(self.err("TypeError", format!("{name}() in a kernel works on constexprs only; use tl.{}", &name[5..]), span));
+                    return Err(self.err(
+                        "TypeError",
+                        format!(
+                            "{name}() in a kernel works on constexprs only; use tl.{}",
+                            &name[5..]
+                        ),
+                        span,
+                    ));
                 };
                 let f = match c {
                     ConstVal::Int(i) => *i as f64,
                     ConstVal::Float(f) => *f,
-                    _ => return Err(self.err("TypeError", format!("{name}() needs a number"), span)),
+                    _ => {
+                        return Err(self.err("TypeError", format!("{name}() needs a number"), span))
+                    }
                 };
                 Ok(KVal::C(match &name[5..] {
                     "log2" => ConstVal::Float(f.log2()),
@@ -400,10 +611,15 @@ impl Lowerer<'_> {
                 let f = self.cast(v, if d == DType::F64 { d } else { DType::F32 }, span);
                 let neg = self.unary(UnOp::Neg, f, span);
                 let e = self.unary(UnOp::Exp, neg, span);
-                let den = self.binary(PyOp::Add, &KVal::C(ConstVal::Float(1.0)), &KVal::T(e), span)?;
+                let den =
+                    self.binary(PyOp::Add, &KVal::C(ConstVal::Float(1.0)), &KVal::T(e), span)?;
                 let r = self.binary(PyOp::TrueDiv, &KVal::C(ConstVal::Float(1.0)), &den, span)?;
                 let rv = self.to_value(&r, span)?;
-                Ok(KVal::T(if d.is_float() { self.cast(rv, d, span) } else { rv }))
+                Ok(KVal::T(if d.is_float() {
+                    self.cast(rv, d, span)
+                } else {
+                    rv
+                }))
             }
             "softmax" => {
                 let a = self.bind(n, &["x", "dim", "keep_dims", "ieee_rounding"], &args, span)?;
@@ -437,25 +653,61 @@ impl Lowerer<'_> {
                 let (xv, yv) = self.broadcast_pair(xv, yv, span)?;
                 let t = self.ty(xv);
                 if !t.dtype().is_some_and(|d| d.is_int() && d.bits() >= 32) || self.ty(yv) != t {
-                    return Err(self.err("TypeError", "tl.umulhi needs two 32- or 64-bit integer operands of the same type", span));
+                    return Err(self.err(
+                        "TypeError",
+                        "tl.umulhi needs two 32- or 64-bit integer operands of the same type",
+                        span,
+                    ));
                 }
-                Ok(KVal::T(self.emit1(OpKind::Binary(BinOp::UMulHi), vec![xv, yv], t, span)))
+                Ok(KVal::T(self.emit1(
+                    OpKind::Binary(BinOp::UMulHi),
+                    vec![xv, yv],
+                    t,
+                    span,
+                )))
             }
             "max" | "min" | "sum" | "argmax" | "argmin" | "xor_sum" => {
                 let params: &[&str] = match n {
                     "argmax" | "argmin" => &["input", "axis", "tie_break_left", "keep_dims"],
                     "sum" => &["input", "axis", "keep_dims", "dtype"],
-                    _ => &["input", "axis", "return_indices", "return_indices_tie_break_left", "keep_dims"],
+                    _ => &[
+                        "input",
+                        "axis",
+                        "return_indices",
+                        "return_indices_tie_break_left",
+                        "keep_dims",
+                    ],
                 };
                 let a = self.bind(n, params, &args, span)?;
                 let input = self.required(n, "input", &a[0], span)?;
                 let v = self.to_value(&input.0, &input.1)?;
                 let rank = self.ty(v).shape.len();
                 let axis = self.axis_arg(&a[1], rank, span)?;
-                let keep = self.flag(&a[params.iter().position(|p| *p == "keep_dims").unwrap_or(0)]);
+                let keep =
+                    self.flag(&a[params.iter().position(|p| *p == "keep_dims").unwrap_or(0)]);
                 if (n == "max" || n == "min") && self.flag(&a[2]) {
-                    let vals = self.reduce(if n == "max" { Combine::Max } else { Combine::Min }, v, axis, keep, span)?;
-                    let idx = self.reduce(if n == "max" { Combine::ArgMax } else { Combine::ArgMin }, v, axis, keep, span)?;
+                    let vals = self.reduce(
+                        if n == "max" {
+                            Combine::Max
+                        } else {
+                            Combine::Min
+                        },
+                        v,
+                        axis,
+                        keep,
+                        span,
+                    )?;
+                    let idx = self.reduce(
+                        if n == "max" {
+                            Combine::ArgMax
+                        } else {
+                            Combine::ArgMin
+                        },
+                        v,
+                        axis,
+                        keep,
+                        span,
+                    )?;
                     return Ok(KVal::Tuple(vec![KVal::T(vals), KVal::T(idx)]));
                 }
                 let mut v = v;
@@ -489,8 +741,21 @@ impl Lowerer<'_> {
                 let reverse = self.flag(&a[2]);
                 let v = self.promote_for_sum(v, span);
                 let t = self.ty(v);
-                let combine = if n == "cumsum" { Combine::Add } else { Combine::Mul };
-                Ok(KVal::T(self.emit1(OpKind::Scan { axis, combine, reverse }, vec![v], t, span)))
+                let combine = if n == "cumsum" {
+                    Combine::Add
+                } else {
+                    Combine::Mul
+                };
+                Ok(KVal::T(self.emit1(
+                    OpKind::Scan {
+                        axis,
+                        combine,
+                        reverse,
+                    },
+                    vec![v],
+                    t,
+                    span,
+                )))
             }
             "reduce" => self.reduce_custom(&args, span),
             "expand_dims" => {
@@ -499,14 +764,24 @@ impl Lowerer<'_> {
                 let axis_v = self.required(n, "axis", &a[1], span)?;
                 let mut v = self.to_value(&input.0, &input.1)?;
                 let axes: Vec<i64> = match &axis_v.0 {
-                    KVal::C(ConstVal::Tuple(t)) => t.iter().map(|c| if let ConstVal::Int(i) = c { *i } else { 0 }).collect(),
+                    KVal::C(ConstVal::Tuple(t)) => t
+                        .iter()
+                        .map(|c| if let ConstVal::Int(i) = c { *i } else { 0 })
+                        .collect(),
                     _ => vec![self.const_int(&axis_v, "axis")?],
                 };
                 for ax in axes {
                     let t = self.ty(v);
                     let r = t.shape.len() as i64 + 1;
                     if ax < -r || ax >= r {
-                        return Err(self.err("ValueError", format!("axis {ax} is out of range for expand_dims of rank {}", r - 1), span));
+                        return Err(self.err(
+                            "ValueError",
+                            format!(
+                                "axis {ax} is out of range for expand_dims of rank {}",
+                                r - 1
+                            ),
+                            span,
+                        ));
                     }
                     let ax = if ax < 0 { ax + r } else { ax } as usize;
                     let mut shape = t.shape.clone();
@@ -547,15 +822,31 @@ impl Lowerer<'_> {
                 let t = self.ty(v);
                 let perm: Vec<usize> = match &a[1] {
                     None => (0..t.shape.len()).rev().collect(),
-                    Some(d) => self.shape_from_star_raw(d)?.into_iter().map(|x| x as usize).collect(),
+                    Some(d) => self
+                        .shape_from_star_raw(d)?
+                        .into_iter()
+                        .map(|x| x as usize)
+                        .collect(),
                 };
                 let mut sorted = perm.clone();
                 sorted.sort();
                 if sorted != (0..t.shape.len()).collect::<Vec<_>>() {
-                    return Err(self.err("ValueError", format!("{perm:?} is not a permutation of the {} dimensions", t.shape.len()), span));
+                    return Err(self.err(
+                        "ValueError",
+                        format!(
+                            "{perm:?} is not a permutation of the {} dimensions",
+                            t.shape.len()
+                        ),
+                        span,
+                    ));
                 }
                 let shape = perm.iter().map(|&p| t.shape[p]).collect();
-                Ok(KVal::T(self.emit1(OpKind::Trans(perm), vec![v], t.with_shape(shape), span)))
+                Ok(KVal::T(self.emit1(
+                    OpKind::Trans(perm),
+                    vec![v],
+                    t.with_shape(shape),
+                    span,
+                )))
             }
             "static_assert" => {
                 let a = self.bind(n, &["cond", "msg"], &args, span)?;
@@ -566,8 +857,19 @@ impl Lowerer<'_> {
                 };
                 match &c.0 {
                     KVal::C(cv) if const_truth(cv) => Ok(KVal::C(ConstVal::None)),
-                    KVal::C(_) => Err(self.err("AssertionError", format!("static_assert failed{}{msg}", if msg.is_empty() { "" } else { ": " }), span)),
-                    _ => Err(self.err("TypeError", "tl.static_assert needs a constexpr condition", &c.1)),
+                    KVal::C(_) => Err(self.err(
+                        "AssertionError",
+                        format!(
+                            "static_assert failed{}{msg}",
+                            if msg.is_empty() { "" } else { ": " }
+                        ),
+                        span,
+                    )),
+                    _ => Err(self.err(
+                        "TypeError",
+                        "tl.static_assert needs a constexpr condition",
+                        &c.1,
+                    )),
                 }
             }
             "static_print" => {
@@ -621,11 +923,20 @@ impl Lowerer<'_> {
                 let v = self.to_value(&input.0, &input.1)?;
                 let list = self.shape_from_star_raw(&vals)?;
                 let t = self.ty(v);
-                let kind = if n == "multiple_of" { OpKind::MultipleOf(list) } else { OpKind::MaxContiguous(list) };
+                let kind = if n == "multiple_of" {
+                    OpKind::MultipleOf(list)
+                } else {
+                    OpKind::MaxContiguous(list)
+                };
                 Ok(KVal::T(self.emit1(kind, vec![v], t, span)))
             }
             "cast" => {
-                let a = self.bind(n, &["input", "dtype", "fp_downcast_rounding", "bitcast"], &args, span)?;
+                let a = self.bind(
+                    n,
+                    &["input", "dtype", "fp_downcast_rounding", "bitcast"],
+                    &args,
+                    span,
+                )?;
                 let input = self.required(n, "input", &a[0], span)?;
                 let d = self.dtype_arg(&self.required(n, "dtype", &a[1], span)?, "dtype")?;
                 let bitcast = self.flag(&a[3]);
@@ -636,7 +947,11 @@ impl Lowerer<'_> {
                 Ok(self.required(n, "value", &a[0], span)?.0)
             }
             "debug_barrier" => Ok(KVal::C(ConstVal::None)),
-            "range" | "static_range" => Err(self.err("TypeError", format!("{name}() can only be used as the iterable of a `for` loop"), span)),
+            "range" | "static_range" => Err(self.err(
+                "TypeError",
+                format!("{name}() can only be used as the iterable of a `for` loop"),
+                span,
+            )),
             "py.min" | "py.max" => {
                 // Python's builtin min/max.
                 let mut acc: Option<KVal> = None;
@@ -655,24 +970,42 @@ impl Lowerer<'_> {
                         Some(prev) => self.minmax(n == "py.max", &prev, &it, span)?,
                     });
                 }
-                acc.ok_or_else(|| self.err("TypeError", format!("{n}() expects at least one argument"), span))
+                acc.ok_or_else(|| {
+                    self.err(
+                        "TypeError",
+                        format!("{n}() expects at least one argument"),
+                        span,
+                    )
+                })
             }
             "float" | "int" | "bool" => {
                 let a = self.bind(n, &["x"], &args, span)?;
                 let x = self.required(n, "x", &a[0], span)?;
                 match (&x.0, n) {
-                    (KVal::C(ConstVal::Str(s)), "float") => match s.trim().to_ascii_lowercase().as_str() {
-                        "inf" | "+inf" | "infinity" => Ok(KVal::C(ConstVal::Float(f64::INFINITY))),
-                        "-inf" | "-infinity" => Ok(KVal::C(ConstVal::Float(f64::NEG_INFINITY))),
-                        "nan" => Ok(KVal::C(ConstVal::Float(f64::NAN))),
-                        other => other
-                            .parse::<f64>()
-                            .map(|f| KVal::C(ConstVal::Float(f)))
-                            .map_err(|_| self.err("ValueError", format!("could not convert string to float: '{s}'"), span)),
-                    },
+                    (KVal::C(ConstVal::Str(s)), "float") => {
+                        match s.trim().to_ascii_lowercase().as_str() {
+                            "inf" | "+inf" | "infinity" => {
+                                Ok(KVal::C(ConstVal::Float(f64::INFINITY)))
+                            }
+                            "-inf" | "-infinity" => Ok(KVal::C(ConstVal::Float(f64::NEG_INFINITY))),
+                            "nan" => Ok(KVal::C(ConstVal::Float(f64::NAN))),
+                            other => other
+                                .parse::<f64>()
+                                .map(|f| KVal::C(ConstVal::Float(f)))
+                                .map_err(|_| {
+                                    self.err(
+                                        "ValueError",
+                                        format!("could not convert string to float: '{s}'"),
+                                        span,
+                                    )
+                                }),
+                        }
+                    }
                     (KVal::C(ConstVal::Int(i)), "float") => Ok(KVal::C(ConstVal::Float(*i as f64))),
                     (KVal::C(ConstVal::Float(f)), "float") => Ok(KVal::C(ConstVal::Float(*f))),
-                    (KVal::C(ConstVal::Float(f)), "int") => Ok(KVal::C(ConstVal::Int(f.trunc() as i64))),
+                    (KVal::C(ConstVal::Float(f)), "int") => {
+                        Ok(KVal::C(ConstVal::Int(f.trunc() as i64)))
+                    }
                     (KVal::C(ConstVal::Int(i)), "int") => Ok(KVal::C(ConstVal::Int(*i))),
                     (KVal::C(ConstVal::Bool(b)), "int") => Ok(KVal::C(ConstVal::Int(*b as i64))),
                     (KVal::C(c), "bool") => Ok(KVal::C(ConstVal::Bool(const_truth(c)))),
@@ -688,7 +1021,11 @@ impl Lowerer<'_> {
                         }
                         Ok(KVal::T(self.cast(v, d, span)))
                     }
-                    (other, _) => Err(self.err("TypeError", format!("{n}() cannot convert {}", other.describe()), span)),
+                    (other, _) => Err(self.err(
+                        "TypeError",
+                        format!("{n}() cannot convert {}", other.describe()),
+                        span,
+                    )),
                 }
             }
             "len" => {
@@ -697,16 +1034,28 @@ impl Lowerer<'_> {
                 match &x.0 {
                     KVal::C(ConstVal::Tuple(t)) => Ok(KVal::C(ConstVal::Int(t.len() as i64))),
                     KVal::Tuple(t) => Ok(KVal::C(ConstVal::Int(t.len() as i64))),
-                    KVal::C(ConstVal::Str(s)) => Ok(KVal::C(ConstVal::Int(s.chars().count() as i64))),
+                    KVal::C(ConstVal::Str(s)) => {
+                        Ok(KVal::C(ConstVal::Int(s.chars().count() as i64)))
+                    }
                     KVal::T(v) => match self.ty(*v).shape.first() {
                         Some(&d) => Ok(KVal::C(ConstVal::Int(d as i64))),
                         None => Err(self.err("TypeError", "len() of a scalar", span)),
                     },
-                    other => Err(self.err("TypeError", format!("len() of {}", other.describe()), span)),
+                    other => {
+                        Err(self.err("TypeError", format!("len() of {}", other.describe()), span))
+                    }
                 }
             }
-            "isinstance" => Err(self.err("UnsupportedError", "isinstance() is not supported inside kernels", span)),
-            _ => Err(self.err("UnsupportedError", format!("`{name}` is not available in kernels"), span)),
+            "isinstance" => Err(self.err(
+                "UnsupportedError",
+                "isinstance() is not supported inside kernels",
+                span,
+            )),
+            _ => Err(self.err(
+                "UnsupportedError",
+                format!("`{name}` is not available in kernels"),
+                span,
+            )),
         }
     }
 
@@ -717,7 +1066,11 @@ impl Lowerer<'_> {
             other => {
                 let v = self.to_value(other, &x.1)?;
                 let d = self.ty(v).dtype().unwrap_or(DType::F32);
-                Ok(KVal::T(if d.is_float() { v } else { self.cast(v, DType::F32, &x.1) }))
+                Ok(KVal::T(if d.is_float() {
+                    v
+                } else {
+                    self.cast(v, DType::F32, &x.1)
+                }))
             }
         }
     }
@@ -735,14 +1088,23 @@ impl Lowerer<'_> {
         flat.iter()
             .map(|k| match k {
                 KVal::C(ConstVal::Int(i)) => Ok(*i),
-                other => Err(self.err("TypeError", format!("expected constexpr integers, got {}", other.describe()), &v.1)),
+                other => Err(self.err(
+                    "TypeError",
+                    format!("expected constexpr integers, got {}", other.describe()),
+                    &v.1,
+                )),
             })
             .collect()
     }
 
     fn shape_from_star(&self, v: &(KVal, Span)) -> LResult<Vec<usize>> {
         let dims = self.shape_from_star_raw(v)?;
-        let c = (KVal::C(ConstVal::Tuple(dims.into_iter().map(ConstVal::Int).collect())), v.1.clone());
+        let c = (
+            KVal::C(ConstVal::Tuple(
+                dims.into_iter().map(ConstVal::Int).collect(),
+            )),
+            v.1.clone(),
+        );
         self.shape_arg(&c)
     }
 
@@ -752,14 +1114,29 @@ impl Lowerer<'_> {
         if n != t.numel().max(1) {
             return Err(self.err(
                 "ValueError",
-                format!("cannot reshape a block of shape {} ({} elements) to {} ({n} elements)", shape_str(&t.shape), t.numel(), shape_str(&shape)),
+                format!(
+                    "cannot reshape a block of shape {} ({} elements) to {} ({n} elements)",
+                    shape_str(&t.shape),
+                    t.numel(),
+                    shape_str(&shape)
+                ),
                 span,
             ));
         }
         if !t.is_block() {
-            return Ok(KVal::T(self.emit1(OpKind::Splat, vec![v], t.with_shape(shape), span)));
+            return Ok(KVal::T(self.emit1(
+                OpKind::Splat,
+                vec![v],
+                t.with_shape(shape),
+                span,
+            )));
         }
-        Ok(KVal::T(self.emit1(OpKind::Reshape, vec![v], t.with_shape(shape), span)))
+        Ok(KVal::T(self.emit1(
+            OpKind::Reshape,
+            vec![v],
+            t.with_shape(shape),
+            span,
+        )))
     }
 
     fn full(&mut self, shape: &[usize], value: &(KVal, Span), dt: DType) -> LResult<KVal> {
@@ -771,9 +1148,19 @@ impl Lowerer<'_> {
                     ConstVal::Int(i) => Const::Int(*i),
                     ConstVal::Bool(b) => Const::Int(*b as i64),
                     ConstVal::Float(f) => Const::Float(*f),
-                    other => return Err(self.err("TypeError", format!("a fill value must be a number, got {other}"), span)),
+                    other => {
+                        return Err(self.err(
+                            "TypeError",
+                            format!("a fill value must be a number, got {other}"),
+                            span,
+                        ))
+                    }
                 };
-                let ty = if shape.is_empty() { Type::scalar(dt) } else { ty };
+                let ty = if shape.is_empty() {
+                    Type::scalar(dt)
+                } else {
+                    ty
+                };
                 Ok(KVal::T(self.constant(cv, ty, span)))
             }
             other => {
@@ -788,7 +1175,13 @@ impl Lowerer<'_> {
     }
 
     /// `x.to(d)` / `tl.cast`: value conversion, or reinterpretation with `bitcast`.
-    pub fn convert(&mut self, input: &(KVal, Span), d: DType, bitcast: bool, span: &Span) -> LResult<KVal> {
+    pub fn convert(
+        &mut self,
+        input: &(KVal, Span),
+        d: DType,
+        bitcast: bool,
+        span: &Span,
+    ) -> LResult<KVal> {
         if let (KVal::C(c), false) = (&input.0, bitcast) {
             let v = self.const_tensor(c, span)?;
             return Ok(KVal::T(self.cast(v, d, span)));
@@ -800,15 +1193,34 @@ impl Lowerer<'_> {
                 return Err(self.err("TypeError", "cannot bitcast a pointer", span));
             };
             if src.bits() != d.bits() {
-                return Err(self.err("ValueError", format!("bitcast needs equal widths, got {} ({} bits) and {} ({} bits)", src.tl_name(), src.bits(), d.tl_name(), d.bits()), span));
+                return Err(self.err(
+                    "ValueError",
+                    format!(
+                        "bitcast needs equal widths, got {} ({} bits) and {} ({} bits)",
+                        src.tl_name(),
+                        src.bits(),
+                        d.tl_name(),
+                        d.bits()
+                    ),
+                    span,
+                ));
             }
             if src == d {
                 return Ok(KVal::T(v));
             }
-            return Ok(KVal::T(self.emit1(OpKind::Bitcast, vec![v], t.with_elem(Elem::Scalar(d)), span)));
+            return Ok(KVal::T(self.emit1(
+                OpKind::Bitcast,
+                vec![v],
+                t.with_elem(Elem::Scalar(d)),
+                span,
+            )));
         }
         match t.elem {
-            Elem::Ptr(_) => Err(self.err("TypeError", "cannot convert a pointer with .to(); pointers keep their element type", span)),
+            Elem::Ptr(_) => Err(self.err(
+                "TypeError",
+                "cannot convert a pointer with .to(); pointers keep their element type",
+                span,
+            )),
             Elem::Scalar(_) if d == DType::I1 => Ok(KVal::T(self.to_bool(v, span)?)),
             Elem::Scalar(_) => Ok(KVal::T(self.cast(v, d, span))),
         }
@@ -816,14 +1228,23 @@ impl Lowerer<'_> {
 
     fn promote_for_sum(&mut self, v: Value, span: &Span) -> Value {
         match self.ty(v).dtype() {
-            Some(d) if d.is_signed_int() && d.bits() < 32 || d == DType::I1 => self.cast(v, DType::I32, span),
+            Some(d) if d.is_signed_int() && d.bits() < 32 || d == DType::I1 => {
+                self.cast(v, DType::I32, span)
+            }
             Some(d) if d.is_unsigned_int() && d.bits() < 32 => self.cast(v, DType::U32, span),
             _ => v,
         }
     }
 
     /// A builtin reduction along `axis` (all axes when `None`).
-    pub fn reduce(&mut self, combine: Combine, v: Value, axis: Option<usize>, keep: bool, span: &Span) -> LResult<Value> {
+    pub fn reduce(
+        &mut self,
+        combine: Combine,
+        v: Value,
+        axis: Option<usize>,
+        keep: bool,
+        span: &Span,
+    ) -> LResult<Value> {
         let t = self.ty(v);
         if t.elem.is_ptr() {
             return Err(self.err("TypeError", "cannot reduce a block of pointers", span));
@@ -831,7 +1252,11 @@ impl Lowerer<'_> {
         if !t.is_block() {
             return Ok(v);
         }
-        let v = if combine == Combine::Add { self.promote_for_sum(v, span) } else { v };
+        let v = if combine == Combine::Add {
+            self.promote_for_sum(v, span)
+        } else {
+            v
+        };
         if combine == Combine::Xor && !t.dtype().is_some_and(DType::is_int) {
             return Err(self.err("TypeError", "xor_sum needs integers", span));
         }
@@ -851,7 +1276,12 @@ impl Lowerer<'_> {
             Combine::ArgMax | Combine::ArgMin => Elem::Scalar(DType::I32),
             _ => st.elem,
         };
-        let mut r = self.emit1(OpKind::Reduce { axis: ax, combine }, vec![src], Type::block(elem, shape), span);
+        let mut r = self.emit1(
+            OpKind::Reduce { axis: ax, combine },
+            vec![src],
+            Type::block(elem, shape),
+            span,
+        );
         if keep {
             match axis {
                 Some(a) => {
@@ -871,11 +1301,25 @@ impl Lowerer<'_> {
 
     /// `tl.reduce(input, axis, combine_fn, keep_dims=False)` with a @jit combine function.
     fn reduce_custom(&mut self, args: &Args, span: &Span) -> LResult<KVal> {
-        let a = self.bind("reduce", &["input", "axis", "combine_fn", "keep_dims"], args, span)?;
+        let a = self.bind(
+            "reduce",
+            &["input", "axis", "combine_fn", "keep_dims"],
+            args,
+            span,
+        )?;
         let input = self.required("reduce", "input", &a[0], span)?;
         let f = match &self.required("reduce", "combine_fn", &a[2], span)?.0 {
             KVal::C(ConstVal::Func(f)) => f.clone(),
-            other => return Err(self.err("TypeError", format!("combine_fn must be a @triton.jit function, got {}", other.describe()), span)),
+            other => {
+                return Err(self.err(
+                    "TypeError",
+                    format!(
+                        "combine_fn must be a @triton.jit function, got {}",
+                        other.describe()
+                    ),
+                    span,
+                ))
+            }
         };
         let inputs: Vec<KVal> = match &input.0 {
             KVal::Tuple(items) => items.clone(),
@@ -891,7 +1335,11 @@ impl Lowerer<'_> {
         }
         for &v in &vals {
             if self.ty(v).shape != t0.shape {
-                return Err(self.err("ValueError", "all inputs of tl.reduce must have the same shape", span));
+                return Err(self.err(
+                    "ValueError",
+                    "all inputs of tl.reduce must have the same shape",
+                    span,
+                ));
             }
         }
         let axis = self.axis_arg(&a[1], t0.shape.len(), span)?;
@@ -907,8 +1355,13 @@ impl Lowerer<'_> {
                 (flat, 0)
             }
         };
-        let dtypes: Vec<DType> = vals.iter().map(|&v| self.ty(v).dtype().unwrap_or(DType::F32)).collect();
-        let region_args: Vec<Value> = (0..2 * vals.len()).map(|i| self.k.new_value(Type::scalar(dtypes[i % vals.len()]))).collect();
+        let dtypes: Vec<DType> = vals
+            .iter()
+            .map(|&v| self.ty(v).dtype().unwrap_or(DType::F32))
+            .collect();
+        let region_args: Vec<Value> = (0..2 * vals.len())
+            .map(|i| self.k.new_value(Type::scalar(dtypes[i % vals.len()])))
+            .collect();
         let mut call = Args::default();
         for &ra in &region_args {
             call.pos.push((KVal::T(ra), span.clone()));
@@ -929,7 +1382,16 @@ impl Lowerer<'_> {
         };
         if outs.len() != vals.len() {
             self.blocks.pop();
-            return Err(self.err("TypeError", format!("combine_fn `{}` returns {} values for {} inputs", f.name, outs.len(), vals.len()), span));
+            return Err(self.err(
+                "TypeError",
+                format!(
+                    "combine_fn `{}` returns {} values for {} inputs",
+                    f.name,
+                    outs.len(),
+                    vals.len()
+                ),
+                span,
+            ));
         }
         let mut ys = vec![];
         for (o, d) in outs.iter().zip(&dtypes) {
@@ -947,10 +1409,24 @@ impl Lowerer<'_> {
         let st = self.ty(vals[0]);
         let mut shape = st.shape.clone();
         shape.remove(ax);
-        let types = dtypes.iter().map(|&d| Type::block(Elem::Scalar(d), shape.clone())).collect();
+        let types = dtypes
+            .iter()
+            .map(|&d| Type::block(Elem::Scalar(d), shape.clone()))
+            .collect();
         let loc = self.loc(span);
-        let mut op = self.k.op(OpKind::Reduce { axis: ax, combine: Combine::Region }, vals.clone(), types, loc);
-        op.regions = vec![Region { args: region_args, ops }];
+        let mut op = self.k.op(
+            OpKind::Reduce {
+                axis: ax,
+                combine: Combine::Region,
+            },
+            vals.clone(),
+            types,
+            loc,
+        );
+        op.regions = vec![Region {
+            args: region_args,
+            ops,
+        }];
         let mut results = op.results.clone();
         self.blocks.last_mut().expect("region").push(op);
         if keep {
@@ -959,7 +1435,12 @@ impl Lowerer<'_> {
                 let mut s = rt.shape.clone();
                 let a = axis.unwrap_or(0);
                 s.insert(a.min(s.len()), 1);
-                *r = self.emit1(OpKind::ExpandDims(a.min(rt.shape.len())), vec![*r], rt.with_shape(s), span);
+                *r = self.emit1(
+                    OpKind::ExpandDims(a.min(rt.shape.len())),
+                    vec![*r],
+                    rt.with_shape(s),
+                    span,
+                );
             }
         }
         if results.len() == 1 {
@@ -972,7 +1453,16 @@ impl Lowerer<'_> {
     fn load(&mut self, args: &Args, span: &Span) -> LResult<KVal> {
         let a = self.bind(
             "load",
-            &["pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier", "eviction_policy", "volatile"],
+            &[
+                "pointer",
+                "mask",
+                "other",
+                "boundary_check",
+                "padding_option",
+                "cache_modifier",
+                "eviction_policy",
+                "volatile",
+            ],
             args,
             span,
         )?;
@@ -980,7 +1470,11 @@ impl Lowerer<'_> {
         let ptr = self.to_value(&p.0, &p.1)?;
         let pt = self.ty(ptr);
         let Elem::Ptr(pointee) = pt.elem else {
-            return Err(self.err("TypeError", format!("tl.load needs pointers, got {}", self.describe_kval(&p.0)), &p.1));
+            return Err(self.err(
+                "TypeError",
+                format!("tl.load needs pointers, got {}", self.describe_kval(&p.0)),
+                &p.1,
+            ));
         };
         let mask = self.mask_arg(&a[1])?;
         let other = match &a[2] {
@@ -990,7 +1484,15 @@ impl Lowerer<'_> {
         let mut shape = pt.shape.clone();
         if let Some(m) = mask {
             shape = broadcast_shapes(&shape, &self.ty(m).shape).ok_or_else(|| {
-                self.err("ValueError", format!("the mask's shape {} does not match the pointers' shape {}", shape_str(&self.ty(m).shape), shape_str(&pt.shape)), span)
+                self.err(
+                    "ValueError",
+                    format!(
+                        "the mask's shape {} does not match the pointers' shape {}",
+                        shape_str(&self.ty(m).shape),
+                        shape_str(&pt.shape)
+                    ),
+                    span,
+                )
             })?;
         }
         let ptr = self.broadcast_to(ptr, &shape, span)?;
@@ -1008,12 +1510,28 @@ impl Lowerer<'_> {
                 }
             };
             if broadcast_shapes(&self.ty(ov).shape, &shape).as_deref() != Some(&shape[..]) {
-                return Err(self.err("ValueError", format!("`other` of shape {} does not broadcast to the load's shape {}", shape_str(&self.ty(ov).shape), shape_str(&shape)), &o.1));
+                return Err(self.err(
+                    "ValueError",
+                    format!(
+                        "`other` of shape {} does not broadcast to the load's shape {}",
+                        shape_str(&self.ty(ov).shape),
+                        shape_str(&shape)
+                    ),
+                    &o.1,
+                ));
             }
             operands.push(self.broadcast_to(ov, &shape, &o.1)?);
         }
         let rt = Type::block(Elem::Scalar(pointee), shape);
-        Ok(KVal::T(self.emit1(OpKind::Load { mask: mask.is_some(), other: has_other }, operands, rt, span)))
+        Ok(KVal::T(self.emit1(
+            OpKind::Load {
+                mask: mask.is_some(),
+                other: has_other,
+            },
+            operands,
+            rt,
+            span,
+        )))
     }
 
     fn mask_arg(&mut self, m: &Option<(KVal, Span)>) -> LResult<Option<Value>> {
@@ -1031,13 +1549,29 @@ impl Lowerer<'_> {
     }
 
     fn store(&mut self, args: &Args, span: &Span) -> LResult<KVal> {
-        let a = self.bind("store", &["pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy"], args, span)?;
+        let a = self.bind(
+            "store",
+            &[
+                "pointer",
+                "value",
+                "mask",
+                "boundary_check",
+                "cache_modifier",
+                "eviction_policy",
+            ],
+            args,
+            span,
+        )?;
         let p = self.required("store", "pointer", &a[0], span)?;
         let val = self.required("store", "value", &a[1], span)?;
         let ptr = self.to_value(&p.0, &p.1)?;
         let pt = self.ty(ptr);
         let Elem::Ptr(pointee) = pt.elem else {
-            return Err(self.err("TypeError", format!("tl.store needs pointers, got {}", self.describe_kval(&p.0)), &p.1));
+            return Err(self.err(
+                "TypeError",
+                format!("tl.store needs pointers, got {}", self.describe_kval(&p.0)),
+                &p.1,
+            ));
         };
         let v = match &val.0 {
             KVal::C(c) => self.const_as(c, pointee, &val.1),
@@ -1052,27 +1586,65 @@ impl Lowerer<'_> {
         let mask = self.mask_arg(&a[2])?;
         let vs = self.ty(v).shape;
         if !pt.is_block() && !vs.is_empty() {
-            return Err(self.err("ValueError", format!("cannot store a block of shape {} through a single pointer", shape_str(&vs)), span));
+            return Err(self.err(
+                "ValueError",
+                format!(
+                    "cannot store a block of shape {} through a single pointer",
+                    shape_str(&vs)
+                ),
+                span,
+            ));
         }
         if broadcast_shapes(&vs, &pt.shape).as_deref() != Some(&pt.shape[..]) {
-            return Err(self.err("ValueError", format!("the value's shape {} does not match the pointers' shape {}", shape_str(&vs), shape_str(&pt.shape)), span));
+            return Err(self.err(
+                "ValueError",
+                format!(
+                    "the value's shape {} does not match the pointers' shape {}",
+                    shape_str(&vs),
+                    shape_str(&pt.shape)
+                ),
+                span,
+            ));
         }
         let v = self.broadcast_to(v, &pt.shape, span)?;
         let mut operands = vec![ptr, v];
         if let Some(m) = mask {
             if broadcast_shapes(&self.ty(m).shape, &pt.shape).as_deref() != Some(&pt.shape[..]) {
-                return Err(self.err("ValueError", format!("the mask's shape {} does not match the pointers' shape {}", shape_str(&self.ty(m).shape), shape_str(&pt.shape)), span));
+                return Err(self.err(
+                    "ValueError",
+                    format!(
+                        "the mask's shape {} does not match the pointers' shape {}",
+                        shape_str(&self.ty(m).shape),
+                        shape_str(&pt.shape)
+                    ),
+                    span,
+                ));
             }
             operands.push(self.broadcast_to(m, &pt.shape, span)?);
         }
-        self.emit(OpKind::Store { mask: mask.is_some() }, operands, vec![], span);
+        self.emit(
+            OpKind::Store {
+                mask: mask.is_some(),
+            },
+            operands,
+            vec![],
+            span,
+        );
         Ok(KVal::C(ConstVal::None))
     }
 
     fn dot(&mut self, args: &Args, span: &Span) -> LResult<KVal> {
         let a = self.bind(
             "dot",
-            &["input", "other", "acc", "input_precision", "allow_tf32", "max_num_imprecise_acc", "out_dtype"],
+            &[
+                "input",
+                "other",
+                "acc",
+                "input_precision",
+                "allow_tf32",
+                "max_num_imprecise_acc",
+                "out_dtype",
+            ],
             args,
             span,
         )?;
@@ -1082,47 +1654,117 @@ impl Lowerer<'_> {
         let yv = self.to_value(&y.0, &y.1)?;
         let (xt, yt) = (self.ty(xv), self.ty(yv));
         if xt.shape.len() != 2 || yt.shape.len() != 2 {
-            return Err(self.err("ValueError", format!("tl.dot needs 2-D blocks, got shapes {} and {}", shape_str(&xt.shape), shape_str(&yt.shape)), span));
+            return Err(self.err(
+                "ValueError",
+                format!(
+                    "tl.dot needs 2-D blocks, got shapes {} and {}",
+                    shape_str(&xt.shape),
+                    shape_str(&yt.shape)
+                ),
+                span,
+            ));
         }
         if xt.shape[1] != yt.shape[0] {
             return Err(self.err(
                 "ValueError",
-                format!("tl.dot: inner dimensions differ: {} @ {} (K = {} vs {})", shape_str(&xt.shape), shape_str(&yt.shape), xt.shape[1], yt.shape[0]),
+                format!(
+                    "tl.dot: inner dimensions differ: {} @ {} (K = {} vs {})",
+                    shape_str(&xt.shape),
+                    shape_str(&yt.shape),
+                    xt.shape[1],
+                    yt.shape[0]
+                ),
                 span,
             ));
         }
         let (m, k, n) = (xt.shape[0], xt.shape[1], yt.shape[1]);
         if m < 16 || n < 16 || k < 16 {
-            return Err(self.err("ValueError", format!("tl.dot needs every dimension to be at least 16, got M={m}, N={n}, K={k}"), span));
+            return Err(self.err(
+                "ValueError",
+                format!("tl.dot needs every dimension to be at least 16, got M={m}, N={n}, K={k}"),
+                span,
+            ));
         }
         let (Some(dx), Some(dy)) = (xt.dtype(), yt.dtype()) else {
-            return Err(self.err("TypeError", "tl.dot operands must be numbers, not pointers", span));
+            return Err(self.err(
+                "TypeError",
+                "tl.dot operands must be numbers, not pointers",
+                span,
+            ));
         };
         if dx != dy && !(dx.is_fp8() && dy.is_fp8()) {
-            return Err(self.err("TypeError", format!("tl.dot operands must have the same dtype, got {} and {}", dx.tl_name(), dy.tl_name()), span));
+            return Err(self.err(
+                "TypeError",
+                format!(
+                    "tl.dot operands must have the same dtype, got {} and {}",
+                    dx.tl_name(),
+                    dy.tl_name()
+                ),
+                span,
+            ));
         }
-        let supported = matches!(dx, DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::F8E5 | DType::F8E4NV | DType::I8);
+        let supported = matches!(
+            dx,
+            DType::F16
+                | DType::BF16
+                | DType::F32
+                | DType::F64
+                | DType::F8E5
+                | DType::F8E4NV
+                | DType::I8
+        );
         if !supported {
-            return Err(self.err("TypeError", format!("tl.dot supports fp16, bf16, fp32, fp64, fp8 and int8 inputs, got {}", dx.tl_name()), span));
+            return Err(self.err(
+                "TypeError",
+                format!(
+                    "tl.dot supports fp16, bf16, fp32, fp64, fp8 and int8 inputs, got {}",
+                    dx.tl_name()
+                ),
+                span,
+            ));
         }
-        let mut out = if dx == DType::I8 { DType::I32 } else if dx == DType::F64 { DType::F64 } else { DType::F32 };
+        let mut out = if dx == DType::I8 {
+            DType::I32
+        } else if dx == DType::F64 {
+            DType::F64
+        } else {
+            DType::F32
+        };
         if let Some(o) = &a[6] {
             if !matches!(o.0, KVal::C(ConstVal::None)) {
                 out = self.dtype_arg(o, "out_dtype")?;
             }
         }
         let acc = match &a[2] {
-            None | Some((KVal::C(ConstVal::None), _)) => self.constant(Const::Int(0), Type::block(Elem::Scalar(out), vec![m, n]), span),
+            None | Some((KVal::C(ConstVal::None), _)) => self.constant(
+                Const::Int(0),
+                Type::block(Elem::Scalar(out), vec![m, n]),
+                span,
+            ),
             Some((v, s)) => {
                 let av = self.to_value(v, s)?;
                 let at = self.ty(av);
                 if at.shape != vec![m, n] {
-                    return Err(self.err("ValueError", format!("tl.dot accumulator has shape {} but the product is {}", shape_str(&at.shape), shape_str(&[m, n])), s));
+                    return Err(self.err(
+                        "ValueError",
+                        format!(
+                            "tl.dot accumulator has shape {} but the product is {}",
+                            shape_str(&at.shape),
+                            shape_str(&[m, n])
+                        ),
+                        s,
+                    ));
                 }
-                if at.dtype() != Some(out) && !(dx == DType::F16 && at.dtype() == Some(DType::F16)) {
+                if at.dtype() != Some(out) && !(dx == DType::F16 && at.dtype() == Some(DType::F16))
+                {
                     return Err(self.err(
                         "TypeError",
-                        format!("tl.dot accumulator is {} but the product of {} inputs is {}", at.dtype().map(|d| d.tl_name()).unwrap_or("?"), dx.tl_name(), out.tl_name()),
+                        format!(
+                            "tl.dot accumulator is {} but the product of {} inputs is {}",
+                            at.dtype().map(|d| d.tl_name()).unwrap_or("?"),
+                            dx.tl_name(),
+                            out.tl_name()
+                        ),
                         s,
                     ));
                 }
@@ -1132,7 +1774,11 @@ impl Lowerer<'_> {
         let precision = match &a[3] {
             Some((KVal::C(ConstVal::Str(p)), s)) => {
                 if !matches!(p.as_str(), "tf32" | "tf32x3" | "ieee") {
-                    return Err(self.err("ValueError", format!("input_precision must be 'tf32', 'tf32x3' or 'ieee', got '{p}'"), s));
+                    return Err(self.err(
+                        "ValueError",
+                        format!("input_precision must be 'tf32', 'tf32x3' or 'ieee', got '{p}'"),
+                        s,
+                    ));
                 }
                 p.clone()
             }
@@ -1143,7 +1789,12 @@ impl Lowerer<'_> {
         };
         let tf32 = dx == DType::F32 && precision != "ieee";
         let at = self.ty(acc);
-        Ok(KVal::T(self.emit1(OpKind::Dot { tf32 }, vec![xv, yv, acc], at, span)))
+        Ok(KVal::T(self.emit1(
+            OpKind::Dot { tf32 },
+            vec![xv, yv, acc],
+            at,
+            span,
+        )))
     }
 
     /// Methods on tensors and dtypes.
@@ -1161,13 +1812,21 @@ impl Lowerer<'_> {
         }
         match name {
             "to" => {
-                let a = self.bind("to", &["dtype", "fp_downcast_rounding", "bitcast"], &args, span)?;
+                let a = self.bind(
+                    "to",
+                    &["dtype", "fp_downcast_rounding", "bitcast"],
+                    &args,
+                    span,
+                )?;
                 let d = self.dtype_arg(&self.required("to", "dtype", &a[0], span)?, "dtype")?;
                 let bitcast = self.flag(&a[2]);
                 self.convert(&(recv, span.clone()), d, bitcast, span)
             }
             _ => {
-                let mut full = Args { pos: vec![(recv, span.clone())], kw: args.kw };
+                let mut full = Args {
+                    pos: vec![(recv, span.clone())],
+                    kw: args.kw,
+                };
                 full.pos.extend(args.pos);
                 let tl_name = match name {
                     "abs" | "exp" | "log" | "sqrt" => format!("tl.{name}"),

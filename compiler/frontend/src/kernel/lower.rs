@@ -13,7 +13,9 @@ use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::Ranged;
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
-use tilebook_tir::{CmpPred, DType, Elem, Kernel, Loc, Op, OpKind, ParamAttrs, Region, Type, UnOp, Value};
+use tilebook_tir::{
+    CmpPred, DType, Elem, Kernel, Loc, Op, OpKind, ParamAttrs, Region, Type, UnOp, Value,
+};
 
 pub(crate) type LResult<T> = Result<T, Diagnostic>;
 
@@ -93,7 +95,12 @@ pub fn lower_kernel(
     if specs.len() != f.params.len() {
         return Err(Diagnostic::error(
             "TypeError",
-            format!("{}() takes {} arguments but the specialization gives {}", f.name, f.params.len(), specs.len()),
+            format!(
+                "{}() takes {} arguments but the specialization gives {}",
+                f.name,
+                f.params.len(),
+                specs.len()
+            ),
             &f.span(),
         ));
     }
@@ -101,11 +108,15 @@ pub fn lower_kernel(
         let v = match spec {
             ArgSpec::Const(c) => KVal::C(c.clone()),
             ArgSpec::Ptr { dtype, aligned } => {
-                let attrs = ParamAttrs { divisibility: if *aligned { 16 } else { 1 } };
+                let attrs = ParamAttrs {
+                    divisibility: if *aligned { 16 } else { 1 },
+                };
                 KVal::T(l.k.add_param(&p.name, Type::ptr(*dtype), attrs))
             }
             ArgSpec::Int { dtype, spec } => {
-                let attrs = ParamAttrs { divisibility: if *spec == IntSpec::Div16 { 16 } else { 1 } };
+                let attrs = ParamAttrs {
+                    divisibility: if *spec == IntSpec::Div16 { 16 } else { 1 },
+                };
                 let v = l.k.add_param(&p.name, Type::scalar(*dtype), attrs);
                 if *spec == IntSpec::One {
                     KVal::C(ConstVal::Int(1))
@@ -113,24 +124,34 @@ pub fn lower_kernel(
                     KVal::T(v)
                 }
             }
-            ArgSpec::Float { dtype } => KVal::T(l.k.add_param(&p.name, Type::scalar(*dtype), ParamAttrs::default())),
+            ArgSpec::Float { dtype } => {
+                KVal::T(l.k.add_param(&p.name, Type::scalar(*dtype), ParamAttrs::default()))
+            }
         };
         if p.constexpr && !matches!(spec, ArgSpec::Const(_)) {
             return Err(Diagnostic::error(
                 "TypeError",
-                format!("parameter `{}` is a tl.constexpr, so its value must be known at compile time", p.name),
+                format!(
+                    "parameter `{}` is a tl.constexpr, so its value must be known at compile time",
+                    p.name
+                ),
                 &p.span,
             ));
         }
         l.locals.insert(p.name.clone(), v);
     }
     if let Some(m) = &f.meta {
-        l.locals.insert(m.clone(), KVal::Meta(Rc::new(meta.to_vec())));
+        l.locals
+            .insert(m.clone(), KVal::Meta(Rc::new(meta.to_vec())));
     }
     let flow = l.stmts(&f.def.body)?;
     if let Flow::Return(v) = flow {
         if !matches!(v, KVal::C(ConstVal::None)) {
-            return Err(Diagnostic::error("TypeError", "a kernel launched from the host cannot return a value", &f.span()));
+            return Err(Diagnostic::error(
+                "TypeError",
+                "a kernel launched from the host cannot return a value",
+                &f.span(),
+            ));
         }
     }
     l.k.body.ops = l.blocks.pop().unwrap_or_default();
@@ -181,7 +202,13 @@ impl<'g> Lowerer<'g> {
     }
 
     /// Append an op to the current region and return its results.
-    pub fn emit(&mut self, kind: OpKind, args: Vec<Value>, types: Vec<Type>, span: &Span) -> Vec<Value> {
+    pub fn emit(
+        &mut self,
+        kind: OpKind,
+        args: Vec<Value>,
+        types: Vec<Type>,
+        span: &Span,
+    ) -> Vec<Value> {
         let loc = self.loc(span);
         let op = self.k.op(kind, args, types, loc);
         let results = op.results.clone();
@@ -205,7 +232,11 @@ impl<'g> Lowerer<'g> {
     }
 
     fn unsupported(&self, what: &str, range: ruff_text_size::TextRange) -> Diagnostic {
-        self.err("UnsupportedError", format!("{what} is not supported inside a @jit function"), &self.span(range))
+        self.err(
+            "UnsupportedError",
+            format!("{what} is not supported inside a @jit function"),
+            &self.span(range),
+        )
     }
 
     fn stmt(&mut self, s: &Stmt) -> LResult<Flow> {
@@ -424,7 +455,16 @@ impl<'g> Lowerer<'g> {
         let else_ops = self.blocks.pop().unwrap_or_default();
         let loc = self.loc(&span);
         let mut op = self.k.op(OpKind::If, vec![c], types, loc);
-        op.regions = vec![Region { args: vec![], ops: then_ops }, Region { args: vec![], ops: else_ops }];
+        op.regions = vec![
+            Region {
+                args: vec![],
+                ops: then_ops,
+            },
+            Region {
+                args: vec![],
+                ops: else_ops,
+            },
+        ];
         let results = op.results.clone();
         self.blocks.last_mut().expect("region").push(op);
         self.locals = before;
@@ -440,7 +480,11 @@ impl<'g> Lowerer<'g> {
         Ok(Flow::Normal)
     }
 
-    fn else_part(&mut self, rest: &[ast::ElifElseClause], range: ruff_text_size::TextRange) -> LResult<Flow> {
+    fn else_part(
+        &mut self,
+        rest: &[ast::ElifElseClause],
+        range: ruff_text_size::TextRange,
+    ) -> LResult<Flow> {
         match rest.split_first() {
             None => Ok(Flow::Normal),
             Some((clause, more)) => match &clause.test {
@@ -451,7 +495,13 @@ impl<'g> Lowerer<'g> {
     }
 
     /// A value as a tensor of `ty` (constants converted), for yields.
-    fn materialize_as(&mut self, v: &KVal, ty: Option<&Type>, name: &str, span: &Span) -> LResult<Value> {
+    fn materialize_as(
+        &mut self,
+        v: &KVal,
+        ty: Option<&Type>,
+        name: &str,
+        span: &Span,
+    ) -> LResult<Value> {
         match (v, ty) {
             (KVal::C(c), Some(t)) if t.dtype().is_some() => {
                 let d = t.dtype().unwrap_or(DType::I32);
@@ -462,7 +512,10 @@ impl<'g> Lowerer<'g> {
             (KVal::C(_), _) => self.to_value(v, span),
             _ => Err(self.err(
                 "TypeError",
-                format!("variable `{name}` holds {} and cannot change inside runtime control flow", v.describe()),
+                format!(
+                    "variable `{name}` holds {} and cannot change inside runtime control flow",
+                    v.describe()
+                ),
                 span,
             )),
         }
@@ -475,7 +528,15 @@ impl<'g> Lowerer<'g> {
         assigned
             .into_iter()
             .filter(|n| !exclude.contains(n))
-            .filter(|n| matches!(self.locals.get(n), Some(KVal::T(_)) | Some(KVal::C(ConstVal::Int(_) | ConstVal::Float(_) | ConstVal::Bool(_)))))
+            .filter(|n| {
+                matches!(
+                    self.locals.get(n),
+                    Some(KVal::T(_))
+                        | Some(KVal::C(
+                            ConstVal::Int(_) | ConstVal::Float(_) | ConstVal::Bool(_)
+                        ))
+                )
+            })
             .collect()
     }
 
@@ -509,15 +570,31 @@ impl<'g> Lowerer<'g> {
         }
         for kw in call.arguments.keywords.iter() {
             let name = kw.arg.as_ref().map(|a| a.as_str()).unwrap_or("");
-            if !matches!(name, "num_stages" | "loop_unroll_factor" | "flatten" | "warp_specialize" | "disallow_acc_multi_buffer" | "step") {
-                return Err(self.err("TypeError", format!("range() got an unexpected keyword argument `{name}`"), &self.span(kw.range)));
+            if !matches!(
+                name,
+                "num_stages"
+                    | "loop_unroll_factor"
+                    | "flatten"
+                    | "warp_specialize"
+                    | "disallow_acc_multi_buffer"
+                    | "step"
+            ) {
+                return Err(self.err(
+                    "TypeError",
+                    format!("range() got an unexpected keyword argument `{name}`"),
+                    &self.span(kw.range),
+                ));
             }
             if name == "step" {
                 bounds.push((self.expr(&kw.value)?, self.span(kw.range)));
             }
         }
         if bounds.is_empty() || bounds.len() > 3 {
-            return Err(self.err("TypeError", format!("range expects 1 to 3 arguments, got {}", bounds.len()), &span));
+            return Err(self.err(
+                "TypeError",
+                format!("range expects 1 to 3 arguments, got {}", bounds.len()),
+                &span,
+            ));
         }
         let zero = (KVal::C(ConstVal::Int(0)), span.clone());
         let one = (KVal::C(ConstVal::Int(1)), span.clone());
@@ -527,7 +604,9 @@ impl<'g> Lowerer<'g> {
             _ => (bounds[0].clone(), bounds[1].clone(), bounds[2].clone()),
         };
         let Expr::Name(target) = &*f.target else {
-            return Err(self.unsupported("a loop target other than a single name", f.target.range()));
+            return Err(
+                self.unsupported("a loop target other than a single name", f.target.range())
+            );
         };
         let target = target.id.to_string();
 
@@ -535,7 +614,11 @@ impl<'g> Lowerer<'g> {
             let as_int = |s: &Self, v: &(KVal, Span)| match &v.0 {
                 KVal::C(ConstVal::Int(i)) => Ok(*i),
                 KVal::C(ConstVal::Bool(b)) => Ok(*b as i64),
-                _ => Err(s.err("TypeError", "tl.static_range bounds must be constexpr integers", &v.1)),
+                _ => Err(s.err(
+                    "TypeError",
+                    "tl.static_range bounds must be constexpr integers",
+                    &v.1,
+                )),
             };
             let (a, b, s) = (as_int(self, &lb)?, as_int(self, &ub)?, as_int(self, &step)?);
             if s == 0 {
@@ -546,11 +629,20 @@ impl<'g> Lowerer<'g> {
             while (s > 0 && i < b) || (s < 0 && i > b) {
                 count += 1;
                 if count > 4096 {
-                    return Err(self.err("ValueError", "tl.static_range unrolls more than 4096 iterations", &span));
+                    return Err(self.err(
+                        "ValueError",
+                        "tl.static_range unrolls more than 4096 iterations",
+                        &span,
+                    ));
                 }
-                self.locals.insert(target.clone(), KVal::C(ConstVal::Int(i)));
+                self.locals
+                    .insert(target.clone(), KVal::C(ConstVal::Int(i)));
                 if let Flow::Return(_) = self.stmts(&f.body)? {
-                    return Err(self.err("UnsupportedError", "`return` inside a loop is not supported", &span));
+                    return Err(self.err(
+                        "UnsupportedError",
+                        "`return` inside a loop is not supported",
+                        &span,
+                    ));
                 }
                 i += s;
             }
@@ -563,14 +655,22 @@ impl<'g> Lowerer<'g> {
             let x = self.to_value(v, s)?;
             let t = self.ty(x);
             if t.is_block() || !t.dtype().is_some_and(DType::is_int) {
-                return Err(self.err("TypeError", format!("range bounds must be integer scalars, got {t}"), s));
+                return Err(self.err(
+                    "TypeError",
+                    format!("range bounds must be integer scalars, got {t}"),
+                    s,
+                ));
             }
             vals.push(x);
         }
-        let iv_ty = vals.iter().map(|&v| self.ty(v).dtype().unwrap_or(DType::I32)).fold(DType::I32, |a, b| {
-            if b.bits() > a.bits() { b } else { a }
-        });
-        let vals: Vec<Value> = vals.into_iter().map(|v| self.cast(v, iv_ty, &span)).collect();
+        let iv_ty = vals
+            .iter()
+            .map(|&v| self.ty(v).dtype().unwrap_or(DType::I32))
+            .fold(DType::I32, |a, b| if b.bits() > a.bits() { b } else { a });
+        let vals: Vec<Value> = vals
+            .into_iter()
+            .map(|v| self.cast(v, iv_ty, &span))
+            .collect();
         let exclude = BTreeSet::from([target.clone()]);
         let names = self.carried_names(&f.body, &exclude);
         let mut inits = vec![];
@@ -653,7 +753,11 @@ impl<'g> Lowerer<'g> {
                 let c = self.expr(&w.test)?;
                 let c = self.to_value(&c, &tspan)?;
                 if self.ty(c).is_block() {
-                    return Err(self.err("TypeError", "a `while` condition must be a scalar", &tspan));
+                    return Err(self.err(
+                        "TypeError",
+                        "a `while` condition must be a scalar",
+                        &tspan,
+                    ));
                 }
                 let c = self.to_bool(c, &tspan)?;
                 self.emit(OpKind::Yield, vec![c], vec![], &tspan);
@@ -725,10 +829,18 @@ impl<'g> Lowerer<'g> {
             Expr::NumberLiteral(n) => match &n.value {
                 ast::Number::Int(i) => match i.as_i64() {
                     Some(v) => Ok(KVal::C(ConstVal::Int(v))),
-                    None => Err(self.err("ValueError", format!("integer literal {i} does not fit in 64 bits"), &span)),
+                    None => Err(self.err(
+                        "ValueError",
+                        format!("integer literal {i} does not fit in 64 bits"),
+                        &span,
+                    )),
                 },
                 ast::Number::Float(f) => Ok(KVal::C(ConstVal::Float(*f))),
-                ast::Number::Complex { .. } => Err(self.err("TypeError", "complex numbers are not supported in kernels", &span)),
+                ast::Number::Complex { .. } => Err(self.err(
+                    "TypeError",
+                    "complex numbers are not supported in kernels",
+                    &span,
+                )),
             },
             Expr::BooleanLiteral(b) => Ok(KVal::C(ConstVal::Bool(b.value))),
             Expr::NoneLiteral(_) => Ok(KVal::C(ConstVal::None)),
@@ -799,7 +911,11 @@ impl<'g> Lowerer<'g> {
             Expr::If(i) => {
                 let c = self.expr(&i.test)?;
                 if let KVal::C(c) = c {
-                    return if const_truth(&c) { self.expr(&i.body) } else { self.expr(&i.orelse) };
+                    return if const_truth(&c) {
+                        self.expr(&i.body)
+                    } else {
+                        self.expr(&i.orelse)
+                    };
                 }
                 let a = self.expr(&i.body)?;
                 let b = self.expr(&i.orelse)?;
@@ -809,9 +925,21 @@ impl<'g> Lowerer<'g> {
             Expr::List(t) => self.sequence(&t.elts),
             Expr::Subscript(s) => self.subscript(s),
             Expr::FString(f) => self.fstring(f, &span),
-            Expr::Lambda(_) => Err(self.err("UnsupportedError", "lambdas are not supported inside kernels; define a @triton.jit function", &span)),
-            Expr::Starred(_) => Err(self.err("UnsupportedError", "`*args` unpacking is not supported inside kernels", &span)),
-            _ => Err(self.err("UnsupportedError", "this kind of expression is not supported inside a @jit function", &span)),
+            Expr::Lambda(_) => Err(self.err(
+                "UnsupportedError",
+                "lambdas are not supported inside kernels; define a @triton.jit function",
+                &span,
+            )),
+            Expr::Starred(_) => Err(self.err(
+                "UnsupportedError",
+                "`*args` unpacking is not supported inside kernels",
+                &span,
+            )),
+            _ => Err(self.err(
+                "UnsupportedError",
+                "this kind of expression is not supported inside a @jit function",
+                &span,
+            )),
         }
     }
 
@@ -821,7 +949,16 @@ impl<'g> Lowerer<'g> {
             items.push(self.expr(e)?);
         }
         if items.iter().all(|i| matches!(i, KVal::C(_))) {
-            let cs = items.into_iter().map(|i| if let KVal::C(c) = i { c } else { ConstVal::None }).collect();
+            let cs = items
+                .into_iter()
+                .map(|i| {
+                    if let KVal::C(c) = i {
+                        c
+                    } else {
+                        ConstVal::None
+                    }
+                })
+                .collect();
             return Ok(KVal::C(ConstVal::Tuple(cs)));
         }
         Ok(KVal::Tuple(items))
@@ -836,11 +973,19 @@ impl<'g> Lowerer<'g> {
                     for el in fs.elements.iter() {
                         match el {
                             ast::InterpolatedStringElement::Literal(l) => out.push_str(&l.value),
-                            ast::InterpolatedStringElement::Interpolation(i) => match self.expr(&i.expression)? {
-                                KVal::C(ConstVal::Str(s)) => out.push_str(&s),
-                                KVal::C(c) => out.push_str(&c.to_string()),
-                                _ => return Err(self.err("UnsupportedError", "f-strings in kernels may only format constexprs", span)),
-                            },
+                            ast::InterpolatedStringElement::Interpolation(i) => {
+                                match self.expr(&i.expression)? {
+                                    KVal::C(ConstVal::Str(s)) => out.push_str(&s),
+                                    KVal::C(c) => out.push_str(&c.to_string()),
+                                    _ => {
+                                        return Err(self.err(
+                                            "UnsupportedError",
+                                            "f-strings in kernels may only format constexprs",
+                                            span,
+                                        ))
+                                    }
+                                }
+                            }
                         }
                     }
                 }
@@ -860,26 +1005,45 @@ impl<'g> Lowerer<'g> {
                 };
                 match m.iter().find(|(n, _)| *n == k) {
                     Some((_, v)) => Ok(KVal::C(v.clone())),
-                    None => Err(self.err("KeyError", format!("meta parameter '{k}' was not passed to the launch"), &span)),
+                    None => Err(self.err(
+                        "KeyError",
+                        format!("meta parameter '{k}' was not passed to the launch"),
+                        &span,
+                    )),
                 }
             }
             KVal::C(ConstVal::Tuple(items)) => {
                 let idx = self.expr(&s.slice)?;
                 let KVal::C(ConstVal::Int(i)) = idx else {
-                    return Err(self.err("TypeError", "tuple indices must be constexpr integers", &span));
+                    return Err(self.err(
+                        "TypeError",
+                        "tuple indices must be constexpr integers",
+                        &span,
+                    ));
                 };
                 let n = items.len() as i64;
                 let j = if i < 0 { i + n } else { i };
-                items.get(j as usize).cloned().map(KVal::C).ok_or_else(|| self.err("IndexError", "tuple index out of range", &span))
+                items
+                    .get(j as usize)
+                    .cloned()
+                    .map(KVal::C)
+                    .ok_or_else(|| self.err("IndexError", "tuple index out of range", &span))
             }
             KVal::Tuple(items) => {
                 let idx = self.expr(&s.slice)?;
                 let KVal::C(ConstVal::Int(i)) = idx else {
-                    return Err(self.err("TypeError", "tuple indices must be constexpr integers", &span));
+                    return Err(self.err(
+                        "TypeError",
+                        "tuple indices must be constexpr integers",
+                        &span,
+                    ));
                 };
                 let n = items.len() as i64;
                 let j = if i < 0 { i + n } else { i };
-                items.get(j as usize).cloned().ok_or_else(|| self.err("IndexError", "tuple index out of range", &span))
+                items
+                    .get(j as usize)
+                    .cloned()
+                    .ok_or_else(|| self.err("IndexError", "tuple index out of range", &span))
             }
             KVal::T(v) => {
                 let parts: Vec<&Expr> = match &*s.slice {
@@ -911,9 +1075,18 @@ impl<'g> Lowerer<'g> {
                 if dim != t.shape.len() {
                     shape.extend(&t.shape[dim..]);
                 }
-                Ok(KVal::T(self.emit1(OpKind::Reshape, vec![v], t.with_shape(shape), &span)))
+                Ok(KVal::T(self.emit1(
+                    OpKind::Reshape,
+                    vec![v],
+                    t.with_shape(shape),
+                    &span,
+                )))
             }
-            other => Err(self.err("TypeError", format!("{} cannot be indexed", other.describe()), &span)),
+            other => Err(self.err(
+                "TypeError",
+                format!("{} cannot be indexed", other.describe()),
+                &span,
+            )),
         }
     }
 
@@ -927,7 +1100,12 @@ impl<'g> Lowerer<'g> {
         let y = self.to_bool(y, span)?;
         let (x, y) = self.broadcast_pair(x, y, span)?;
         let t = self.ty(x);
-        Ok(KVal::T(self.emit1(OpKind::Binary(tilebook_tir::BinOp::And), vec![x, y], t, span)))
+        Ok(KVal::T(self.emit1(
+            OpKind::Binary(tilebook_tir::BinOp::And),
+            vec![x, y],
+            t,
+            span,
+        )))
     }
 
     fn binary_ast(&mut self, op: ast::Operator, a: &KVal, b: &KVal, span: &Span) -> LResult<KVal> {
@@ -946,7 +1124,11 @@ impl<'g> Lowerer<'g> {
             O::LShift => PyOp::LShift,
             O::RShift => PyOp::RShift,
             O::MatMult => {
-                return Err(self.err("UnsupportedError", "`@` is not supported inside kernels; use tl.dot(a, b)", span))
+                return Err(self.err(
+                    "UnsupportedError",
+                    "`@` is not supported inside kernels; use tl.dot(a, b)",
+                    span,
+                ))
             }
         };
         self.binary(p, a, b, span)
@@ -970,10 +1152,18 @@ impl<'g> Lowerer<'g> {
             }
             C::In | C::NotIn => {
                 let KVal::C(ConstVal::Tuple(items)) = b else {
-                    return Err(self.err("UnsupportedError", "`in` works only on constexpr tuples inside kernels", span));
+                    return Err(self.err(
+                        "UnsupportedError",
+                        "`in` works only on constexpr tuples inside kernels",
+                        span,
+                    ));
                 };
                 let KVal::C(x) = a else {
-                    return Err(self.err("UnsupportedError", "`in` works only on constexprs inside kernels", span));
+                    return Err(self.err(
+                        "UnsupportedError",
+                        "`in` works only on constexprs inside kernels",
+                        span,
+                    ));
                 };
                 return Ok(KVal::C(ConstVal::Bool(items.contains(x) == (op == C::In))));
             }
@@ -991,7 +1181,11 @@ impl<'g> Lowerer<'g> {
                 (U::USub, ConstVal::Float(f)) => Ok(KVal::C(ConstVal::Float(-f))),
                 (U::UAdd, _) => Ok(v.clone()),
                 (U::Invert, ConstVal::Int(i)) => Ok(KVal::C(ConstVal::Int(!i))),
-                _ => Err(self.err("TypeError", format!("bad operand for unary operator: {c}"), span)),
+                _ => Err(self.err(
+                    "TypeError",
+                    format!("bad operand for unary operator: {c}"),
+                    span,
+                )),
             };
         }
         let x = self.to_value(&v, span)?;
@@ -1006,7 +1200,11 @@ impl<'g> Lowerer<'g> {
             }
             U::Invert => {
                 if !t.dtype().is_some_and(DType::is_int) {
-                    return Err(self.err("TypeError", format!("`~` needs an integer operand, got {t}"), span));
+                    return Err(self.err(
+                        "TypeError",
+                        format!("`~` needs an integer operand, got {t}"),
+                        span,
+                    ));
                 }
                 Ok(KVal::T(self.unary(UnOp::Not, x, span)))
             }
@@ -1032,7 +1230,13 @@ impl<'g> Lowerer<'g> {
                             args.pos.push((it, self.span(s.range)));
                         }
                     }
-                    _ => return Err(self.err("TypeError", "only tuples can be unpacked with `*`", &self.span(s.range))),
+                    _ => {
+                        return Err(self.err(
+                            "TypeError",
+                            "only tuples can be unpacked with `*`",
+                            &self.span(s.range),
+                        ))
+                    }
                 }
                 continue;
             }
@@ -1041,7 +1245,11 @@ impl<'g> Lowerer<'g> {
         }
         for kw in a.keywords.iter() {
             let Some(name) = &kw.arg else {
-                return Err(self.err("UnsupportedError", "`**kwargs` in a call inside a kernel", &self.span(kw.range)));
+                return Err(self.err(
+                    "UnsupportedError",
+                    "`**kwargs` in a call inside a kernel",
+                    &self.span(kw.range),
+                ));
             };
             let v = self.expr(&kw.value)?;
             args.kw.push((name.to_string(), v, self.span(kw.range)));
@@ -1056,23 +1264,46 @@ impl<'g> Lowerer<'g> {
             KVal::C(ConstVal::Func(f)) => self.inline_call(&f, args, span),
             KVal::C(ConstVal::DType(d)) => {
                 // `tl.float32(x)`-style conversion.
-                let (v, s) = args.pos.first().cloned().ok_or_else(|| self.err("TypeError", "a dtype call takes one argument", span))?;
+                let (v, s) = args.pos.first().cloned().ok_or_else(|| {
+                    self.err("TypeError", "a dtype call takes one argument", span)
+                })?;
                 let x = self.to_value(&v, &s)?;
                 Ok(KVal::T(self.cast(x, d, span)))
             }
-            other => Err(self.err("TypeError", format!("{} is not callable in a kernel", other.describe()), span)),
+            other => Err(self.err(
+                "TypeError",
+                format!("{} is not callable in a kernel", other.describe()),
+                span,
+            )),
         }
     }
 
-    fn inline_call(&mut self, f: &Rc<JitFunction>, args: super::builtins::Args, span: &Span) -> LResult<KVal> {
+    fn inline_call(
+        &mut self,
+        f: &Rc<JitFunction>,
+        args: super::builtins::Args,
+        span: &Span,
+    ) -> LResult<KVal> {
         if self.call_stack.len() > 32 {
-            return Err(self.err("RecursionError", format!("calls nest more than 32 deep at `{}` (recursion is not supported)", f.name), span));
+            return Err(self.err(
+                "RecursionError",
+                format!(
+                    "calls nest more than 32 deep at `{}` (recursion is not supported)",
+                    f.name
+                ),
+                span,
+            ));
         }
         let mut frame: HashMap<String, KVal> = HashMap::new();
         if args.pos.len() > f.params.len() {
             return Err(self.err(
                 "TypeError",
-                format!("{}() takes {} arguments but {} were given", f.name, f.params.len(), args.pos.len()),
+                format!(
+                    "{}() takes {} arguments but {} were given",
+                    f.name,
+                    f.params.len(),
+                    args.pos.len()
+                ),
                 span,
             ));
         }
@@ -1081,7 +1312,11 @@ impl<'g> Lowerer<'g> {
         }
         for (k, v, s) in &args.kw {
             if f.param_index(k).is_none() {
-                return Err(self.err("TypeError", format!("{}() got an unexpected keyword argument `{k}`", f.name), s));
+                return Err(self.err(
+                    "TypeError",
+                    format!("{}() got an unexpected keyword argument `{k}`", f.name),
+                    s,
+                ));
             }
             frame.insert(k.clone(), v.clone());
         }
@@ -1092,7 +1327,12 @@ impl<'g> Lowerer<'g> {
         self.call_stack.push(span.clone());
         let result = (|| {
             let params = &f.def.parameters;
-            for pw in params.posonlyargs.iter().chain(&params.args).chain(&params.kwonlyargs) {
+            for pw in params
+                .posonlyargs
+                .iter()
+                .chain(&params.args)
+                .chain(&params.kwonlyargs)
+            {
                 let name = pw.parameter.name.to_string();
                 if !frame.contains_key(&name) {
                     match &pw.default {
@@ -1101,7 +1341,11 @@ impl<'g> Lowerer<'g> {
                             frame.insert(name, v);
                         }
                         None => {
-                            return Err(self.err("TypeError", format!("{}() is missing the argument `{name}`", f.name), span));
+                            return Err(self.err(
+                                "TypeError",
+                                format!("{}() is missing the argument `{name}`", f.name),
+                                span,
+                            ));
                         }
                     }
                 }
@@ -1122,29 +1366,54 @@ impl<'g> Lowerer<'g> {
     /// Attribute access on modules, tensors and dtypes.
     fn attribute(&mut self, base: KVal, attr: &str, span: &Span) -> LResult<KVal> {
         match &base {
-            KVal::Module(m) => super::builtins::module_attr(m, attr)
-                .ok_or_else(|| self.err("AttributeError", super::builtins::missing_member(m, attr), span)),
+            KVal::Module(m) => super::builtins::module_attr(m, attr).ok_or_else(|| {
+                self.err(
+                    "AttributeError",
+                    super::builtins::missing_member(m, attr),
+                    span,
+                )
+            }),
             KVal::T(v) => {
                 let t = self.ty(*v);
                 match attr {
                     "dtype" => match t.elem {
                         Elem::Scalar(d) => Ok(KVal::C(ConstVal::DType(d))),
-                        Elem::Ptr(_) => Err(self.err("UnsupportedError", "the dtype of a pointer block is not available as a constexpr", span)),
+                        Elem::Ptr(_) => Err(self.err(
+                            "UnsupportedError",
+                            "the dtype of a pointer block is not available as a constexpr",
+                            span,
+                        )),
                     },
-                    "shape" => Ok(KVal::C(ConstVal::Tuple(t.shape.iter().map(|&d| ConstVal::Int(d as i64)).collect()))),
+                    "shape" => Ok(KVal::C(ConstVal::Tuple(
+                        t.shape.iter().map(|&d| ConstVal::Int(d as i64)).collect(),
+                    ))),
                     "numel" => Ok(KVal::C(ConstVal::Int(t.numel() as i64))),
                     "T" => {
                         let n = t.shape.len();
                         if n != 2 {
-                            return Err(self.err("ValueError", format!(".T needs a 2-D block, got rank {n}"), span));
+                            return Err(self.err(
+                                "ValueError",
+                                format!(".T needs a 2-D block, got rank {n}"),
+                                span,
+                            ));
                         }
-                        Ok(KVal::T(self.emit1(OpKind::Trans(vec![1, 0]), vec![*v], t.with_shape(vec![t.shape[1], t.shape[0]]), span)))
+                        Ok(KVal::T(self.emit1(
+                            OpKind::Trans(vec![1, 0]),
+                            vec![*v],
+                            t.with_shape(vec![t.shape[1], t.shape[0]]),
+                            span,
+                        )))
                     }
-                    "to" | "reshape" | "view" | "trans" | "permute" | "sum" | "max" | "min" | "argmax" | "argmin" | "cumsum"
-                    | "cumprod" | "expand_dims" | "broadcast_to" | "reduce" | "abs" | "exp" | "log" | "sqrt" | "split" => {
+                    "to" | "reshape" | "view" | "trans" | "permute" | "sum" | "max" | "min"
+                    | "argmax" | "argmin" | "cumsum" | "cumprod" | "expand_dims"
+                    | "broadcast_to" | "reduce" | "abs" | "exp" | "log" | "sqrt" | "split" => {
                         Ok(KVal::Method(Box::new(base.clone()), attr.to_string()))
                     }
-                    _ => Err(self.err("AttributeError", format!("a tensor has no attribute `{attr}` in kernels"), span)),
+                    _ => Err(self.err(
+                        "AttributeError",
+                        format!("a tensor has no attribute `{attr}` in kernels"),
+                        span,
+                    )),
                 }
             }
             KVal::C(ConstVal::DType(d)) => match attr {
@@ -1152,10 +1421,25 @@ impl<'g> Lowerer<'g> {
                 "is_floating" | "is_int" | "is_fp16" | "is_bf16" | "is_fp32" | "is_int_signed" => {
                     Ok(KVal::Method(Box::new(base.clone()), attr.to_string()))
                 }
-                _ => Err(self.err("AttributeError", format!("dtype has no attribute `{attr}`"), span)),
+                _ => Err(self.err(
+                    "AttributeError",
+                    format!("dtype has no attribute `{attr}`"),
+                    span,
+                )),
             },
-            KVal::C(ConstVal::Func(f)) => Err(self.err("AttributeError", format!("@jit function `{}` has no attribute `{attr}` in kernels", f.name), span)),
-            other => Err(self.err("AttributeError", format!("{} has no attribute `{attr}`", other.describe()), span)),
+            KVal::C(ConstVal::Func(f)) => Err(self.err(
+                "AttributeError",
+                format!(
+                    "@jit function `{}` has no attribute `{attr}` in kernels",
+                    f.name
+                ),
+                span,
+            )),
+            other => Err(self.err(
+                "AttributeError",
+                format!("{} has no attribute `{attr}`", other.describe()),
+                span,
+            )),
         }
     }
 }
@@ -1168,7 +1452,9 @@ fn same(a: &KVal, b: &KVal) -> bool {
         (KVal::Module(x), KVal::Module(y)) => x == y,
         (KVal::Builtin(x), KVal::Builtin(y)) => x == y,
         (KVal::Meta(x), KVal::Meta(y)) => Rc::ptr_eq(x, y),
-        (KVal::Tuple(x), KVal::Tuple(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b)),
+        (KVal::Tuple(x), KVal::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
         _ => false,
     }
 }

@@ -132,7 +132,11 @@ impl JitFunction {
         let mut params = vec![];
         let p = &def.parameters;
         for pw in p.posonlyargs.iter().chain(&p.args).chain(&p.kwonlyargs) {
-            let constexpr = pw.parameter.annotation.as_deref().is_some_and(is_constexpr_annotation);
+            let constexpr = pw
+                .parameter
+                .annotation
+                .as_deref()
+                .is_some_and(is_constexpr_annotation);
             params.push(JitParam {
                 name: pw.parameter.name.to_string(),
                 constexpr,
@@ -186,9 +190,17 @@ pub enum IntSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ArgSpec {
     /// A tensor's data pointer; `aligned` when 16-byte aligned.
-    Ptr { dtype: DType, aligned: bool },
-    Int { dtype: DType, spec: IntSpec },
-    Float { dtype: DType },
+    Ptr {
+        dtype: DType,
+        aligned: bool,
+    },
+    Int {
+        dtype: DType,
+        spec: IntSpec,
+    },
+    Float {
+        dtype: DType,
+    },
     Const(ConstVal),
 }
 
@@ -234,7 +246,11 @@ pub struct NoGlobals;
 impl Globals for NoGlobals {
     fn global(&self, name: &str) -> Option<Global> {
         match name {
-            "tl" | "triton" => Some(Global::Module(if name == "tl" { "tl".into() } else { "triton".into() })),
+            "tl" | "triton" => Some(Global::Module(if name == "tl" {
+                "tl".into()
+            } else {
+                "triton".into()
+            })),
             _ => None,
         }
     }
@@ -249,6 +265,9 @@ pub struct CompileOptions {
 
 impl Default for CompileOptions {
     fn default() -> Self {
-        CompileOptions { num_warps: 4, num_stages: 3 }
+        CompileOptions {
+            num_warps: 4,
+            num_stages: 3,
+        }
     }
 }

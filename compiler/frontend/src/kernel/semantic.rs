@@ -48,7 +48,11 @@ impl PyOp {
 pub(crate) fn const_dtype(c: &ConstVal) -> Option<DType> {
     match c {
         ConstVal::Bool(_) => Some(DType::I1),
-        ConstVal::Int(i) => Some(if i32::try_from(*i).is_ok() { DType::I32 } else { DType::I64 }),
+        ConstVal::Int(i) => Some(if i32::try_from(*i).is_ok() {
+            DType::I32
+        } else {
+            DType::I64
+        }),
         ConstVal::Float(_) => Some(DType::F32),
         _ => None,
     }
@@ -109,9 +113,14 @@ pub(crate) fn computation_type(
         return Ok(if a == b { a } else { DType::F16 });
     }
     if a.is_float() || b.is_float() {
-        return Err(format!("unexpected operand types {} and {}", a.tl_name(), b.tl_name()));
+        return Err(format!(
+            "unexpected operand types {} and {}",
+            a.tl_name(),
+            b.tl_name()
+        ));
     }
-    if div_or_mod && a.is_unsigned_int() != b.is_unsigned_int() && a != DType::I1 && b != DType::I1 {
+    if div_or_mod && a.is_unsigned_int() != b.is_unsigned_int() && a != DType::I1 && b != DType::I1
+    {
         return Err(format!(
             "cannot use `/`, `//` or `%` on {} and {}: their signedness differs; cast one of them first",
             a.tl_name(),
@@ -126,8 +135,16 @@ pub(crate) fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let n = a.len().max(b.len());
     let mut out = vec![0; n];
     for i in 0..n {
-        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         out[i] = if da == db || db == 1 {
             da
         } else if da == 1 {
@@ -140,7 +157,13 @@ pub(crate) fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
 }
 
 pub(crate) fn shape_str(s: &[usize]) -> String {
-    format!("[{}]", s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "))
+    format!(
+        "[{}]",
+        s.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 impl Lowerer<'_> {
@@ -171,7 +194,11 @@ impl Lowerer<'_> {
     /// Materialize a constexpr number as a scalar tensor of its natural dtype.
     pub fn const_tensor(&mut self, c: &ConstVal, span: &Span) -> LResult<Value> {
         let Some(d) = const_dtype(c) else {
-            return Err(self.err("TypeError", format!("{c} cannot be used as a tensor value"), span));
+            return Err(self.err(
+                "TypeError",
+                format!("{c} cannot be used as a tensor value"),
+                span,
+            ));
         };
         Ok(self.const_as(c, d, span))
     }
@@ -193,7 +220,10 @@ impl Lowerer<'_> {
             KVal::C(c) => self.const_tensor(c, span),
             other => Err(self.err(
                 "TypeError",
-                format!("expected a tensor or a number here, got {}", other.describe()),
+                format!(
+                    "expected a tensor or a number here, got {}",
+                    other.describe()
+                ),
                 span,
             )),
         }
@@ -228,7 +258,11 @@ impl Lowerer<'_> {
         if broadcast_shapes(&t.shape, shape).as_deref() != Some(shape) {
             return Err(self.err(
                 "ValueError",
-                format!("cannot broadcast a block of shape {} to {}", shape_str(&t.shape), shape_str(shape)),
+                format!(
+                    "cannot broadcast a block of shape {} to {}",
+                    shape_str(&t.shape),
+                    shape_str(shape)
+                ),
                 span,
             ));
         }
@@ -236,10 +270,20 @@ impl Lowerer<'_> {
         let mut cur = t.shape.clone();
         while cur.len() < shape.len() {
             cur.insert(0, 1);
-            v = self.emit1(OpKind::ExpandDims(0), vec![v], t.with_shape(cur.clone()), span);
+            v = self.emit1(
+                OpKind::ExpandDims(0),
+                vec![v],
+                t.with_shape(cur.clone()),
+                span,
+            );
         }
         if cur != shape {
-            v = self.emit1(OpKind::Broadcast, vec![v], t.with_shape(shape.to_vec()), span);
+            v = self.emit1(
+                OpKind::Broadcast,
+                vec![v],
+                t.with_shape(shape.to_vec()),
+                span,
+            );
         }
         Ok(v)
     }
@@ -253,24 +297,48 @@ impl Lowerer<'_> {
         let Some(shape) = broadcast_shapes(&sa, &sb) else {
             return Err(self.err(
                 "ValueError",
-                format!("incompatible shapes {} and {} (they cannot be broadcast together)", shape_str(&sa), shape_str(&sb)),
+                format!(
+                    "incompatible shapes {} and {} (they cannot be broadcast together)",
+                    shape_str(&sa),
+                    shape_str(&sb)
+                ),
                 span,
             ));
         };
-        Ok((self.broadcast_to(a, &shape, span)?, self.broadcast_to(b, &shape, span)?))
+        Ok((
+            self.broadcast_to(a, &shape, span)?,
+            self.broadcast_to(b, &shape, span)?,
+        ))
     }
 
     /// Convert two operands to their computation dtype and common shape.
-    fn promote_pair(&mut self, a: &KVal, b: &KVal, div_or_mod: bool, what: &str, span: &Span) -> LResult<(Value, Value, DType)> {
+    fn promote_pair(
+        &mut self,
+        a: &KVal,
+        b: &KVal,
+        div_or_mod: bool,
+        what: &str,
+        span: &Span,
+    ) -> LResult<(Value, Value, DType)> {
         let (Some(da), Some(db)) = (self.operand_dtype(a), self.operand_dtype(b)) else {
             return Err(self.err(
                 "TypeError",
-                format!("unsupported operand types for {what}: {} and {}", self.describe_kval(a), self.describe_kval(b)),
+                format!(
+                    "unsupported operand types for {what}: {} and {}",
+                    self.describe_kval(a),
+                    self.describe_kval(b)
+                ),
                 span,
             ));
         };
-        let d = computation_type(da, matches!(a, KVal::C(_)), db, matches!(b, KVal::C(_)), div_or_mod)
-            .map_err(|m| self.err("TypeError", m, span))?;
+        let d = computation_type(
+            da,
+            matches!(a, KVal::C(_)),
+            db,
+            matches!(b, KVal::C(_)),
+            div_or_mod,
+        )
+        .map_err(|m| self.err("TypeError", m, span))?;
         let va = match a {
             KVal::C(c) => self.const_as(c, d, span),
             _ => {
@@ -299,7 +367,9 @@ impl Lowerer<'_> {
     /// `a <op> b` for tensors and constexprs.
     pub fn binary(&mut self, op: PyOp, a: &KVal, b: &KVal, span: &Span) -> LResult<KVal> {
         if let (KVal::C(x), KVal::C(y)) = (a, b) {
-            return const_binary(op, x, y).map(KVal::C).map_err(|m| self.err("TypeError", m, span));
+            return const_binary(op, x, y)
+                .map(KVal::C)
+                .map_err(|m| self.err("TypeError", m, span));
         }
         // Pointer arithmetic.
         let is_ptr = |s: &Self, v: &KVal| matches!(v, KVal::T(t) if s.k.ty(*t).elem.is_ptr());
@@ -312,7 +382,8 @@ impl Lowerer<'_> {
             PyOp::FloorDiv | PyOp::Mod => (true, false),
             _ => (false, false),
         };
-        let (mut x, mut y, mut d) = self.promote_pair(a, b, div_or_mod, &format!("`{symbol}`"), span)?;
+        let (mut x, mut y, mut d) =
+            self.promote_pair(a, b, div_or_mod, &format!("`{symbol}`"), span)?;
         if float_div && d.is_int() {
             x = self.cast(x, DType::F32, span);
             y = self.cast(y, DType::F32, span);
@@ -325,14 +396,25 @@ impl Lowerer<'_> {
             PyOp::TrueDiv => BinOp::Div,
             PyOp::FloorDiv => {
                 if d.is_float() {
-                    return Err(self.err("TypeError", format!("`//` needs integer operands in a kernel, got {}", d.tl_name()), span));
+                    return Err(self.err(
+                        "TypeError",
+                        format!(
+                            "`//` needs integer operands in a kernel, got {}",
+                            d.tl_name()
+                        ),
+                        span,
+                    ));
                 }
                 BinOp::Div
             }
             PyOp::Mod => BinOp::Rem,
             PyOp::Pow => {
                 if d.is_int() {
-                    return Err(self.err("TypeError", "`**` on integer tensors is not supported; use floats or tl.math.pow", span));
+                    return Err(self.err(
+                        "TypeError",
+                        "`**` on integer tensors is not supported; use floats or tl.math.pow",
+                        span,
+                    ));
                 }
                 BinOp::Pow
             }
@@ -354,7 +436,12 @@ impl Lowerer<'_> {
             }
         };
         let t = self.ty(x);
-        Ok(KVal::T(self.emit1(OpKind::Binary(bin), vec![x, y], t, span)))
+        Ok(KVal::T(self.emit1(
+            OpKind::Binary(bin),
+            vec![x, y],
+            t,
+            span,
+        )))
     }
 
     fn pointer_arith(&mut self, op: PyOp, a: &KVal, b: &KVal, span: &Span) -> LResult<Value> {
@@ -386,7 +473,10 @@ impl Lowerer<'_> {
         if !od.is_some_and(DType::is_int) || od == Some(DType::I1) {
             return Err(self.err(
                 "TypeError",
-                format!("a pointer offset must be an integer, got {}", self.describe_kval(&KVal::T(off))),
+                format!(
+                    "a pointer offset must be an integer, got {}",
+                    self.describe_kval(&KVal::T(off))
+                ),
                 span,
             ));
         }
@@ -398,7 +488,9 @@ impl Lowerer<'_> {
     /// Comparisons `== != < <= > >=`.
     pub fn compare(&mut self, pred: CmpPred, a: &KVal, b: &KVal, span: &Span) -> LResult<KVal> {
         if let (KVal::C(x), KVal::C(y)) = (a, b) {
-            return const_compare(pred, x, y).map(|b| KVal::C(ConstVal::Bool(b))).map_err(|m| self.err("TypeError", m, span));
+            return const_compare(pred, x, y)
+                .map(|b| KVal::C(ConstVal::Bool(b)))
+                .map_err(|m| self.err("TypeError", m, span));
         }
         let is_ptr = |s: &Self, v: &KVal| matches!(v, KVal::T(t) if s.k.ty(*t).elem.is_ptr());
         let (x, y) = if is_ptr(self, a) && is_ptr(self, b) {
@@ -421,7 +513,12 @@ impl Lowerer<'_> {
             Some(d) => {
                 let zero = self.constant(Const::Int(0), Type::scalar(d), span);
                 let zero = self.broadcast_to(zero, &t.shape, span)?;
-                Ok(self.emit1(OpKind::Cmp(CmpPred::Ne), vec![v, zero], t.with_elem(Elem::Scalar(DType::I1)), span))
+                Ok(self.emit1(
+                    OpKind::Cmp(CmpPred::Ne),
+                    vec![v, zero],
+                    t.with_elem(Elem::Scalar(DType::I1)),
+                    span,
+                ))
             }
             None => Err(self.err("TypeError", "a pointer cannot be used as a condition", span)),
         }
@@ -437,19 +534,35 @@ impl Lowerer<'_> {
         let v = self.to_value(v, span)?;
         let t = self.ty(v);
         let Some(d) = t.dtype() else {
-            return Err(self.err("TypeError", format!("{name} expects a number, got a pointer"), span));
+            return Err(self.err(
+                "TypeError",
+                format!("{name} expects a number, got a pointer"),
+                span,
+            ));
         };
-        let compute = if d.is_float() && d != DType::F16 && d != DType::BF16 && !d.is_fp8() { d } else { DType::F32 };
+        let compute = if d.is_float() && d != DType::F16 && d != DType::BF16 && !d.is_fp8() {
+            d
+        } else {
+            DType::F32
+        };
         let x = self.cast(v, compute, span);
         let r = self.unary(op, x, span);
-        let out = if d.is_float() { self.cast(r, d, span) } else { r };
+        let out = if d.is_float() {
+            self.cast(r, d, span)
+        } else {
+            r
+        };
         Ok(KVal::T(out))
     }
 
     /// `tl.where(c, a, b)`.
     pub fn select(&mut self, c: &KVal, a: &KVal, b: &KVal, span: &Span) -> LResult<KVal> {
         if let KVal::C(cc) = c {
-            return Ok(if const_truth(cc) { a.clone() } else { b.clone() });
+            return Ok(if const_truth(cc) {
+                a.clone()
+            } else {
+                b.clone()
+            });
         }
         let c = self.to_value(c, span)?;
         let c = self.to_bool(c, span)?;
@@ -463,7 +576,11 @@ impl Lowerer<'_> {
             (x, y)
         };
         let shape = broadcast_shapes(&self.ty(c).shape, &self.ty(x).shape).ok_or_else(|| {
-            self.err("ValueError", "the condition's shape does not broadcast with the values' shape", span)
+            self.err(
+                "ValueError",
+                "the condition's shape does not broadcast with the values' shape",
+                span,
+            )
         })?;
         let c = self.broadcast_to(c, &shape, span)?;
         let x = self.broadcast_to(x, &shape, span)?;
@@ -475,10 +592,12 @@ impl Lowerer<'_> {
     /// `min`/`max` elementwise with promotion.
     pub fn minmax(&mut self, max: bool, a: &KVal, b: &KVal, span: &Span) -> LResult<KVal> {
         if let (KVal::C(x), KVal::C(y)) = (a, b) {
-            let lt = const_compare(CmpPred::Lt, x, y).map_err(|m| self.err("TypeError", m, span))?;
+            let lt =
+                const_compare(CmpPred::Lt, x, y).map_err(|m| self.err("TypeError", m, span))?;
             return Ok(KVal::C(if lt == max { y.clone() } else { x.clone() }));
         }
-        let (x, y, _) = self.promote_pair(a, b, false, if max { "maximum" } else { "minimum" }, span)?;
+        let (x, y, _) =
+            self.promote_pair(a, b, false, if max { "maximum" } else { "minimum" }, span)?;
         let t = self.ty(x);
         let op = if max { BinOp::Max } else { BinOp::Min };
         Ok(KVal::T(self.emit1(OpKind::Binary(op), vec![x, y], t, span)))
@@ -515,8 +634,15 @@ pub(crate) fn const_binary(op: PyOp, a: &ConstVal, b: &ConstVal) -> Result<Const
     if let (ConstVal::Tuple(x), ConstVal::Tuple(y), PyOp::Add) = (a, b, op) {
         return Ok(ConstVal::Tuple(x.iter().chain(y).cloned().collect()));
     }
-    let bad = || format!("unsupported operand types for `{}`: {a} and {b}", op.symbol());
-    let (Some((fa, ia, xa)), Some((fb, ib, xb))) = (num(a), num(b)) else { return Err(bad()) };
+    let bad = || {
+        format!(
+            "unsupported operand types for `{}`: {a} and {b}",
+            op.symbol()
+        )
+    };
+    let (Some((fa, ia, xa)), Some((fb, ib, xb))) = (num(a), num(b)) else {
+        return Err(bad());
+    };
     let float = fa || fb;
     let overflow = || "integer overflow in a constant expression".to_string();
     Ok(match op {
@@ -534,7 +660,9 @@ pub(crate) fn const_binary(op: PyOp, a: &ConstVal, b: &ConstVal) -> Result<Const
         PyOp::Add => ConstVal::Int(ia.checked_add(ib).ok_or_else(overflow)?),
         PyOp::Sub => ConstVal::Int(ia.checked_sub(ib).ok_or_else(overflow)?),
         PyOp::Mul => ConstVal::Int(ia.checked_mul(ib).ok_or_else(overflow)?),
-        PyOp::FloorDiv | PyOp::Mod if xb == 0.0 => return Err("division by zero in a constant expression".into()),
+        PyOp::FloorDiv | PyOp::Mod if xb == 0.0 => {
+            return Err("division by zero in a constant expression".into())
+        }
         PyOp::FloorDiv if float => ConstVal::Float((xa / xb).floor()),
         PyOp::FloorDiv => ConstVal::Int(py_floordiv(ia, ib)),
         PyOp::Mod if float => ConstVal::Float(xa - xb * (xa / xb).floor()),
@@ -542,8 +670,12 @@ pub(crate) fn const_binary(op: PyOp, a: &ConstVal, b: &ConstVal) -> Result<Const
         PyOp::Pow if float || ib < 0 => ConstVal::Float(xa.powf(xb)),
         PyOp::Pow => ConstVal::Int(ia.checked_pow(ib as u32).ok_or_else(overflow)?),
         _ if float => return Err(bad()),
-        PyOp::And if matches!((a, b), (ConstVal::Bool(_), ConstVal::Bool(_))) => ConstVal::Bool(ia & ib != 0),
-        PyOp::Or if matches!((a, b), (ConstVal::Bool(_), ConstVal::Bool(_))) => ConstVal::Bool(ia | ib != 0),
+        PyOp::And if matches!((a, b), (ConstVal::Bool(_), ConstVal::Bool(_))) => {
+            ConstVal::Bool(ia & ib != 0)
+        }
+        PyOp::Or if matches!((a, b), (ConstVal::Bool(_), ConstVal::Bool(_))) => {
+            ConstVal::Bool(ia | ib != 0)
+        }
         PyOp::And => ConstVal::Int(ia & ib),
         PyOp::Or => ConstVal::Int(ia | ib),
         PyOp::Xor => ConstVal::Int(ia ^ ib),
@@ -582,7 +714,9 @@ pub(crate) fn const_compare(pred: CmpPred, a: &ConstVal, b: &ConstVal) -> Result
             }
         },
     };
-    let Some(o) = ord else { return Ok(pred == CmpPred::Ne) };
+    let Some(o) = ord else {
+        return Ok(pred == CmpPred::Ne);
+    };
     Ok(match pred {
         CmpPred::Eq => o == Ordering::Equal,
         CmpPred::Ne => o != Ordering::Equal,
@@ -617,7 +751,10 @@ mod tests {
         let i = ConstVal::Int;
         assert_eq!(const_binary(PyOp::FloorDiv, &i(-7), &i(2)), Ok(i(-4)));
         assert_eq!(const_binary(PyOp::Mod, &i(-7), &i(2)), Ok(i(1)));
-        assert_eq!(const_binary(PyOp::TrueDiv, &i(7), &i(2)), Ok(ConstVal::Float(3.5)));
+        assert_eq!(
+            const_binary(PyOp::TrueDiv, &i(7), &i(2)),
+            Ok(ConstVal::Float(3.5))
+        );
         assert!(const_binary(PyOp::FloorDiv, &i(1), &i(0)).is_err());
     }
 }

@@ -55,7 +55,8 @@ fn parse_type(t: &str) -> Result<ArgSpec, String> {
         };
         return Ok(ArgSpec::Ptr { dtype, aligned });
     }
-    let dtype = DType::from_name(base).ok_or_else(|| format!("unknown type `{base}` (expected e.g. *fp16, i32, fp32)"))?;
+    let dtype = DType::from_name(base)
+        .ok_or_else(|| format!("unknown type `{base}` (expected e.g. *fp16, i32, fp32)"))?;
     if dtype.is_float() {
         return Ok(ArgSpec::Float { dtype });
     }
@@ -90,11 +91,17 @@ fn split_entries(sig: &str) -> Vec<String> {
     if !cur.trim().is_empty() {
         out.push(cur);
     }
-    out.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+    out.into_iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 /// Resolve a signature string against a function's parameters.
-pub fn parse_signature(sig: &str, f: &JitFunction) -> Result<(Vec<ArgSpec>, CompileOptions), String> {
+pub fn parse_signature(
+    sig: &str,
+    f: &JitFunction,
+) -> Result<(Vec<ArgSpec>, CompileOptions), String> {
     let mut positional = vec![];
     let mut named = vec![];
     let mut options = CompileOptions::default();
@@ -120,15 +127,26 @@ pub fn parse_signature(sig: &str, f: &JitFunction) -> Result<(Vec<ArgSpec>, Comp
             continue;
         }
         if p.constexpr {
-            return Err(format!("constexpr parameter `{}` needs a value in the signature (`{}=...`)", p.name, p.name));
+            return Err(format!(
+                "constexpr parameter `{}` needs a value in the signature (`{}=...`)",
+                p.name, p.name
+            ));
         }
         match pos.next() {
             Some(s) => specs.push(s),
-            None => return Err(format!("the signature has no type for parameter `{}`", p.name)),
+            None => {
+                return Err(format!(
+                    "the signature has no type for parameter `{}`",
+                    p.name
+                ))
+            }
         }
     }
     if pos.next().is_some() {
-        return Err(format!("the signature has more types than `{}` has parameters", f.name));
+        return Err(format!(
+            "the signature has more types than `{}` has parameters",
+            f.name
+        ));
     }
     for (n, _) in &named {
         if f.param_index(n).is_none() {

@@ -1,0 +1,498 @@
+//! What compiled CPU kernels call at run time, and the parallel launcher.
+//!
+//! Generated code calls the `tb_*` helpers for what Cranelift has no
+//! instruction for (transcendentals, fp16/fp8 conversions), for `tl.dot`
+//! (a cache-friendly microkernel compiled by rustc), and to report errors.
+//! Program instances run on all cores; each thread owns one frame (the
+//! block buffers of one program) and takes program ids from a shared counter.
+
+use half::{bf16, f16};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use tilebook_tir::fp8::{decode_fp8, encode_fp8};
+use tilebook_tir::{DType, Loc};
+
+/// Where an error can happen in generated code (a load, store or assert).
+#[derive(Clone, Debug)]
+pub struct Site {
+    pub loc: Loc,
+    pub what: &'static str,
+    /// The pointer parameter the address derives from, when known.
+    pub param: Option<usize>,
+    pub elem_size: usize,
+    /// The message of a `tl.device_assert`.
+    pub message: String,
+}
+
+/// Why a launch stopped.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LaunchError {
+    OutOfBounds {
+        site: usize,
+        pid: [u32; 3],
+        addr: u64,
+        /// The bounds of the tensor the pointer derives from (`None` if unknown).
+        bounds: Option<(u64, u64)>,
+    },
+    AssertFailed {
+        site: usize,
+        pid: [u32; 3],
+        index: u64,
+    },
+}
+
+/// State shared by all threads of one launch; generated code sees it as `*const Ctx`.
+#[repr(C)]
+pub struct Ctx {
+    /// `[lo, hi)` byte bounds per kernel parameter (zero for non-pointers).
+    pub bounds: *const [u64; 2],
+    pub nbounds: u64,
+    pub shared: *const Shared,
+}
+
+pub struct Shared {
+    pub error: Mutex<Option<LaunchError>>,
+    pub stop: AtomicBool,
+    pub prints: Mutex<Vec<([u32; 3], u64, String)>>,
+    /// Every live allocation `[lo, hi)`, for pointers of unknown origin.
+    pub allocations: Vec<(u64, u64)>,
+    pub print_formats: Vec<String>,
+}
+
+fn shared(ctx: *const Ctx) -> &'static Shared {
+    // SAFETY: the launcher passes a Ctx that outlives every program instance.
+    unsafe { &*(*ctx).shared }
+}
+
+fn pids(p: *const u32) -> [u32; 3] {
+    // SAFETY: generated code passes its pid array of six u32s.
+    unsafe { [*p, *p.add(1), *p.add(2)] }
+}
+
+pub extern "C" fn tb_oob(ctx: *const Ctx, pid: *const u32, site: u64, addr: u64, param: i64) {
+    let s = shared(ctx);
+    let bounds = if param >= 0 && (param as u64) < unsafe { (*ctx).nbounds } {
+        let b = unsafe { *(*ctx).bounds.add(param as usize) };
+        Some((b[0], b[1]))
+    } else {
+        None
+    };
+    let mut e = s.error.lock().unwrap_or_else(|p| p.into_inner());
+    if e.is_none() {
+        *e = Some(LaunchError::OutOfBounds {
+            site: site as usize,
+            pid: pids(pid),
+            addr,
+            bounds,
+        });
+    }
+    s.stop.store(true, Ordering::Relaxed);
+}
+
+/// Whether `[addr, addr+size)` lies in some live allocation (pointers of unknown origin).
+pub extern "C" fn tb_check_any(ctx: *const Ctx, addr: u64, size: u64) -> u8 {
+    let s = shared(ctx);
+    s.allocations
+        .iter()
+        .any(|&(lo, hi)| addr >= lo && addr + size <= hi) as u8
+}
+
+pub extern "C" fn tb_assert_fail(ctx: *const Ctx, pid: *const u32, site: u64, index: u64) {
+    let s = shared(ctx);
+    let mut e = s.error.lock().unwrap_or_else(|p| p.into_inner());
+    if e.is_none() {
+        *e = Some(LaunchError::AssertFailed {
+            site: site as usize,
+            pid: pids(pid),
+            index,
+        });
+    }
+    s.stop.store(true, Ordering::Relaxed);
+}
+
+/// Element codes for `tb_print`.
+pub fn print_code(d: Option<DType>) -> u64 {
+    match d {
+        None => 100,
+        Some(d) => DType::ALL.iter().position(|&x| x == d).unwrap_or(0) as u64,
+    }
+}
+
+fn format_elem(ptr: *const u8, code: u64, i: usize) -> String {
+    // SAFETY: the generated code passes a buffer of `numel` elements of this code's register type.
+    unsafe {
+        if code == 100 {
+            return format!("{:#x}", *(ptr as *const u64).add(i));
+        }
+        let d = DType::ALL[code as usize];
+        match d {
+            DType::I1 => format!("{}", (*ptr.add(i) != 0) as u8),
+            DType::I8 => format!("{}", *(ptr as *const i8).add(i)),
+            DType::U8 => format!("{}", *ptr.add(i)),
+            DType::I16 => format!("{}", *(ptr as *const i16).add(i)),
+            DType::U16 => format!("{}", *(ptr as *const u16).add(i)),
+            DType::I32 => format!("{}", *(ptr as *const i32).add(i)),
+            DType::U32 => format!("{}", *(ptr as *const u32).add(i)),
+            DType::I64 => format!("{}", *(ptr as *const i64).add(i)),
+            DType::U64 => format!("{}", *(ptr as *const u64).add(i)),
+            DType::F64 => format!("{:.6}", *(ptr as *const f64).add(i)),
+            _ => format!("{:.6}", *(ptr as *const f32).add(i)),
+        }
+    }
+}
+
+/// `tl.device_print`: one line per element, as Triton prints them.
+pub extern "C" fn tb_print(
+    ctx: *const Ctx,
+    pid: *const u32,
+    site: u64,
+    arg: u64,
+    data: *const u8,
+    numel: u64,
+    code: u64,
+) {
+    let s = shared(ctx);
+    let p = pids(pid);
+    let prefix = s
+        .print_formats
+        .get(site as usize)
+        .cloned()
+        .unwrap_or_default();
+    let mut lines = String::new();
+    for i in 0..numel as usize {
+        let idx = if numel > 1 {
+            format!(" idx ({i})")
+        } else {
+            String::new()
+        };
+        let op = if arg > 0 {
+            format!(" (operand {arg})")
+        } else {
+            String::new()
+        };
+        lines.push_str(&format!(
+            "pid ({}, {}, {}){idx}{op} {prefix}{}\n",
+            p[0],
+            p[1],
+            p[2],
+            format_elem(data, code, i)
+        ));
+    }
+    s.prints
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push((p, site, lines));
+}
+
+macro_rules! math1 {
+    ($($name:ident: $t:ty => $f:expr;)*) => { $(pub extern "C" fn $name(x: $t) -> $t { let f: fn($t) -> $t = $f; f(x) })* };
+}
+math1! {
+    tb_exp_f32: f32 => f32::exp;
+    tb_exp2_f32: f32 => f32::exp2;
+    tb_log_f32: f32 => f32::ln;
+    tb_log2_f32: f32 => f32::log2;
+    tb_sin_f32: f32 => f32::sin;
+    tb_cos_f32: f32 => f32::cos;
+    tb_exp_f64: f64 => f64::exp;
+    tb_exp2_f64: f64 => f64::exp2;
+    tb_log_f64: f64 => f64::ln;
+    tb_log2_f64: f64 => f64::log2;
+    tb_sin_f64: f64 => f64::sin;
+    tb_cos_f64: f64 => f64::cos;
+    tb_round_f16: f32 => |x| f16::from_f32(x).to_f32();
+    tb_round_bf16: f32 => |x| bf16::from_f32(x).to_f32();
+    tb_round_e5: f32 => |x| decode_fp8(encode_fp8(x as f64, DType::F8E5, true), DType::F8E5) as f32;
+    tb_round_e4: f32 => |x| decode_fp8(encode_fp8(x as f64, DType::F8E4NV, true), DType::F8E4NV) as f32;
+}
+
+pub extern "C" fn tb_pow_f32(x: f32, y: f32) -> f32 {
+    x.powf(y)
+}
+pub extern "C" fn tb_pow_f64(x: f64, y: f64) -> f64 {
+    x.powf(y)
+}
+pub extern "C" fn tb_fmod_f32(x: f32, y: f32) -> f32 {
+    x % y
+}
+pub extern "C" fn tb_fmod_f64(x: f64, y: f64) -> f64 {
+    x % y
+}
+pub extern "C" fn tb_f16_to_f32(bits: u16) -> f32 {
+    f16::from_bits(bits).to_f32()
+}
+pub extern "C" fn tb_f32_to_f16(x: f32) -> u16 {
+    f16::from_f32(x).to_bits()
+}
+pub extern "C" fn tb_e5_to_f32(bits: u8) -> f32 {
+    decode_fp8(bits, DType::F8E5) as f32
+}
+pub extern "C" fn tb_e4_to_f32(bits: u8) -> f32 {
+    decode_fp8(bits, DType::F8E4NV) as f32
+}
+pub extern "C" fn tb_f32_to_e5(x: f32) -> u8 {
+    encode_fp8(x as f64, DType::F8E5, true)
+}
+pub extern "C" fn tb_f32_to_e4(x: f32) -> u8 {
+    encode_fp8(x as f64, DType::F8E4NV, true)
+}
+
+/// `out = a @ b + acc` on row-major fp32 blocks (`a: m×k`, `b: k×n`).
+/// `round` 1 rounds the result to fp16, 2 to bf16 (fp16/bf16 accumulators).
+pub extern "C" fn tb_dot_f32(
+    a: *const f32,
+    b: *const f32,
+    acc: *const f32,
+    out: *mut f32,
+    m: u64,
+    n: u64,
+    k: u64,
+    round: u64,
+) {
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    // SAFETY: generated code passes frame buffers of exactly these sizes; `out` may alias `acc`.
+    unsafe {
+        let a = std::slice::from_raw_parts(a, m * k);
+        let b = std::slice::from_raw_parts(b, k * n);
+        if out as *const f32 != acc {
+            std::ptr::copy_nonoverlapping(acc, out, m * n);
+        }
+        let out = std::slice::from_raw_parts_mut(out, m * n);
+        dot_kernel(a, b, out, m, n, k);
+        match round {
+            1 => out.iter_mut().for_each(|x| *x = f16::from_f32(*x).to_f32()),
+            2 => out
+                .iter_mut()
+                .for_each(|x| *x = bf16::from_f32(*x).to_f32()),
+            _ => {}
+        }
+    }
+}
+
+/// The i-k-j loop order keeps one row of `out` and one row of `b` streaming;
+/// rustc vectorises the inner loop.
+#[inline]
+fn dot_kernel(a: &[f32], b: &[f32], out: &mut [f32], m: usize, n: usize, k: usize) {
+    for i in 0..m {
+        let row = &mut out[i * n..(i + 1) * n];
+        let arow = &a[i * k..(i + 1) * k];
+        let mut p = 0;
+        // Four rows of `b` at a time: fewer passes over `row`.
+        while p + 4 <= k {
+            let (a0, a1, a2, a3) = (arow[p], arow[p + 1], arow[p + 2], arow[p + 3]);
+            let b0 = &b[p * n..(p + 1) * n];
+            let b1 = &b[(p + 1) * n..(p + 2) * n];
+            let b2 = &b[(p + 2) * n..(p + 3) * n];
+            let b3 = &b[(p + 3) * n..(p + 4) * n];
+            for j in 0..n {
+                row[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j];
+            }
+            p += 4;
+        }
+        while p < k {
+            let av = arow[p];
+            let brow = &b[p * n..(p + 1) * n];
+            for j in 0..n {
+                row[j] += av * brow[j];
+            }
+            p += 1;
+        }
+    }
+}
+
+pub extern "C" fn tb_dot_f64(
+    a: *const f64,
+    b: *const f64,
+    acc: *const f64,
+    out: *mut f64,
+    m: u64,
+    n: u64,
+    k: u64,
+) {
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    // SAFETY: as in `tb_dot_f32`.
+    unsafe {
+        if out as *const f64 != acc {
+            std::ptr::copy_nonoverlapping(acc, out, m * n);
+        }
+        for i in 0..m {
+            for p in 0..k {
+                let av = *a.add(i * k + p);
+                for j in 0..n {
+                    *out.add(i * n + j) += av * *b.add(p * n + j);
+                }
+            }
+        }
+    }
+}
+
+pub extern "C" fn tb_dot_i8(
+    a: *const i8,
+    b: *const i8,
+    acc: *const i32,
+    out: *mut i32,
+    m: u64,
+    n: u64,
+    k: u64,
+) {
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    // SAFETY: as in `tb_dot_f32`.
+    unsafe {
+        if out as *const i32 != acc {
+            std::ptr::copy_nonoverlapping(acc, out, m * n);
+        }
+        for i in 0..m {
+            for p in 0..k {
+                let av = *a.add(i * k + p) as i32;
+                for j in 0..n {
+                    let o = out.add(i * n + j);
+                    *o = (*o).wrapping_add(av * *b.add(p * n + j) as i32);
+                }
+            }
+        }
+    }
+}
+
+/// Every helper by symbol name, for the JIT's symbol table.
+pub fn helper_symbols() -> Vec<(&'static str, *const u8)> {
+    vec![
+        ("tb_oob", tb_oob as *const u8),
+        ("tb_check_any", tb_check_any as *const u8),
+        ("tb_assert_fail", tb_assert_fail as *const u8),
+        ("tb_print", tb_print as *const u8),
+        ("tb_exp_f32", tb_exp_f32 as *const u8),
+        ("tb_exp2_f32", tb_exp2_f32 as *const u8),
+        ("tb_log_f32", tb_log_f32 as *const u8),
+        ("tb_log2_f32", tb_log2_f32 as *const u8),
+        ("tb_sin_f32", tb_sin_f32 as *const u8),
+        ("tb_cos_f32", tb_cos_f32 as *const u8),
+        ("tb_exp_f64", tb_exp_f64 as *const u8),
+        ("tb_exp2_f64", tb_exp2_f64 as *const u8),
+        ("tb_log_f64", tb_log_f64 as *const u8),
+        ("tb_log2_f64", tb_log2_f64 as *const u8),
+        ("tb_sin_f64", tb_sin_f64 as *const u8),
+        ("tb_cos_f64", tb_cos_f64 as *const u8),
+        ("tb_round_f16", tb_round_f16 as *const u8),
+        ("tb_round_bf16", tb_round_bf16 as *const u8),
+        ("tb_round_e5", tb_round_e5 as *const u8),
+        ("tb_round_e4", tb_round_e4 as *const u8),
+        ("tb_pow_f32", tb_pow_f32 as *const u8),
+        ("tb_pow_f64", tb_pow_f64 as *const u8),
+        ("tb_fmod_f32", tb_fmod_f32 as *const u8),
+        ("tb_fmod_f64", tb_fmod_f64 as *const u8),
+        ("tb_f16_to_f32", tb_f16_to_f32 as *const u8),
+        ("tb_f32_to_f16", tb_f32_to_f16 as *const u8),
+        ("tb_e5_to_f32", tb_e5_to_f32 as *const u8),
+        ("tb_e4_to_f32", tb_e4_to_f32 as *const u8),
+        ("tb_f32_to_e5", tb_f32_to_e5 as *const u8),
+        ("tb_f32_to_e4", tb_f32_to_e4 as *const u8),
+        ("tb_dot_f32", tb_dot_f32 as *const u8),
+        ("tb_dot_f64", tb_dot_f64 as *const u8),
+        ("tb_dot_i8", tb_dot_i8 as *const u8),
+    ]
+}
+
+/// The entry point of a compiled kernel: one program instance.
+pub type KernelFn = unsafe extern "C" fn(
+    args: *const u64,
+    pids: *const u32,
+    frame: *mut u8,
+    ctx: *const Ctx,
+) -> u32;
+
+/// Output of a launch that completed.
+#[derive(Debug, Default)]
+pub struct LaunchOutput {
+    /// `tl.device_print` lines, ordered by program id.
+    pub printed: String,
+}
+
+/// Run every program of `grid` across the machine's cores.
+pub fn run_grid(
+    f: KernelFn,
+    frame_size: usize,
+    grid: [u32; 3],
+    args: &[u64],
+    bounds: &[[u64; 2]],
+    allocations: Vec<(u64, u64)>,
+    print_formats: Vec<String>,
+    threads: usize,
+) -> Result<LaunchOutput, LaunchError> {
+    let total = grid[0] as u64 * grid[1] as u64 * grid[2] as u64;
+    let shared = Shared {
+        error: Mutex::new(None),
+        stop: AtomicBool::new(false),
+        prints: Mutex::new(vec![]),
+        allocations,
+        print_formats,
+    };
+    let ctx = Ctx {
+        bounds: bounds.as_ptr(),
+        nbounds: bounds.len() as u64,
+        shared: &shared,
+    };
+    let next = AtomicU64::new(0);
+    let threads = threads.max(1).min(total.max(1) as usize);
+    // Hand out programs in chunks so the counter is not contended.
+    let chunk = (total / (threads as u64 * 16)).clamp(1, 64);
+    let ctx_addr = &ctx as *const Ctx as usize;
+    let worker = || {
+        let mut frame = vec![0u64; frame_size.div_ceil(8) + 8];
+        // Align the frame to 64 bytes for the block buffers.
+        let base = frame.as_mut_ptr() as usize;
+        let aligned = (base + 63) & !63;
+        let frame_ptr = if aligned + frame_size <= base + frame.len() * 8 {
+            aligned as *mut u8
+        } else {
+            base as *mut u8
+        };
+        let ctx = ctx_addr as *const Ctx;
+        loop {
+            let start = next.fetch_add(chunk, Ordering::Relaxed);
+            if start >= total {
+                break;
+            }
+            for lin in start..(start + chunk).min(total) {
+                // SAFETY: ctx points to the launcher's Ctx, alive until the scope ends.
+                if unsafe { (*(*ctx).shared).stop.load(Ordering::Relaxed) } {
+                    return;
+                }
+                let x = (lin % grid[0] as u64) as u32;
+                let y = ((lin / grid[0] as u64) % grid[1] as u64) as u32;
+                let z = (lin / (grid[0] as u64 * grid[1] as u64)) as u32;
+                let pid = [x, y, z, grid[0], grid[1], grid[2]];
+                // SAFETY: `f` was compiled for this argument layout; the frame has `frame_size` bytes.
+                let status = unsafe { f(args.as_ptr(), pid.as_ptr(), frame_ptr, ctx) };
+                if status != 0 {
+                    return;
+                }
+            }
+        }
+    };
+    if threads == 1 || total <= 1 {
+        worker();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..threads - 1 {
+                s.spawn(worker);
+            }
+            worker();
+        });
+    }
+    if let Some(e) = shared
+        .error
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+    {
+        return Err(e);
+    }
+    let mut prints = shared
+        .prints
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
+    prints.sort_by_key(|(p, site, _)| (p[2], p[1], p[0], *site));
+    Ok(LaunchOutput {
+        printed: prints.into_iter().map(|(_, _, s)| s).collect(),
+    })
+}
