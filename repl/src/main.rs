@@ -1,1 +1,206 @@
-fn main() {}
+//! The `tilebook` command: the terminal REPL, `run`, `compile` and `jupyter`.
+//!
+//! A thin front end: cells go to the session engine (`tilebook-session`),
+//! which returns outputs as values; this file only reads input and prints.
+
+mod compile;
+mod repl;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+use tilebook_session::{Output, Session};
+
+#[derive(Parser)]
+#[command(
+    name = "tilebook",
+    version,
+    about = "Interactive GPU tile programming: Triton's tile language, JIT-compiled"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a script (.py) or every code cell of a notebook (.ipynb), printing outputs.
+    Run {
+        file: String,
+        /// cpu or cuda (cuda needs a GPU; the CPU backend is used when none is present).
+        #[arg(long)]
+        device: Option<String>,
+        /// Report every error, run every cell, and still exit non-zero.
+        #[arg(long)]
+        keep_going: bool,
+    },
+    /// Compile one specialization of a kernel ahead of time (no GPU needed).
+    Compile {
+        file: String,
+        #[arg(long)]
+        kernel: String,
+        /// Triton's AOT signature, e.g. "*fp32:16, *fp32:16, *fp32:16, i32, BLOCK_SIZE=1024".
+        #[arg(long)]
+        signature: String,
+        /// What to print: ir (tile IR) or clif (the CPU backend's Cranelift IR).
+        #[arg(long, default_value = "ir")]
+        emit: String,
+        #[arg(long)]
+        target: Option<String>,
+        #[arg(short = 'o')]
+        output: Option<String>,
+    },
+    /// Jupyter integration (kernelspec install; the kernel itself comes in a later release).
+    Jupyter {
+        #[command(subcommand)]
+        action: JupyterCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum JupyterCmd {
+    /// Write the `tilebook` kernelspec.
+    Install {
+        #[arg(long)]
+        user: bool,
+        #[arg(long)]
+        prefix: Option<String>,
+    },
+}
+
+fn print_outputs(outputs: &[Output]) {
+    use std::io::Write;
+    for o in outputs {
+        match o {
+            Output::Stream { name, text } => {
+                if name == "stderr" {
+                    eprint!("{text}");
+                } else {
+                    print!("{text}");
+                }
+            }
+            Output::Display { data } => {
+                if let Some((_, t)) = data.iter().find(|(m, _)| m == "text/plain") {
+                    println!("{t}");
+                }
+            }
+            Output::Error { rendered, .. } => eprint!("{rendered}"),
+        }
+    }
+    let _ = std::io::stdout().flush();
+}
+
+/// The code cells of a notebook, or the whole script as one cell.
+fn cells_of(file: &str, text: &str) -> Result<Vec<(String, String)>, String> {
+    if !file.ends_with(".ipynb") {
+        return Ok(vec![(file.to_string(), text.to_string())]);
+    }
+    let nb: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("{file} is not a valid notebook: {e}"))?;
+    let cells = nb["cells"]
+        .as_array()
+        .ok_or_else(|| format!("{file} has no cells"))?;
+    let mut out = vec![];
+    for (i, c) in cells.iter().enumerate() {
+        if c["cell_type"] != "code" {
+            continue;
+        }
+        let src = match &c["source"] {
+            serde_json::Value::Array(lines) => {
+                lines.iter().filter_map(|l| l.as_str()).collect::<String>()
+            }
+            serde_json::Value::String(s) => s.clone(),
+            _ => String::new(),
+        };
+        out.push((format!("{file} cell {}", i + 1), src));
+    }
+    Ok(out)
+}
+
+fn run(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("tilebook: cannot read {file}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(d) = device {
+        if d != "cpu" && d != "cuda" {
+            eprintln!("tilebook: --device must be cpu or cuda, got {d}");
+            return ExitCode::from(2);
+        }
+    }
+    let cells = match cells_of(file, &text) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("tilebook: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut session = Session::new();
+    let mut failed = false;
+    for (name, src) in cells {
+        let r = session.run_cell_named(&src, &name);
+        print_outputs(&r.outputs);
+        if !r.ok {
+            failed = true;
+            if !keep_going {
+                break;
+            }
+        }
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        None => repl::run(),
+        Some(Command::Run {
+            file,
+            device,
+            keep_going,
+        }) => run(&file, device.as_deref(), keep_going),
+        Some(Command::Compile {
+            file,
+            kernel,
+            signature,
+            emit,
+            target,
+            output,
+        }) => match compile::compile(&file, &kernel, &signature, &emit, target.as_deref()) {
+            Ok(text) => {
+                match output {
+                    Some(path) => {
+                        if let Err(e) = std::fs::write(&path, text) {
+                            eprintln!("tilebook: cannot write {path}: {e}");
+                            return ExitCode::from(2);
+                        }
+                    }
+                    None => print!("{text}"),
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprint!("{e}");
+                ExitCode::from(1)
+            }
+        },
+        Some(Command::Jupyter {
+            action: JupyterCmd::Install { user, prefix },
+        }) => match tilebook_jupyter::install(user, prefix.as_deref()) {
+            Ok(path) => {
+                println!("Installed kernelspec tilebook in {path}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("tilebook: {e}");
+                ExitCode::from(1)
+            }
+        },
+    }
+}

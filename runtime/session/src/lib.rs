@@ -1,1 +1,280 @@
-//! placeholder
+//! The session engine: the one evaluator under the REPL, `tilebook run` and
+//! the Jupyter kernel.
+//!
+//! A `Session` holds the namespace that persists across cells. `run_cell`
+//! parses a cell, runs its statements, displays the value of a final
+//! expression (as IPython does), and returns everything the cell produced as
+//! `Output` values (streams, displays, errors with rendered carets). Nothing
+//! panics across this boundary: a panic inside evaluation becomes an error
+//! with a bug-report hint and the session lives on.
+//!
+//! Modules in evaluation order: `interp` (statements, expressions, calls),
+//! `ops` (operators), `builtins`/`torch` (the host library), `kernels`
+//! (specialization, compile cache, launches), `tensor` (host tensors),
+//! `format` (Python format specs).
+
+pub mod builtins;
+pub mod format;
+pub mod interp;
+pub mod kernels;
+pub mod ops;
+pub mod tensor;
+pub mod torch;
+pub mod value;
+
+use interp::{Frame, R};
+use ruff_python_ast::Stmt;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tilebook_frontend::{Diagnostic, SourceFile};
+use value::{Exc, Scope, Val};
+
+/// Something a cell produced, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Output {
+    /// Text written to `stdout` or `stderr`.
+    Stream { name: String, text: String },
+    /// A displayed value as a MIME bundle (`text/plain` always).
+    Display { data: Vec<(String, String)> },
+    /// An error: Python's class name, the message, and the rendered traceback.
+    Error {
+        kind: String,
+        message: String,
+        rendered: String,
+    },
+}
+
+/// The result of running one cell.
+#[derive(Clone, Debug, Default)]
+pub struct CellResult {
+    pub outputs: Vec<Output>,
+    pub ok: bool,
+}
+
+impl CellResult {
+    /// Everything as plain text, in order (for scripts and tests).
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        for o in &self.outputs {
+            match o {
+                Output::Stream { text, .. } => s.push_str(text),
+                Output::Display { data } => {
+                    if let Some((_, t)) = data.iter().find(|(m, _)| m == "text/plain") {
+                        s.push_str(t);
+                        s.push('\n');
+                    }
+                }
+                Output::Error { rendered, .. } => s.push_str(rendered),
+            }
+        }
+        s
+    }
+
+    pub fn error(&self) -> Option<(&str, &str)> {
+        self.outputs.iter().find_map(|o| match o {
+            Output::Error { kind, message, .. } => Some((kind.as_str(), message.as_str())),
+            _ => None,
+        })
+    }
+}
+
+/// Which backend runs kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Cpu,
+}
+
+pub struct Session {
+    pub globals: Scope,
+    pub(crate) depth: usize,
+    outputs: Vec<Output>,
+    cell_count: usize,
+    announced: bool,
+    pub(crate) rng: u64,
+    pub interrupt: Arc<AtomicBool>,
+    pub total_compiles: usize,
+    pub backend: Backend,
+    /// Print the "runs on the CPU backend" note once (off in tests that compare output).
+    pub announce: bool,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session::new()
+    }
+}
+
+impl Session {
+    pub fn new() -> Session {
+        Session {
+            globals: Rc::new(RefCell::new(HashMap::new())),
+            depth: 0,
+            outputs: vec![],
+            cell_count: 0,
+            announced: false,
+            rng: 0x5DEECE66D,
+            interrupt: Arc::new(AtomicBool::new(false)),
+            total_compiles: 0,
+            backend: Backend::Cpu,
+            announce: true,
+        }
+    }
+
+    pub fn backend_name(&self) -> &'static str {
+        match self.backend {
+            Backend::Cpu => "cpu",
+        }
+    }
+
+    pub fn device_name(&self) -> String {
+        "CPU backend (no GPU)".into()
+    }
+
+    /// `triton.runtime.driver.active.get_current_target()`.
+    pub fn current_target(&self) -> Val {
+        Val::object(
+            "GPUTarget",
+            vec![
+                ("backend", Val::str(self.backend_name())),
+                ("arch", Val::str("cpu")),
+                ("warp_size", Val::Int(1)),
+            ],
+        )
+    }
+
+    pub(crate) fn announce_backend(&mut self) {
+        if self.announced || !self.announce {
+            return;
+        }
+        self.announced = true;
+        self.emit_stream(
+            "stderr",
+            "tilebook: no GPU in use; kernels run on the CPU backend and 'cuda' tensors live in host memory\n",
+        );
+    }
+
+    pub(crate) fn emit_stream(&mut self, name: &str, text: &str) {
+        if let Some(Output::Stream { name: n, text: t }) = self.outputs.last_mut() {
+            if n == name {
+                t.push_str(text);
+                return;
+            }
+        }
+        self.outputs.push(Output::Stream {
+            name: name.into(),
+            text: text.into(),
+        });
+    }
+
+    pub(crate) fn check_interrupt(&self) -> R<()> {
+        if self.interrupt.swap(false, Ordering::Relaxed) {
+            return Err(Exc::new("KeyboardInterrupt", ""));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn magic(&mut self, text: &str) -> R<Val> {
+        let name = text
+            .trim_start_matches(['%', '!', '?'])
+            .split_whitespace()
+            .next()
+            .unwrap_or("");
+        Err(Exc::new(
+            "UsageError",
+            format!("magic `%{name}` is not available yet in tilebook"),
+        ))
+    }
+
+    /// Run one cell; `name` labels it in messages (`cell [3]`, a path).
+    pub fn run_cell_named(&mut self, text: &str, name: &str) -> CellResult {
+        self.outputs.clear();
+        let file = SourceFile::new(name, text);
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_parsed(&file)));
+        let ok = match result {
+            Ok(Ok(())) => true,
+            Ok(Err(e)) => {
+                self.push_error(&e);
+                false
+            }
+            Err(panic) => {
+                let msg = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "unknown panic".into());
+                let e = Exc::new(
+                    "InternalError",
+                    format!("tilebook hit an internal error ({msg}); the session is still usable. Please report this with the cell that caused it."),
+                );
+                self.push_error(&e);
+                false
+            }
+        };
+        self.depth = 0;
+        CellResult {
+            outputs: std::mem::take(&mut self.outputs),
+            ok,
+        }
+    }
+
+    pub fn run_cell(&mut self, text: &str) -> CellResult {
+        self.cell_count += 1;
+        let name = format!("cell [{}]", self.cell_count);
+        self.run_cell_named(text, &name)
+    }
+
+    fn run_parsed(&mut self, file: &Rc<SourceFile>) -> R<()> {
+        let stmts = tilebook_frontend::parse::parse_cell(file).map_err(|d| Exc {
+            kind: d.kind.clone(),
+            message: d.message.clone(),
+            span: d.span.clone(),
+            rendered: Some(d.render(false)),
+            notes: vec![],
+        })?;
+        let frame = Frame {
+            file: file.clone(),
+            locals: None,
+            closure: vec![],
+        };
+        let (body, last) = match stmts.split_last() {
+            Some((Stmt::Expr(e), rest)) => (rest, Some(e)),
+            _ => (&stmts[..], None),
+        };
+        self.exec_block(&frame, body)?;
+        if let Some(e) = last {
+            let v = self
+                .eval(&frame, &e.value)
+                .map_err(|x| x.at(&self.span(&frame, e.range)))?;
+            if !matches!(v, Val::None) {
+                self.outputs.push(Output::Display {
+                    data: vec![("text/plain".into(), v.repr())],
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn push_error(&mut self, e: &Exc) {
+        let rendered = match (&e.rendered, &e.span) {
+            (Some(r), _) => r.clone(),
+            (None, Some(span)) => {
+                Diagnostic::new(&e.kind, e.message.clone(), Some(span.clone())).render(false)
+            }
+            (None, None) => format!("{}: {}\n", e.kind, e.message),
+        };
+        self.outputs.push(Output::Error {
+            kind: e.kind.clone(),
+            message: e.message.clone(),
+            rendered,
+        });
+    }
+
+    /// A global's value (for tests and front ends).
+    pub fn get_global(&self, name: &str) -> Option<Val> {
+        self.globals.borrow().get(name).cloned()
+    }
+}

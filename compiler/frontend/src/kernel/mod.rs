@@ -13,6 +13,7 @@ mod lower;
 mod semantic;
 mod signature;
 
+pub use builtins::TL_FUNCTIONS;
 pub use lower::lower_kernel;
 pub use signature::{parse_signature, SignatureArg};
 

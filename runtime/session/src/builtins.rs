@@ -1,0 +1,1566 @@
+//! Python builtins and the `torch`, `triton`, `math` and `sys` modules as the
+//! host language sees them, plus methods of tensors, strings, lists and dicts.
+
+use crate::interp::R;
+use crate::ops::{equal, map_tensor};
+use crate::tensor::{Device, Scalar, Tensor};
+use crate::value::{attr_of, Config, Exc, Val};
+use crate::Session;
+use std::cell::RefCell;
+use std::rc::Rc;
+use tilebook_tir::DType;
+
+const PY_BUILTINS: &[&str] = &[
+    "print",
+    "len",
+    "range",
+    "min",
+    "max",
+    "abs",
+    "sum",
+    "any",
+    "all",
+    "sorted",
+    "enumerate",
+    "zip",
+    "str",
+    "int",
+    "float",
+    "bool",
+    "isinstance",
+    "hasattr",
+    "getattr",
+    "list",
+    "tuple",
+    "dict",
+    "round",
+    "repr",
+    "reversed",
+    "divmod",
+    "pow",
+    "format",
+    "map",
+    "filter",
+    "type",
+    "hex",
+    "ord",
+    "chr",
+];
+
+const EXCEPTIONS: &[&str] = &[
+    "Exception",
+    "BaseException",
+    "ValueError",
+    "TypeError",
+    "RuntimeError",
+    "AssertionError",
+    "KeyError",
+    "IndexError",
+    "NotImplementedError",
+    "ZeroDivisionError",
+    "KeyboardInterrupt",
+    "AttributeError",
+    "NameError",
+    "ArithmeticError",
+    "LookupError",
+    "OverflowError",
+    "ImportError",
+    "StopIteration",
+];
+
+pub const TORCH_FUNCTIONS: &[&str] = &[
+    "empty",
+    "zeros",
+    "ones",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "arange",
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "rand_like",
+    "randn_like",
+    "full_like",
+    "tensor",
+    "manual_seed",
+    "where",
+    "abs",
+    "exp",
+    "log",
+    "sqrt",
+    "max",
+    "min",
+    "sum",
+    "mean",
+    "argmax",
+    "argmin",
+    "allclose",
+    "isclose",
+    "matmul",
+    "softmax",
+    "result_type",
+    "device",
+    "Tensor",
+    "equal",
+    "maximum",
+    "minimum",
+    "sigmoid",
+    "relu",
+];
+
+const TORCH_DTYPES: &[(&str, DType)] = &[
+    ("float16", DType::F16),
+    ("half", DType::F16),
+    ("bfloat16", DType::BF16),
+    ("float32", DType::F32),
+    ("float", DType::F32),
+    ("float64", DType::F64),
+    ("double", DType::F64),
+    ("int8", DType::I8),
+    ("int16", DType::I16),
+    ("int32", DType::I32),
+    ("int", DType::I32),
+    ("int64", DType::I64),
+    ("long", DType::I64),
+    ("uint8", DType::U8),
+    ("bool", DType::I1),
+    ("float8_e5m2", DType::F8E5),
+    ("float8_e4m3fn", DType::F8E4NV),
+];
+
+const TL_DTYPES: &[(&str, DType)] = &[
+    ("int1", DType::I1),
+    ("int8", DType::I8),
+    ("int16", DType::I16),
+    ("int32", DType::I32),
+    ("int64", DType::I64),
+    ("uint8", DType::U8),
+    ("uint16", DType::U16),
+    ("uint32", DType::U32),
+    ("uint64", DType::U64),
+    ("float16", DType::F16),
+    ("bfloat16", DType::BF16),
+    ("float32", DType::F32),
+    ("float64", DType::F64),
+    ("float8e5", DType::F8E5),
+    ("float8e4nv", DType::F8E4NV),
+];
+
+/// A builtin visible by bare name.
+pub fn builtin_name(name: &str) -> Option<Val> {
+    if PY_BUILTINS.contains(&name) || EXCEPTIONS.contains(&name) {
+        return Some(Val::Builtin(Rc::from(name)));
+    }
+    None
+}
+
+/// `import name`.
+pub fn import(name: &str) -> Option<Val> {
+    let m = match name {
+        "torch"
+        | "triton"
+        | "math"
+        | "sys"
+        | "torch.cuda"
+        | "torch.nn"
+        | "torch.nn.functional"
+        | "triton.testing"
+        | "triton.runtime" => name,
+        "triton.language" | "tl" => "tl",
+        "triton.language.math" => "tl.math",
+        "triton.runtime.driver" => "triton.runtime.driver",
+        "os" => "os",
+        _ => return None,
+    };
+    Some(Val::Module(Rc::from(m)))
+}
+
+fn module_attr(s: &mut Session, m: &str, name: &str) -> R<Val> {
+    let b = |q: &str| Ok(Val::Builtin(Rc::from(q)));
+    match (m, name) {
+        ("torch", n) if TORCH_FUNCTIONS.contains(&n) => b(&format!("torch.{n}")),
+        ("torch", n) if TORCH_DTYPES.iter().any(|(k, _)| *k == n) => Ok(Val::DType(
+            TORCH_DTYPES
+                .iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, d)| *d)
+                .unwrap_or(DType::F32),
+            true,
+        )),
+        ("torch", "cuda") => Ok(Val::Module(Rc::from("torch.cuda"))),
+        ("torch", "nn") => Ok(Val::Module(Rc::from("torch.nn"))),
+        ("torch", "__version__") => Ok(Val::str("2.11 (tilebook)")),
+        ("torch.nn", "functional") => Ok(Val::Module(Rc::from("torch.nn.functional"))),
+        ("torch.nn.functional", "relu" | "leaky_relu" | "softmax" | "sigmoid") => {
+            b(&format!("torch.nn.functional.{name}"))
+        }
+        (
+            "torch.cuda",
+            "synchronize" | "get_device_name" | "is_available" | "current_device" | "device_count"
+            | "empty_cache",
+        ) => b(&format!("torch.cuda.{name}")),
+        ("triton", "jit") => b("triton.jit"),
+        ("triton", "cdiv" | "next_power_of_2" | "Config" | "autotune" | "heuristics") => {
+            b(&format!("triton.{name}"))
+        }
+        ("triton", "language") => Ok(Val::Module(Rc::from("tl"))),
+        ("triton", "testing") => Ok(Val::Module(Rc::from("triton.testing"))),
+        ("triton", "runtime") => Ok(Val::Module(Rc::from("triton.runtime"))),
+        ("triton", "__version__") => Ok(Val::str(concat!(
+            "3.6 (tilebook ",
+            env!("CARGO_PKG_VERSION"),
+            ")"
+        ))),
+        ("triton.runtime", "driver") => Ok(Val::Module(Rc::from("triton.runtime.driver"))),
+        ("triton.runtime.driver", "active") => Ok(s.active_driver()),
+        ("tl" | "tl.math", n) if TL_DTYPES.iter().any(|(k, _)| *k == n) => Ok(Val::DType(
+            TL_DTYPES
+                .iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, d)| *d)
+                .unwrap_or(DType::F32),
+            false,
+        )),
+        ("tl", "constexpr") => b("tl.constexpr"),
+        ("tl", "math") => Ok(Val::Module(Rc::from("tl.math"))),
+        ("tl" | "tl.math", n) if tilebook_frontend::kernel::TL_FUNCTIONS.contains(&n) => {
+            b(&format!("tl.{n}"))
+        }
+        ("math", "pi") => Ok(Val::Float(std::f64::consts::PI)),
+        ("math", "e") => Ok(Val::Float(std::f64::consts::E)),
+        ("math", "inf") => Ok(Val::Float(f64::INFINITY)),
+        ("math", "nan") => Ok(Val::Float(f64::NAN)),
+        (
+            "math",
+            "sqrt" | "log2" | "log" | "exp" | "ceil" | "floor" | "isclose" | "log10" | "prod",
+        ) => b(&format!("math.{name}")),
+        ("sys", "stderr" | "stdout") => Ok(Val::str(&format!("<sys.{name}>"))),
+        ("sys", "version") => Ok(Val::str("3.12 (tilebook host subset)")),
+        ("os", "environ") => {
+            let items = std::env::vars()
+                .map(|(k, v)| (Val::str(&k), Val::str(&v)))
+                .collect();
+            Ok(Val::Dict(Rc::new(RefCell::new(items))))
+        }
+        _ => Err(Exc::new(
+            "AttributeError",
+            format!(
+                "module '{}' has no attribute '{name}' in tilebook{}",
+                if m == "tl" { "triton.language" } else { m },
+                if m == "torch" {
+                    format!(
+                        "; tensor functions available: {}",
+                        TORCH_FUNCTIONS.join(", ")
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+        )),
+    }
+}
+
+impl Session {
+    /// `triton.runtime.driver.active`.
+    pub fn active_driver(&mut self) -> Val {
+        Val::object(
+            "Driver",
+            vec![
+                (
+                    "get_current_target",
+                    Val::Builtin(Rc::from("driver.get_current_target")),
+                ),
+                (
+                    "get_active_torch_device",
+                    Val::Builtin(Rc::from("driver.get_active_torch_device")),
+                ),
+            ],
+        )
+    }
+
+    pub fn get_attr(&mut self, base: &Val, name: &str) -> R<Val> {
+        match base {
+            Val::Module(m) => module_attr(self, m, name),
+            Val::Tensor(t) => match name {
+                "shape" => Ok(shape_val(&t.shape)),
+                "dtype" => Ok(Val::DType(t.dtype, true)),
+                "device" => Ok(Val::Device(t.device.clone())),
+                "T" => Ok(Val::tensor(reverse_dims(t))),
+                "ndim" => Ok(Val::Int(t.shape.len() as i64)),
+                "is_cuda" => Ok(Val::Bool(matches!(t.device, Device::Cuda(_)))),
+                _ => Ok(Val::Method(Box::new(base.clone()), Rc::from(name))),
+            },
+            Val::Object(o) => attr_of(o, name).ok_or_else(|| {
+                Exc::new(
+                    "AttributeError",
+                    format!("'{}' object has no attribute '{name}'", o.type_name),
+                )
+            }),
+            Val::Config(c) => match name {
+                "kwargs" => Ok(Val::Dict(Rc::new(RefCell::new(
+                    c.kwargs
+                        .iter()
+                        .map(|(k, v)| (Val::str(k), v.clone()))
+                        .collect(),
+                )))),
+                "num_warps" => Ok(Val::Int(c.num_warps)),
+                "num_stages" => Ok(Val::Int(c.num_stages)),
+                _ => Err(Exc::new(
+                    "AttributeError",
+                    format!("'Config' object has no attribute '{name}'"),
+                )),
+            },
+            Val::Device(d) => match name {
+                "type" => Ok(Val::str(if matches!(d, Device::Cpu) {
+                    "cpu"
+                } else {
+                    "cuda"
+                })),
+                "index" => Ok(match d {
+                    Device::Cuda(i) => Val::Int(*i as i64),
+                    Device::Cpu => Val::None,
+                }),
+                _ => Err(Exc::new(
+                    "AttributeError",
+                    format!("'device' object has no attribute '{name}'"),
+                )),
+            },
+            Val::DType(d, _) => match name {
+                "itemsize" => Ok(Val::Int(d.size_bytes() as i64)),
+                "is_floating_point" => Ok(Val::Bool(d.is_float())),
+                _ => Err(Exc::new(
+                    "AttributeError",
+                    format!("'dtype' object has no attribute '{name}'"),
+                )),
+            },
+            Val::Kernel(k) => crate::kernels::kernel_attr(self, k, name),
+            Val::Exception(e) => match name {
+                "args" => Ok(Val::tuple(vec![Val::str(&e.message)])),
+                _ => Err(Exc::new(
+                    "AttributeError",
+                    format!("exception has no attribute '{name}'"),
+                )),
+            },
+            Val::Func(f) if name == "__name__" => Ok(Val::str(&f.name)),
+            Val::Str(_) | Val::List(_) | Val::Dict(_) | Val::Tuple(_) => {
+                Ok(Val::Method(Box::new(base.clone()), Rc::from(name)))
+            }
+            other => Err(Exc::new(
+                "AttributeError",
+                format!("'{}' object has no attribute '{name}'", other.type_name()),
+            )),
+        }
+    }
+
+    pub fn stdout(&mut self, text: &str) {
+        self.emit_stream("stdout", text);
+    }
+}
+
+pub fn shape_val(shape: &[usize]) -> Val {
+    Val::tuple(shape.iter().map(|&d| Val::Int(d as i64)).collect())
+}
+
+fn reverse_dims(t: &Tensor) -> Tensor {
+    let mut r = t.clone();
+    r.shape.reverse();
+    r.strides.reverse();
+    r
+}
+
+/// Keyword and positional argument access for builtins.
+pub struct Args {
+    pub pos: Vec<Val>,
+    pub kw: Vec<(String, Val)>,
+    pub fname: String,
+}
+
+impl Args {
+    pub fn get(&self, i: usize, name: &str) -> Option<Val> {
+        self.kw
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| self.pos.get(i).cloned())
+    }
+    pub fn req(&self, i: usize, name: &str) -> R<Val> {
+        self.get(i, name).ok_or_else(|| {
+            Exc::type_error(format!(
+                "{}() missing required argument '{name}'",
+                self.fname
+            ))
+        })
+    }
+    pub fn kw(&self, name: &str) -> Option<Val> {
+        self.kw
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+pub fn to_int(v: &Val) -> R<i64> {
+    match v {
+        Val::Int(i) => Ok(*i),
+        Val::Bool(b) => Ok(*b as i64),
+        Val::Tensor(t) if t.numel() == 1 && (t.dtype.is_int()) => Ok(t.get_at(t.offset).i()),
+        other => Err(Exc::type_error(format!(
+            "expected an integer, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+pub fn to_f64(v: &Val) -> R<f64> {
+    match v {
+        Val::Int(i) => Ok(*i as f64),
+        Val::Bool(b) => Ok(*b as i64 as f64),
+        Val::Float(f) => Ok(*f),
+        Val::Tensor(t) if t.numel() == 1 => Ok(t.get_at(t.offset).f()),
+        other => Err(Exc::type_error(format!(
+            "expected a number, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn to_tensor(v: &Val) -> R<Rc<Tensor>> {
+    match v {
+        Val::Tensor(t) => Ok(t.clone()),
+        other => Err(Exc::type_error(format!(
+            "expected a tensor, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// A shape from `(2, 3)`, `[2, 3]` or positional `2, 3`.
+fn shape_args(vals: &[Val]) -> R<Vec<usize>> {
+    if vals.len() == 1 {
+        if let Val::Tuple(_) | Val::List(_) = &vals[0] {
+            let items: Vec<Val> = match &vals[0] {
+                Val::Tuple(t) => t.to_vec(),
+                Val::List(l) => l.borrow().clone(),
+                _ => vec![],
+            };
+            return shape_args(&items);
+        }
+    }
+    vals.iter()
+        .map(|v| {
+            let i = to_int(v)?;
+            if i < 0 {
+                return Err(Exc::new("RuntimeError", format!("negative dimension {i}")));
+            }
+            Ok(i as usize)
+        })
+        .collect()
+}
+
+fn dtype_arg(v: Option<Val>, default: DType) -> R<DType> {
+    match v {
+        None | Some(Val::None) => Ok(default),
+        Some(Val::DType(d, _)) => Ok(d),
+        Some(other) => Err(Exc::type_error(format!(
+            "dtype must be a torch dtype, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+impl Session {
+    pub fn device_arg(&mut self, v: Option<Val>) -> R<Device> {
+        let d = match v {
+            None | Some(Val::None) => Device::Cpu,
+            Some(Val::Device(d)) => d,
+            Some(Val::Str(s)) => parse_device(&s)?,
+            Some(other) => {
+                return Err(Exc::type_error(format!(
+                    "device must be a string or torch.device, got {}",
+                    other.type_name()
+                )))
+            }
+        };
+        if matches!(d, Device::Cuda(_)) {
+            self.announce_backend();
+        }
+        Ok(d)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        // splitmix64: small, fast, and the same on every machine for a seed.
+        self.rng = self.rng.wrapping_add(0x9E3779B97F4A7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
+        z ^ (z >> 31)
+    }
+
+    fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn normal(&mut self) -> f64 {
+        let u1 = self.uniform().max(1e-300);
+        let u2 = self.uniform();
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    }
+}
+
+fn parse_device(s: &str) -> R<Device> {
+    match s {
+        "cpu" => Ok(Device::Cpu),
+        "cuda" => Ok(Device::Cuda(0)),
+        s if s.starts_with("cuda:") => s[5..]
+            .parse()
+            .map(Device::Cuda)
+            .map_err(|_| Exc::new("RuntimeError", format!("Invalid device string: '{s}'"))),
+        _ => Err(Exc::new(
+            "RuntimeError",
+            format!("Expected one of cpu, cuda device type at start of device string: {s}"),
+        )),
+    }
+}
+
+/// Nested lists of numbers → (shape, values, any float, any bool).
+fn flatten_data(v: &Val, shape: &mut Vec<usize>, depth: usize, out: &mut Vec<Scalar>) -> R<()> {
+    let items: Option<Vec<Val>> = match v {
+        Val::List(l) => Some(l.borrow().clone()),
+        Val::Tuple(t) => Some(t.to_vec()),
+        _ => None,
+    };
+    match items {
+        Some(items) => {
+            if shape.len() <= depth {
+                shape.push(items.len());
+            } else if shape[depth] != items.len() {
+                return Err(Exc::value_error("expected a rectangular nested sequence"));
+            }
+            for it in &items {
+                flatten_data(it, shape, depth + 1, out)?;
+            }
+            Ok(())
+        }
+        None => {
+            out.push(match v {
+                Val::Bool(b) => Scalar::B(*b),
+                Val::Int(i) => Scalar::I(*i),
+                Val::Float(f) => Scalar::F(*f),
+                Val::Tensor(t) if t.numel() == 1 => t.get_at(t.offset),
+                other => {
+                    return Err(Exc::type_error(format!(
+                        "cannot make a tensor from {}",
+                        other.type_name()
+                    )))
+                }
+            });
+            Ok(())
+        }
+    }
+}
+
+#[derive(Copy, Clone, PartialEq)]
+enum Red {
+    Sum,
+    Mean,
+    Max,
+    Min,
+    ArgMax,
+    ArgMin,
+    All,
+    Any,
+}
+
+/// Reduce over one dimension (or all): returns (values, indices).
+fn reduce(t: &Tensor, dim: Option<i64>, keepdim: bool, kind: Red) -> R<(Tensor, Option<Tensor>)> {
+    let r = t.shape.len();
+    let (src, axis) = match dim {
+        None => (
+            t.contiguous().view(&[t.numel()]).expect("flat view"),
+            0usize,
+        ),
+        Some(d) => {
+            let d = if d < 0 { d + r as i64 } else { d };
+            if d < 0 || d as usize >= r.max(1) {
+                return Err(Exc::new(
+                    "IndexError",
+                    format!(
+                        "Dimension out of range (expected to be in range of [{}, {}], but got {d})",
+                        -(r as i64),
+                        r as i64 - 1
+                    ),
+                ));
+            }
+            (t.clone(), d as usize)
+        }
+    };
+    if src.shape.is_empty() {
+        return Ok((
+            src.clone(),
+            Some(Tensor::from_scalars(
+                &[],
+                DType::I64,
+                src.device.clone(),
+                [Scalar::I(0)],
+            )),
+        ));
+    }
+    let n = src.shape[axis];
+    if n == 0 && matches!(kind, Red::Max | Red::Min | Red::ArgMax | Red::ArgMin) {
+        return Err(Exc::new(
+            "RuntimeError",
+            "max(): Expected reduction dim to be specified for input.numel() == 0.",
+        ));
+    }
+    let moved = src.transpose(axis, src.shape.len() - 1);
+    let vals = moved.values();
+    let mut out_shape: Vec<usize> = moved.shape[..moved.shape.len() - 1].to_vec();
+    let float = t.dtype.is_float();
+    let mut res = vec![];
+    let mut idxs = vec![];
+    for chunk in vals.chunks(n.max(1)) {
+        let (mut best, mut bi) = (chunk.first().copied().unwrap_or(Scalar::F(0.0)), 0i64);
+        for (i, &x) in chunk.iter().enumerate().skip(1) {
+            let better = match kind {
+                Red::Max | Red::ArgMax => {
+                    if float {
+                        x.f() > best.f() || x.f().is_nan()
+                    } else {
+                        x.i() > best.i()
+                    }
+                }
+                Red::Min | Red::ArgMin => {
+                    if float {
+                        x.f() < best.f() || x.f().is_nan()
+                    } else {
+                        x.i() < best.i()
+                    }
+                }
+                _ => false,
+            };
+            if better && !(float && best.f().is_nan()) {
+                best = x;
+                bi = i as i64;
+            }
+        }
+        let v = match kind {
+            Red::Sum | Red::Mean => {
+                let s: f64 = chunk.iter().map(|x| x.f()).sum();
+                let s = if kind == Red::Mean { s / n as f64 } else { s };
+                if float || kind == Red::Mean {
+                    Scalar::F(s)
+                } else {
+                    Scalar::I(chunk.iter().map(|x| x.i()).sum())
+                }
+            }
+            Red::All => Scalar::B(chunk.iter().all(|x| x.truth())),
+            Red::Any => Scalar::B(chunk.iter().any(|x| x.truth())),
+            Red::ArgMax | Red::ArgMin => Scalar::I(bi),
+            _ => best,
+        };
+        res.push(v);
+        idxs.push(Scalar::I(bi));
+    }
+    let out_dtype = match kind {
+        Red::ArgMax | Red::ArgMin => DType::I64,
+        Red::All | Red::Any => DType::I1,
+        Red::Sum if t.dtype.is_int() => DType::I64,
+        Red::Mean if t.dtype.is_int() => DType::F32,
+        _ => t.dtype,
+    };
+    if keepdim && dim.is_some() {
+        out_shape.insert(axis, 1);
+    } else if keepdim {
+        out_shape = vec![1; r];
+    }
+    let values = Tensor::from_scalars(&out_shape, out_dtype, t.device.clone(), res);
+    let indices = Tensor::from_scalars(&out_shape, DType::I64, t.device.clone(), idxs);
+    Ok((values, Some(indices)))
+}
+
+fn softmax(t: &Tensor, dim: i64) -> R<Tensor> {
+    let r = t.shape.len() as i64;
+    let d = if dim < 0 { dim + r } else { dim };
+    if d < 0 || d >= r {
+        return Err(Exc::new("IndexError", "softmax dimension out of range"));
+    }
+    let moved = t.transpose(d as usize, t.shape.len() - 1);
+    let n = *moved.shape.last().unwrap_or(&1);
+    let vals = moved.values_f64();
+    let mut out = Vec::with_capacity(vals.len());
+    for row in vals.chunks(n.max(1)) {
+        let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let e: Vec<f64> = row.iter().map(|x| (x - m).exp()).collect();
+        let s: f64 = e.iter().sum();
+        out.extend(e.into_iter().map(|x| Scalar::F(x / s)));
+    }
+    let res = Tensor::from_scalars(&moved.shape, t.dtype, t.device.clone(), out);
+    Ok(res.transpose(d as usize, t.shape.len() - 1).contiguous())
+}
+
+fn allclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64) -> R<bool> {
+    let shape = crate::tensor::broadcast_shape(&a.shape, &b.shape)
+        .ok_or_else(|| Exc::new("RuntimeError", "allclose: shapes do not broadcast"))?;
+    let x = a.expand(&shape).expect("broadcast").values_f64();
+    let y = b.expand(&shape).expect("broadcast").values_f64();
+    Ok(x.iter()
+        .zip(&y)
+        .all(|(p, q)| (p - q).abs() <= atol + rtol * q.abs() || (p == q)))
+}
+
+fn unary_tensor(t: &Tensor, f: impl Fn(f64) -> f64) -> Tensor {
+    let d = if t.dtype.is_float() {
+        t.dtype
+    } else {
+        DType::F32
+    };
+    map_tensor(t, d, |x| Scalar::F(f(x.f())))
+}
+
+fn tensor_from(
+    s: &mut Session,
+    a: &Args,
+    shape: Vec<usize>,
+    default: DType,
+    fill: &mut dyn FnMut(&mut Session) -> Scalar,
+) -> R<Val> {
+    let dtype = dtype_arg(a.kw("dtype"), default)?;
+    let device = s.device_arg(a.kw("device"))?;
+    let n: usize = shape.iter().product();
+    let vals: Vec<Scalar> = (0..n).map(|_| fill(s)).collect();
+    Ok(Val::tensor(Tensor::from_scalars(
+        &shape, dtype, device, vals,
+    )))
+}
+
+/// Call a builtin by its qualified name.
+pub fn call_builtin(s: &mut Session, name: &str, pos: Vec<Val>, kw: Vec<(String, Val)>) -> R<Val> {
+    let a = Args {
+        pos,
+        kw,
+        fname: name.rsplit('.').next().unwrap_or(name).to_string(),
+    };
+    if EXCEPTIONS.contains(&name) {
+        let msg = a.pos.first().map(|v| v.to_str()).unwrap_or_default();
+        return Ok(Val::Exception(Rc::new(Exc::new(name, msg))));
+    }
+    match name {
+        "print" => {
+            let sep = a.kw("sep").map(|v| v.to_str()).unwrap_or(" ".into());
+            let end = a.kw("end").map(|v| v.to_str()).unwrap_or("\n".into());
+            let text = a
+                .pos
+                .iter()
+                .map(|v| crate::format::format_value(v, ""))
+                .collect::<R<Vec<_>>>()?
+                .join(&sep)
+                + &end;
+            match a.kw("file").map(|f| f.to_str()) {
+                Some(f) if f.contains("stderr") => s.emit_stream("stderr", &text),
+                _ => s.emit_stream("stdout", &text),
+            }
+            Ok(Val::None)
+        }
+        "len" => {
+            let v = a.req(0, "obj")?;
+            Ok(Val::Int(match &v {
+                Val::Str(x) => x.chars().count(),
+                Val::List(l) => l.borrow().len(),
+                Val::Tuple(t) => t.len(),
+                Val::Dict(d) => d.borrow().len(),
+                Val::Range(..) => s.iterate(&v)?.len(),
+                Val::Tensor(t) => *t
+                    .shape
+                    .first()
+                    .ok_or_else(|| Exc::type_error("len() of a 0-d tensor"))?,
+                other => {
+                    return Err(Exc::type_error(format!(
+                        "object of type '{}' has no len()",
+                        other.type_name()
+                    )))
+                }
+            } as i64))
+        }
+        "range" => {
+            let ints: Vec<i64> = a.pos.iter().map(to_int).collect::<R<_>>()?;
+            match ints.as_slice() {
+                [b] => Ok(Val::Range(0, *b, 1)),
+                [x, y] => Ok(Val::Range(*x, *y, 1)),
+                [x, y, z] if *z != 0 => Ok(Val::Range(*x, *y, *z)),
+                [_, _, _] => Err(Exc::value_error("range() arg 3 must not be zero")),
+                _ => Err(Exc::type_error(format!(
+                    "range expected 1 to 3 arguments, got {}",
+                    ints.len()
+                ))),
+            }
+        }
+        "min" | "max" => {
+            let items = if a.pos.len() == 1 {
+                s.iterate(&a.pos[0])?
+            } else {
+                a.pos.clone()
+            };
+            let key = a.kw("key");
+            let mut best: Option<(Val, Val)> = None;
+            for it in items {
+                let k = match &key {
+                    Some(f) => s.call(f, vec![it.clone()], vec![])?,
+                    None => it.clone(),
+                };
+                let replace = match &best {
+                    None => true,
+                    Some((bk, _)) => {
+                        let op = if name == "min" {
+                            ruff_python_ast::CmpOp::Lt
+                        } else {
+                            ruff_python_ast::CmpOp::Gt
+                        };
+                        crate::ops::compare(s, op, &k, bk)?.truth()?
+                    }
+                };
+                if replace {
+                    best = Some((k, it));
+                }
+            }
+            best.map(|(_, v)| v)
+                .ok_or_else(|| Exc::value_error(format!("{name}() arg is an empty sequence")))
+        }
+        "abs" => match a.req(0, "x")? {
+            Val::Int(i) => Ok(Val::Int(i.abs())),
+            Val::Float(f) => Ok(Val::Float(f.abs())),
+            Val::Bool(b) => Ok(Val::Int(b as i64)),
+            Val::Tensor(t) => Ok(Val::tensor(map_tensor(&t, t.dtype, |x| match x {
+                Scalar::F(f) => Scalar::F(f.abs()),
+                o => Scalar::I(o.i().abs()),
+            }))),
+            other => Err(Exc::type_error(format!(
+                "bad operand type for abs(): '{}'",
+                other.type_name()
+            ))),
+        },
+        "sum" => {
+            let items = s.iterate(&a.req(0, "iterable")?)?;
+            let mut acc = a.get(1, "start").unwrap_or(Val::Int(0));
+            for it in items {
+                acc = crate::ops::binary(s, ruff_python_ast::Operator::Add, &acc, &it)?;
+            }
+            Ok(acc)
+        }
+        "any" | "all" => {
+            let items = s.iterate(&a.req(0, "iterable")?)?;
+            let mut r = name == "all";
+            for it in items {
+                if it.truth()? != (name == "all") {
+                    r = !r;
+                    break;
+                }
+            }
+            Ok(Val::Bool(r))
+        }
+        "sorted" => {
+            let mut items = s.iterate(&a.req(0, "iterable")?)?;
+            let key = a.kw("key");
+            let mut keyed = vec![];
+            for it in items.drain(..) {
+                let k = match &key {
+                    Some(f) => s.call(f, vec![it.clone()], vec![])?,
+                    None => it.clone(),
+                };
+                keyed.push((k, it));
+            }
+            let mut err = None;
+            keyed.sort_by(|x, y| {
+                let lt = crate::ops::compare(s, ruff_python_ast::CmpOp::Lt, &x.0, &y.0);
+                match lt {
+                    Ok(v) if v.truth().unwrap_or(false) => std::cmp::Ordering::Less,
+                    Ok(_) => {
+                        if equal(&x.0, &y.0) {
+                            std::cmp::Ordering::Equal
+                        } else {
+                            std::cmp::Ordering::Greater
+                        }
+                    }
+                    Err(e) => {
+                        err = Some(e);
+                        std::cmp::Ordering::Equal
+                    }
+                }
+            });
+            if let Some(e) = err {
+                return Err(e);
+            }
+            if a.kw("reverse")
+                .map(|v| v.truth())
+                .transpose()?
+                .unwrap_or(false)
+            {
+                keyed.reverse();
+            }
+            Ok(Val::list(keyed.into_iter().map(|(_, v)| v).collect()))
+        }
+        "reversed" => {
+            let mut items = s.iterate(&a.req(0, "seq")?)?;
+            items.reverse();
+            Ok(Val::list(items))
+        }
+        "enumerate" => {
+            let items = s.iterate(&a.req(0, "iterable")?)?;
+            let start = a
+                .get(1, "start")
+                .map(|v| to_int(&v))
+                .transpose()?
+                .unwrap_or(0);
+            Ok(Val::list(
+                items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| Val::tuple(vec![Val::Int(start + i as i64), v]))
+                    .collect(),
+            ))
+        }
+        "zip" => {
+            let lists: Vec<Vec<Val>> = a.pos.iter().map(|v| s.iterate(v)).collect::<R<_>>()?;
+            let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
+            Ok(Val::list(
+                (0..n)
+                    .map(|i| Val::tuple(lists.iter().map(|l| l[i].clone()).collect()))
+                    .collect(),
+            ))
+        }
+        "map" => {
+            let f = a.req(0, "func")?;
+            let items = s.iterate(&a.req(1, "iterable")?)?;
+            let mut out = vec![];
+            for it in items {
+                out.push(s.call(&f, vec![it], vec![])?);
+            }
+            Ok(Val::list(out))
+        }
+        "filter" => {
+            let f = a.req(0, "func")?;
+            let items = s.iterate(&a.req(1, "iterable")?)?;
+            let mut out = vec![];
+            for it in items {
+                let keep = if matches!(f, Val::None) {
+                    it.truth()?
+                } else {
+                    s.call(&f, vec![it.clone()], vec![])?.truth()?
+                };
+                if keep {
+                    out.push(it);
+                }
+            }
+            Ok(Val::list(out))
+        }
+        "str" => Ok(Val::str(
+            &a.get(0, "object")
+                .map(|v| crate::format::format_value(&v, ""))
+                .transpose()?
+                .unwrap_or_default(),
+        )),
+        "repr" => Ok(Val::str(&a.req(0, "obj")?.repr())),
+        "format" => Ok(Val::str(&crate::format::format_value(
+            &a.req(0, "value")?,
+            &a.get(1, "spec").map(|v| v.to_str()).unwrap_or_default(),
+        )?)),
+        "int" => match a.get(0, "x").unwrap_or(Val::Int(0)) {
+            Val::Float(f) => {
+                if !f.is_finite() {
+                    return Err(Exc::new(
+                        "OverflowError",
+                        "cannot convert float infinity or NaN to integer",
+                    ));
+                }
+                Ok(Val::Int(f.trunc() as i64))
+            }
+            Val::Str(x) => x.trim().parse().map(Val::Int).map_err(|_| {
+                Exc::value_error(format!("invalid literal for int() with base 10: '{x}'"))
+            }),
+            Val::Tensor(t) if t.numel() == 1 => Ok(Val::Int(t.get_at(t.offset).f().trunc() as i64)),
+            other => Ok(Val::Int(to_int(&other)?)),
+        },
+        "float" => match a.get(0, "x").unwrap_or(Val::Float(0.0)) {
+            Val::Str(x) => match x.trim().to_ascii_lowercase().as_str() {
+                "inf" | "+inf" | "infinity" => Ok(Val::Float(f64::INFINITY)),
+                "-inf" | "-infinity" => Ok(Val::Float(f64::NEG_INFINITY)),
+                "nan" => Ok(Val::Float(f64::NAN)),
+                t => t.parse().map(Val::Float).map_err(|_| {
+                    Exc::value_error(format!("could not convert string to float: '{x}'"))
+                }),
+            },
+            other => Ok(Val::Float(to_f64(&other)?)),
+        },
+        "bool" => Ok(Val::Bool(
+            a.get(0, "x")
+                .map(|v| v.truth())
+                .transpose()?
+                .unwrap_or(false),
+        )),
+        "list" => Ok(Val::list(match a.get(0, "iterable") {
+            Some(v) => s.iterate(&v)?,
+            None => vec![],
+        })),
+        "tuple" => Ok(Val::tuple(match a.get(0, "iterable") {
+            Some(v) => s.iterate(&v)?,
+            None => vec![],
+        })),
+        "dict" => {
+            let mut items = vec![];
+            if let Some(v) = a.pos.first() {
+                match v {
+                    Val::Dict(d) => items = d.borrow().clone(),
+                    other => {
+                        for pair in s.iterate(other)? {
+                            let kv = s.iterate(&pair)?;
+                            if kv.len() != 2 {
+                                return Err(Exc::value_error(
+                                    "dictionary update sequence element has wrong length",
+                                ));
+                            }
+                            items.push((kv[0].clone(), kv[1].clone()));
+                        }
+                    }
+                }
+            }
+            for (k, v) in &a.kw {
+                items.push((Val::str(k), v.clone()));
+            }
+            Ok(Val::Dict(Rc::new(RefCell::new(items))))
+        }
+        "round" => {
+            let x = to_f64(&a.req(0, "number")?)?;
+            match a.get(1, "ndigits") {
+                None | Some(Val::None) => Ok(Val::Int(x.round_ties_even() as i64)),
+                Some(n) => {
+                    let p = 10f64.powi(to_int(&n)? as i32);
+                    Ok(Val::Float((x * p).round_ties_even() / p))
+                }
+            }
+        }
+        "divmod" => {
+            let (x, y) = (a.req(0, "a")?, a.req(1, "b")?);
+            let q = crate::ops::binary(s, ruff_python_ast::Operator::FloorDiv, &x, &y)?;
+            let r = crate::ops::binary(s, ruff_python_ast::Operator::Mod, &x, &y)?;
+            Ok(Val::tuple(vec![q, r]))
+        }
+        "pow" => crate::ops::binary(
+            s,
+            ruff_python_ast::Operator::Pow,
+            &a.req(0, "base")?,
+            &a.req(1, "exp")?,
+        ),
+        "hex" => Ok(Val::str(&format!("{:#x}", to_int(&a.req(0, "x")?)?))),
+        "ord" => Ok(Val::Int(
+            a.req(0, "c")?
+                .to_str()
+                .chars()
+                .next()
+                .map(|c| c as i64)
+                .unwrap_or(0),
+        )),
+        "chr" => Ok(Val::str(
+            &char::from_u32(to_int(&a.req(0, "i")?)? as u32)
+                .unwrap_or('?')
+                .to_string(),
+        )),
+        "type" => Ok(Val::str(&a.req(0, "obj")?.type_name())),
+        "isinstance" => {
+            let v = a.req(0, "obj")?;
+            let t = a.req(1, "classinfo")?;
+            let classes: Vec<Val> = match &t {
+                Val::Tuple(items) => items.to_vec(),
+                other => vec![other.clone()],
+            };
+            Ok(Val::Bool(classes.iter().any(|c| match c {
+                Val::Builtin(b) => match &**b {
+                    "int" => matches!(v, Val::Int(_) | Val::Bool(_)),
+                    "float" => matches!(v, Val::Float(_)),
+                    "str" => matches!(v, Val::Str(_)),
+                    "bool" => matches!(v, Val::Bool(_)),
+                    "list" => matches!(v, Val::List(_)),
+                    "tuple" => matches!(v, Val::Tuple(_)),
+                    "dict" => matches!(v, Val::Dict(_)),
+                    "torch.Tensor" => matches!(v, Val::Tensor(_)),
+                    e if EXCEPTIONS.contains(&e) => {
+                        matches!(&v, Val::Exception(x) if x.kind == e || e == "Exception")
+                    }
+                    _ => false,
+                },
+                _ => false,
+            })))
+        }
+        "hasattr" | "getattr" => {
+            let v = a.req(0, "obj")?;
+            let n = a.req(1, "name")?.to_str();
+            let r = s.get_attr(&v, &n);
+            if name == "hasattr" {
+                return Ok(Val::Bool(r.is_ok()));
+            }
+            match (r, a.get(2, "default")) {
+                (Ok(x), _) => Ok(x),
+                (Err(_), Some(d)) => Ok(d),
+                (Err(e), None) => Err(e),
+            }
+        }
+        n if n.starts_with("torch.")
+            || n.starts_with("math.")
+            || n.starts_with("triton.")
+            || n.starts_with("driver.") =>
+        {
+            crate::torch::call(s, n, a)
+        }
+        n if n.starts_with("tl.") => {
+            if n == "tl.constexpr" {
+                return a.req(0, "value");
+            }
+            Err(Exc::new(
+                "RuntimeError",
+                format!(
+                    "{}() can only be called inside a @triton.jit function",
+                    n.replacen("tl.", "triton.language.", 1)
+                ),
+            ))
+        }
+        other => Err(Exc::new(
+            "NotImplementedError",
+            format!("builtin `{other}` is not available in tilebook"),
+        )),
+    }
+}
+
+pub(crate) fn reduce_call(t: &Tensor, a: &Args, first_arg: usize, kind_name: &str) -> R<Val> {
+    let dim = a
+        .get(first_arg, "dim")
+        .filter(|v| !matches!(v, Val::None))
+        .map(|v| to_int(&v))
+        .transpose()?;
+    let keepdim = a
+        .kw("keepdim")
+        .map(|v| v.truth())
+        .transpose()?
+        .unwrap_or(false);
+    let kind = match kind_name {
+        "sum" => Red::Sum,
+        "mean" => Red::Mean,
+        "max" | "amax" => Red::Max,
+        "min" | "amin" => Red::Min,
+        "argmax" => Red::ArgMax,
+        "argmin" => Red::ArgMin,
+        "all" => Red::All,
+        _ => Red::Any,
+    };
+    let (vals, idx) = reduce(t, dim, keepdim, kind)?;
+    if dim.is_some() && matches!(kind, Red::Max | Red::Min) {
+        return Ok(Val::tuple(vec![
+            Val::tensor(vals),
+            Val::tensor(idx.expect("indices")),
+        ]));
+    }
+    Ok(Val::tensor(vals))
+}
+
+pub(crate) fn softmax_call(t: &Tensor, dim: i64) -> R<Val> {
+    Ok(Val::tensor(softmax(t, dim)?))
+}
+
+pub(crate) fn allclose_call(x: &Tensor, y: &Tensor, a: &Args) -> R<bool> {
+    let rtol = a
+        .kw("rtol")
+        .map(|v| to_f64(&v))
+        .transpose()?
+        .unwrap_or(1e-5);
+    let atol = a
+        .kw("atol")
+        .map(|v| to_f64(&v))
+        .transpose()?
+        .unwrap_or(1e-8);
+    allclose(x, y, rtol, atol)
+}
+
+pub(crate) fn creation(s: &mut Session, kind: &str, a: &Args) -> R<Val> {
+    let shape = shape_args(&a.pos)?;
+    match kind {
+        "empty" | "zeros" => tensor_from(s, a, shape, DType::F32, &mut |_| Scalar::I(0)),
+        "ones" => tensor_from(s, a, shape, DType::F32, &mut |_| Scalar::I(1)),
+        "rand" => tensor_from(s, a, shape, DType::F32, &mut |s| Scalar::F(s.uniform())),
+        "randn" => tensor_from(s, a, shape, DType::F32, &mut |s| Scalar::F(s.normal())),
+        _ => unreachable!(),
+    }
+}
+
+pub(crate) fn like(s: &mut Session, kind: &str, a: &Args) -> R<Val> {
+    let t = to_tensor(&a.req(0, "input")?)?;
+    let dtype = dtype_arg(a.kw("dtype"), t.dtype)?;
+    let device = match a.kw("device") {
+        Some(d) => s.device_arg(Some(d))?,
+        None => t.device.clone(),
+    };
+    let n = t.numel();
+    let vals: Vec<Scalar> = match kind {
+        "empty_like" | "zeros_like" => vec![Scalar::I(0); n],
+        "ones_like" => vec![Scalar::I(1); n],
+        "rand_like" => (0..n).map(|_| Scalar::F(s.uniform())).collect(),
+        "randn_like" => (0..n).map(|_| Scalar::F(s.normal())).collect(),
+        _ => {
+            let v = a.req(1, "fill_value")?;
+            vec![Scalar::F(to_f64(&v)?); n]
+        }
+    };
+    Ok(Val::tensor(Tensor::from_scalars(
+        &t.shape, dtype, device, vals,
+    )))
+}
+
+pub(crate) fn from_data(s: &mut Session, a: &Args) -> R<Val> {
+    let data = a.req(0, "data")?;
+    let mut shape = vec![];
+    let mut vals = vec![];
+    flatten_data(&data, &mut shape, 0, &mut vals)?;
+    let default = if vals.iter().any(|v| matches!(v, Scalar::F(_))) {
+        DType::F32
+    } else if !vals.is_empty() && vals.iter().all(|v| matches!(v, Scalar::B(_))) {
+        DType::I1
+    } else {
+        DType::I64
+    };
+    let dtype = dtype_arg(a.kw("dtype"), default)?;
+    let device = s.device_arg(a.kw("device"))?;
+    Ok(Val::tensor(Tensor::from_scalars(
+        &shape, dtype, device, vals,
+    )))
+}
+
+pub(crate) fn randint(s: &mut Session, a: &Args) -> R<Val> {
+    let (lo, hi, size) = if a.pos.len() >= 3 || a.kw("high").is_some() && a.pos.len() >= 2 {
+        (
+            to_int(&a.req(0, "low")?)?,
+            to_int(&a.req(1, "high")?)?,
+            a.req(2, "size")?,
+        )
+    } else {
+        (0, to_int(&a.req(0, "high")?)?, a.req(1, "size")?)
+    };
+    if hi <= lo {
+        return Err(Exc::new(
+            "RuntimeError",
+            format!("random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}"),
+        ));
+    }
+    let shape = shape_args(&[size])?;
+    let span = (hi - lo) as u64;
+    tensor_from(s, a, shape, DType::I64, &mut |s| {
+        Scalar::I(lo + (s.next_u64() % span) as i64)
+    })
+}
+
+pub(crate) fn arange(s: &mut Session, a: &Args) -> R<Val> {
+    let nums: Vec<f64> = a.pos.iter().map(to_f64).collect::<R<_>>()?;
+    let (start, end, step) = match nums.as_slice() {
+        [e] => (0.0, *e, 1.0),
+        [b, e] => (*b, *e, 1.0),
+        [b, e, st] => (*b, *e, *st),
+        _ => return Err(Exc::type_error("arange expects 1 to 3 numbers")),
+    };
+    let float = a.pos.iter().any(|v| matches!(v, Val::Float(_)));
+    let n = ((end - start) / step).ceil().max(0.0) as usize;
+    let mut i = 0usize;
+    let default = if float { DType::F32 } else { DType::I64 };
+    tensor_from(s, a, vec![n], default, &mut |_| {
+        let v = start + step * i as f64;
+        i += 1;
+        if float {
+            Scalar::F(v)
+        } else {
+            Scalar::I(v as i64)
+        }
+    })
+}
+
+pub(crate) fn full(s: &mut Session, a: &Args) -> R<Val> {
+    let shape = shape_args(&[a.req(0, "size")?])?;
+    let v = a.req(1, "fill_value")?;
+    let default = match v {
+        Val::Float(_) => DType::F32,
+        Val::Bool(_) => DType::I1,
+        _ => DType::I64,
+    };
+    let x = match v {
+        Val::Float(f) => Scalar::F(f),
+        Val::Bool(b) => Scalar::B(b),
+        other => Scalar::I(to_int(&other)?),
+    };
+    tensor_from(s, a, shape, default, &mut |_| x)
+}
+
+pub(crate) fn unary_named(t: &Tensor, name: &str) -> R<Val> {
+    Ok(Val::tensor(match name {
+        "exp" => unary_tensor(t, f64::exp),
+        "log" => unary_tensor(t, f64::ln),
+        "sqrt" => unary_tensor(t, f64::sqrt),
+        "sigmoid" => unary_tensor(t, |x| 1.0 / (1.0 + (-x).exp())),
+        "relu" => map_tensor(t, t.dtype, |x| match x {
+            Scalar::F(f) => Scalar::F(f.max(0.0)),
+            o => Scalar::I(o.i().max(0)),
+        }),
+        _ => return Err(Exc::new("NotImplementedError", format!("torch.{name}"))),
+    }))
+}
+
+/// Methods on strings, lists, dicts and tensors.
+pub fn call_method(
+    s: &mut Session,
+    recv: &Val,
+    name: &str,
+    pos: Vec<Val>,
+    kw: Vec<(String, Val)>,
+) -> R<Val> {
+    let a = Args {
+        pos,
+        kw,
+        fname: name.to_string(),
+    };
+    match recv {
+        Val::Tensor(t) => crate::torch::tensor_method(s, t, name, a),
+        Val::Str(x) => match name {
+            "format" => {
+                let mut out = String::new();
+                let mut auto = 0;
+                let mut rest: &str = x;
+                while let Some(p) = rest.find('{') {
+                    out.push_str(&rest[..p]);
+                    if rest[p..].starts_with("{{") {
+                        out.push('{');
+                        rest = &rest[p + 2..];
+                        continue;
+                    }
+                    let end = rest[p..].find('}').ok_or_else(|| {
+                        Exc::value_error("Single '{' encountered in format string")
+                    })? + p;
+                    let field = &rest[p + 1..end];
+                    let (fname, spec) = field.split_once(':').unwrap_or((field, ""));
+                    let v = if fname.is_empty() {
+                        auto += 1;
+                        a.pos.get(auto - 1).cloned()
+                    } else if let Ok(i) = fname.parse::<usize>() {
+                        a.pos.get(i).cloned()
+                    } else {
+                        a.kw(fname)
+                    }
+                    .ok_or_else(|| Exc::new("IndexError", "Replacement index out of range"))?;
+                    out.push_str(&crate::format::format_value(&v, spec)?);
+                    rest = &rest[end + 1..];
+                }
+                out.push_str(&rest.replace("}}", "}"));
+                Ok(Val::str(&out))
+            }
+            "join" => {
+                let items = s.iterate(&a.req(0, "iterable")?)?;
+                Ok(Val::str(
+                    &items.iter().map(|v| v.to_str()).collect::<Vec<_>>().join(x),
+                ))
+            }
+            "upper" => Ok(Val::str(&x.to_uppercase())),
+            "lower" => Ok(Val::str(&x.to_lowercase())),
+            "strip" => Ok(Val::str(x.trim())),
+            "startswith" => Ok(Val::Bool(x.starts_with(&*a.req(0, "prefix")?.to_str()))),
+            "endswith" => Ok(Val::Bool(x.ends_with(&*a.req(0, "suffix")?.to_str()))),
+            "replace" => Ok(Val::str(
+                &x.replace(&*a.req(0, "old")?.to_str(), &a.req(1, "new")?.to_str()),
+            )),
+            "split" => Ok(Val::list(match a.get(0, "sep") {
+                Some(sep) => x.split(&*sep.to_str()).map(Val::str).collect(),
+                None => x.split_whitespace().map(Val::str).collect(),
+            })),
+            "ljust" | "rjust" | "center" => {
+                let w = to_int(&a.req(0, "width")?)? as usize;
+                let spec = format!(
+                    "{}{w}",
+                    match name {
+                        "ljust" => "<",
+                        "rjust" => ">",
+                        _ => "^",
+                    }
+                );
+                Ok(Val::str(&crate::format::format_value(
+                    &Val::Str(x.clone()),
+                    &spec,
+                )?))
+            }
+            _ => Err(Exc::new(
+                "AttributeError",
+                format!("'str' object has no attribute '{name}'"),
+            )),
+        },
+        Val::List(l) => match name {
+            "append" => {
+                l.borrow_mut().push(a.req(0, "object")?);
+                Ok(Val::None)
+            }
+            "extend" => {
+                let items = s.iterate(&a.req(0, "iterable")?)?;
+                l.borrow_mut().extend(items);
+                Ok(Val::None)
+            }
+            "pop" => {
+                let mut v = l.borrow_mut();
+                let n = v.len();
+                if n == 0 {
+                    return Err(Exc::new("IndexError", "pop from empty list"));
+                }
+                let i = a
+                    .get(0, "index")
+                    .map(|x| to_int(&x))
+                    .transpose()?
+                    .unwrap_or(-1);
+                let i = if i < 0 { i + n as i64 } else { i } as usize;
+                if i >= n {
+                    return Err(Exc::new("IndexError", "pop index out of range"));
+                }
+                Ok(v.remove(i))
+            }
+            "insert" => {
+                let i = to_int(&a.req(0, "index")?)?.clamp(0, l.borrow().len() as i64) as usize;
+                l.borrow_mut().insert(i, a.req(1, "object")?);
+                Ok(Val::None)
+            }
+            "index" => {
+                let x = a.req(0, "value")?;
+                l.borrow()
+                    .iter()
+                    .position(|v| equal(v, &x))
+                    .map(|i| Val::Int(i as i64))
+                    .ok_or_else(|| Exc::value_error("value is not in list"))
+            }
+            "count" => {
+                let x = a.req(0, "value")?;
+                Ok(Val::Int(
+                    l.borrow().iter().filter(|v| equal(v, &x)).count() as i64
+                ))
+            }
+            "reverse" => {
+                l.borrow_mut().reverse();
+                Ok(Val::None)
+            }
+            "copy" => Ok(Val::list(l.borrow().clone())),
+            "clear" => {
+                l.borrow_mut().clear();
+                Ok(Val::None)
+            }
+            "sort" => {
+                let sorted = call_builtin(s, "sorted", vec![recv.clone()], a.kw.clone())?;
+                if let Val::List(n) = sorted {
+                    *l.borrow_mut() = n.borrow().clone();
+                }
+                Ok(Val::None)
+            }
+            _ => Err(Exc::new(
+                "AttributeError",
+                format!("'list' object has no attribute '{name}'"),
+            )),
+        },
+        Val::Tuple(t) => match name {
+            "index" => {
+                let x = a.req(0, "value")?;
+                t.iter()
+                    .position(|v| equal(v, &x))
+                    .map(|i| Val::Int(i as i64))
+                    .ok_or_else(|| Exc::value_error("tuple.index(x): x not in tuple"))
+            }
+            "count" => {
+                let x = a.req(0, "value")?;
+                Ok(Val::Int(t.iter().filter(|v| equal(v, &x)).count() as i64))
+            }
+            _ => Err(Exc::new(
+                "AttributeError",
+                format!("'tuple' object has no attribute '{name}'"),
+            )),
+        },
+        Val::Dict(d) => match name {
+            "keys" => Ok(Val::list(
+                d.borrow().iter().map(|(k, _)| k.clone()).collect(),
+            )),
+            "values" => Ok(Val::list(
+                d.borrow().iter().map(|(_, v)| v.clone()).collect(),
+            )),
+            "items" => Ok(Val::list(
+                d.borrow()
+                    .iter()
+                    .map(|(k, v)| Val::tuple(vec![k.clone(), v.clone()]))
+                    .collect(),
+            )),
+            "get" => {
+                let k = a.req(0, "key")?;
+                Ok(d.borrow()
+                    .iter()
+                    .find(|(kk, _)| equal(kk, &k))
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or(a.get(1, "default").unwrap_or(Val::None)))
+            }
+            "update" => {
+                if let Some(Val::Dict(o)) = a.pos.first() {
+                    for (k, v) in o.borrow().iter() {
+                        crate::ops::set_item(s, recv, k, v.clone())?;
+                    }
+                }
+                for (k, v) in &a.kw {
+                    crate::ops::set_item(s, recv, &Val::str(k), v.clone())?;
+                }
+                Ok(Val::None)
+            }
+            "pop" => {
+                let k = a.req(0, "key")?;
+                let mut dd = d.borrow_mut();
+                match dd.iter().position(|(kk, _)| equal(kk, &k)) {
+                    Some(i) => Ok(dd.remove(i).1),
+                    None => a
+                        .get(1, "default")
+                        .ok_or_else(|| Exc::new("KeyError", k.repr())),
+                }
+            }
+            "copy" => Ok(Val::Dict(Rc::new(RefCell::new(d.borrow().clone())))),
+            _ => Err(Exc::new(
+                "AttributeError",
+                format!("'dict' object has no attribute '{name}'"),
+            )),
+        },
+        other => Err(Exc::new(
+            "AttributeError",
+            format!("'{}' object has no attribute '{name}'", other.type_name()),
+        )),
+    }
+}
+
+/// `triton.Config(kwargs, num_warps=4, num_stages=3, ...)`.
+pub(crate) fn make_config(a: &Args) -> R<Val> {
+    let kwargs = match a.get(0, "kwargs") {
+        Some(Val::Dict(d)) => d
+            .borrow()
+            .iter()
+            .map(|(k, v)| (k.to_str(), v.clone()))
+            .collect(),
+        Some(other) => {
+            return Err(Exc::type_error(format!(
+                "triton.Config expects a dict of meta-parameters, got {}",
+                other.type_name()
+            )))
+        }
+        None => vec![],
+    };
+    let num_warps = a
+        .kw("num_warps")
+        .map(|v| to_int(&v))
+        .transpose()?
+        .unwrap_or(4);
+    let num_stages = a
+        .kw("num_stages")
+        .map(|v| to_int(&v))
+        .transpose()?
+        .unwrap_or(3);
+    Ok(Val::Config(Rc::new(Config {
+        kwargs,
+        num_warps,
+        num_stages,
+    })))
+}

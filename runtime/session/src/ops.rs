@@ -1,0 +1,778 @@
+//! Host operators: Python semantics on numbers, strings and sequences, torch
+//! semantics on tensors (broadcasting, type promotion, views by indexing).
+
+use crate::interp::R;
+use crate::tensor::{broadcast_shape, promote, Device, Scalar, Tensor};
+use crate::value::{Exc, Val};
+use crate::Session;
+use ruff_python_ast::{CmpOp, Operator, UnaryOp};
+use std::rc::Rc;
+use tilebook_tir::DType;
+
+fn op_symbol(op: Operator) -> &'static str {
+    match op {
+        Operator::Add => "+",
+        Operator::Sub => "-",
+        Operator::Mult => "*",
+        Operator::MatMult => "@",
+        Operator::Div => "/",
+        Operator::Mod => "%",
+        Operator::Pow => "**",
+        Operator::LShift => "<<",
+        Operator::RShift => ">>",
+        Operator::BitOr => "|",
+        Operator::BitXor => "^",
+        Operator::BitAnd => "&",
+        Operator::FloorDiv => "//",
+    }
+}
+
+fn num(v: &Val) -> Option<Scalar> {
+    match v {
+        Val::Bool(b) => Some(Scalar::B(*b)),
+        Val::Int(i) => Some(Scalar::I(*i)),
+        Val::Float(f) => Some(Scalar::F(*f)),
+        _ => None,
+    }
+}
+
+fn floordiv_i(a: i64, b: i64) -> i64 {
+    let q = a.wrapping_div(b);
+    if a % b != 0 && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    }
+}
+
+/// Python arithmetic on two numbers.
+fn number_op(op: Operator, a: Scalar, b: Scalar) -> R<Val> {
+    let float = matches!(a, Scalar::F(_)) || matches!(b, Scalar::F(_));
+    let zero_div = || Exc::new("ZeroDivisionError", "division by zero");
+    if float {
+        let (x, y) = (a.f(), b.f());
+        return Ok(Val::Float(match op {
+            Operator::Add => x + y,
+            Operator::Sub => x - y,
+            Operator::Mult => x * y,
+            Operator::Div if y == 0.0 => {
+                return Err(Exc::new("ZeroDivisionError", "float division by zero"))
+            }
+            Operator::Div => x / y,
+            Operator::FloorDiv if y == 0.0 => return Err(zero_div()),
+            Operator::FloorDiv => (x / y).floor(),
+            Operator::Mod if y == 0.0 => return Err(zero_div()),
+            Operator::Mod => x - y * (x / y).floor(),
+            Operator::Pow => x.powf(y),
+            _ => {
+                return Err(Exc::type_error(format!(
+                    "unsupported operand type(s) for {}: 'float'",
+                    op_symbol(op)
+                )))
+            }
+        }));
+    }
+    let (x, y) = (a.i(), b.i());
+    let overflow = || {
+        Exc::new(
+            "OverflowError",
+            "integer result does not fit in 64 bits (tilebook ints are 64-bit)",
+        )
+    };
+    let bools = matches!((a, b), (Scalar::B(_), Scalar::B(_)));
+    Ok(match op {
+        Operator::Add => Val::Int(x.checked_add(y).ok_or_else(overflow)?),
+        Operator::Sub => Val::Int(x.checked_sub(y).ok_or_else(overflow)?),
+        Operator::Mult => Val::Int(x.checked_mul(y).ok_or_else(overflow)?),
+        Operator::Div if y == 0 => return Err(zero_div()),
+        Operator::Div => Val::Float(x as f64 / y as f64),
+        Operator::FloorDiv if y == 0 => {
+            return Err(Exc::new(
+                "ZeroDivisionError",
+                "integer division or modulo by zero",
+            ))
+        }
+        Operator::FloorDiv => Val::Int(floordiv_i(x, y)),
+        Operator::Mod if y == 0 => {
+            return Err(Exc::new("ZeroDivisionError", "integer modulo by zero"))
+        }
+        Operator::Mod => Val::Int(x - y * floordiv_i(x, y)),
+        Operator::Pow if y < 0 => Val::Float((x as f64).powf(y as f64)),
+        Operator::Pow => Val::Int(
+            x.checked_pow(y.min(u32::MAX as i64) as u32)
+                .ok_or_else(overflow)?,
+        ),
+        Operator::LShift => Val::Int(x.checked_shl(y as u32).ok_or_else(overflow)?),
+        Operator::RShift => Val::Int(x >> y.min(63)),
+        Operator::BitAnd if bools => Val::Bool(x & y != 0),
+        Operator::BitOr if bools => Val::Bool(x | y != 0),
+        Operator::BitXor if bools => Val::Bool(x ^ y != 0),
+        Operator::BitAnd => Val::Int(x & y),
+        Operator::BitOr => Val::Int(x | y),
+        Operator::BitXor => Val::Int(x ^ y),
+        Operator::MatMult => {
+            return Err(Exc::type_error("unsupported operand type(s) for @: 'int'"))
+        }
+    })
+}
+
+pub fn binary(s: &mut Session, op: Operator, l: &Val, r: &Val) -> R<Val> {
+    if matches!(l, Val::Tensor(_)) || matches!(r, Val::Tensor(_)) {
+        return tensor_binary(s, op, l, r);
+    }
+    if let (Some(a), Some(b)) = (num(l), num(r)) {
+        return number_op(op, a, b);
+    }
+    match (op, l, r) {
+        (Operator::Add, Val::Str(a), Val::Str(b)) => Ok(Val::str(&format!("{a}{b}"))),
+        (Operator::Mult, Val::Str(a), Val::Int(n)) | (Operator::Mult, Val::Int(n), Val::Str(a)) => {
+            Ok(Val::str(&a.repeat((*n).max(0) as usize)))
+        }
+        (Operator::Mod, Val::Str(a), v) => crate::format::percent_format(a, v),
+        (Operator::Add, Val::List(a), Val::List(b)) => {
+            let mut v = a.borrow().clone();
+            v.extend(b.borrow().iter().cloned());
+            Ok(Val::list(v))
+        }
+        (Operator::Add, Val::Tuple(a), Val::Tuple(b)) => {
+            Ok(Val::tuple(a.iter().chain(b.iter()).cloned().collect()))
+        }
+        (Operator::Mult, Val::List(a), Val::Int(n))
+        | (Operator::Mult, Val::Int(n), Val::List(a)) => {
+            let items = a.borrow();
+            Ok(Val::list(
+                (0..(*n).max(0))
+                    .flat_map(|_| items.iter().cloned())
+                    .collect(),
+            ))
+        }
+        (Operator::Mult, Val::Tuple(a), Val::Int(n))
+        | (Operator::Mult, Val::Int(n), Val::Tuple(a)) => Ok(Val::tuple(
+            (0..(*n).max(0)).flat_map(|_| a.iter().cloned()).collect(),
+        )),
+        _ => Err(Exc::type_error(format!(
+            "unsupported operand type(s) for {}: '{}' and '{}'",
+            op_symbol(op),
+            l.type_name(),
+            r.type_name()
+        ))),
+    }
+}
+
+pub fn unary(op: UnaryOp, v: &Val) -> R<Val> {
+    match (op, v) {
+        (UnaryOp::Not, v) => Ok(Val::Bool(!v.truth()?)),
+        (UnaryOp::UAdd, v) => Ok(v.clone()),
+        (UnaryOp::USub, Val::Int(i)) => Ok(Val::Int(-i)),
+        (UnaryOp::USub, Val::Bool(b)) => Ok(Val::Int(-(*b as i64))),
+        (UnaryOp::USub, Val::Float(f)) => Ok(Val::Float(-f)),
+        (UnaryOp::Invert, Val::Int(i)) => Ok(Val::Int(!i)),
+        (UnaryOp::USub, Val::Tensor(t)) => Ok(Val::tensor(map_tensor(t, t.dtype, |x| match x {
+            Scalar::F(f) => Scalar::F(-f),
+            other => Scalar::I(-other.i()),
+        }))),
+        (UnaryOp::Invert, Val::Tensor(t)) if t.dtype == DType::I1 => {
+            Ok(Val::tensor(map_tensor(t, t.dtype, |x| {
+                Scalar::B(!x.truth())
+            })))
+        }
+        (UnaryOp::Invert, Val::Tensor(t)) if t.dtype.is_int() => {
+            Ok(Val::tensor(map_tensor(t, t.dtype, |x| Scalar::I(!x.i()))))
+        }
+        (op, v) => Err(Exc::type_error(format!(
+            "bad operand type for unary {op:?}: '{}'",
+            v.type_name()
+        ))),
+    }
+}
+
+pub fn equal(a: &Val, b: &Val) -> bool {
+    match (a, b) {
+        (Val::None, Val::None) => true,
+        (Val::Str(x), Val::Str(y)) => x == y,
+        (Val::List(x), Val::List(y)) => {
+            let (x, y) = (x.borrow(), y.borrow());
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| equal(a, b))
+        }
+        (Val::Tuple(x), Val::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| equal(a, b))
+        }
+        (Val::DType(x, _), Val::DType(y, _)) => x == y,
+        (Val::Device(x), Val::Device(y)) => x == y,
+        (Val::Device(d), Val::Str(s)) | (Val::Str(s), Val::Device(d)) => {
+            d.to_string() == **s || (matches!(d, Device::Cuda(0)) && &**s == "cuda")
+        }
+        (Val::Kernel(x), Val::Kernel(y)) => Rc::ptr_eq(x, y),
+        (Val::Func(x), Val::Func(y)) => Rc::ptr_eq(x, y),
+        _ => match (num(a), num(b)) {
+            (Some(x), Some(y)) => match (x, y) {
+                (Scalar::F(_), _) | (_, Scalar::F(_)) => x.f() == y.f(),
+                _ => x.i() == y.i(),
+            },
+            _ => false,
+        },
+    }
+}
+
+pub fn compare(s: &mut Session, op: CmpOp, l: &Val, r: &Val) -> R<Val> {
+    if let (Val::Tensor(_), _) | (_, Val::Tensor(_)) = (l, r) {
+        if !matches!(op, CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn) {
+            return tensor_compare(s, op, l, r);
+        }
+    }
+    use std::cmp::Ordering;
+    let order = |a: &Val, b: &Val| -> R<Ordering> {
+        match (a, b) {
+            (Val::Str(x), Val::Str(y)) => Ok(x.cmp(y)),
+            _ => match (num(a), num(b)) {
+                (Some(x), Some(y)) => x
+                    .f()
+                    .partial_cmp(&y.f())
+                    .ok_or_else(|| Exc::value_error("cannot order NaN")),
+                _ => Err(Exc::type_error(format!(
+                    "'<' not supported between instances of '{}' and '{}'",
+                    a.type_name(),
+                    b.type_name()
+                ))),
+            },
+        }
+    };
+    Ok(Val::Bool(match op {
+        CmpOp::Eq => equal(l, r),
+        CmpOp::NotEq => !equal(l, r),
+        CmpOp::Lt => order(l, r)? == Ordering::Less,
+        CmpOp::LtE => order(l, r)? != Ordering::Greater,
+        CmpOp::Gt => order(l, r)? == Ordering::Greater,
+        CmpOp::GtE => order(l, r)? != Ordering::Less,
+        CmpOp::Is | CmpOp::IsNot => {
+            let same = match (l, r) {
+                (Val::None, Val::None) => true,
+                (Val::Bool(a), Val::Bool(b)) => a == b,
+                (Val::Tensor(a), Val::Tensor(b)) => Rc::ptr_eq(a, b),
+                (Val::List(a), Val::List(b)) => Rc::ptr_eq(a, b),
+                (Val::Kernel(a), Val::Kernel(b)) => Rc::ptr_eq(a, b),
+                (Val::DType(a, _), Val::DType(b, _)) => a == b,
+                _ => false,
+            };
+            same == (op == CmpOp::Is)
+        }
+        CmpOp::In | CmpOp::NotIn => {
+            let found = match r {
+                Val::List(v) => v.borrow().iter().any(|x| equal(x, l)),
+                Val::Tuple(v) => v.iter().any(|x| equal(x, l)),
+                Val::Dict(d) => d.borrow().iter().any(|(k, _)| equal(k, l)),
+                Val::Str(h) => match l {
+                    Val::Str(n) => h.contains(&**n),
+                    _ => {
+                        return Err(Exc::type_error(
+                            "'in <string>' requires string as left operand",
+                        ))
+                    }
+                },
+                Val::Range(..) => s.iterate(r)?.iter().any(|x| equal(x, l)),
+                other => {
+                    return Err(Exc::type_error(format!(
+                        "argument of type '{}' is not iterable",
+                        other.type_name()
+                    )))
+                }
+            };
+            found == (op == CmpOp::In)
+        }
+    }))
+}
+
+// ---------------------------------------------------------------- tensors
+
+/// Elementwise map into a new contiguous tensor of dtype `d`.
+pub fn map_tensor(t: &Tensor, d: DType, f: impl Fn(Scalar) -> Scalar) -> Tensor {
+    let vals = t.values();
+    Tensor::from_scalars(&t.shape, d, t.device.clone(), vals.into_iter().map(f))
+}
+
+/// A host value as a tensor operand: tensors as they are, numbers weakly typed.
+enum Operand {
+    T(Rc<Tensor>),
+    S(Scalar),
+}
+
+fn operand(v: &Val) -> R<Operand> {
+    match v {
+        Val::Tensor(t) => Ok(Operand::T(t.clone())),
+        other => num(other).map(Operand::S).ok_or_else(|| {
+            Exc::type_error(format!(
+                "unsupported operand type for a tensor operation: '{}'",
+                other.type_name()
+            ))
+        }),
+    }
+}
+
+fn scalar_kind(s: Scalar) -> DType {
+    match s {
+        Scalar::B(_) => DType::I1,
+        Scalar::I(_) => DType::I64,
+        Scalar::F(_) => DType::F32,
+    }
+}
+
+/// torch's result type of a binary op (Python scalars participate weakly).
+fn result_dtype(a: &Operand, b: &Operand) -> DType {
+    let cat = |d: DType| {
+        if d == DType::I1 {
+            0
+        } else if d.is_int() {
+            1
+        } else {
+            2
+        }
+    };
+    match (a, b) {
+        (Operand::T(x), Operand::T(y)) => {
+            if x.shape.is_empty() != y.shape.is_empty() {
+                // A 0-d tensor joins like a scalar of its category.
+                let (dim, zero) = if x.shape.is_empty() {
+                    (y.dtype, x.dtype)
+                } else {
+                    (x.dtype, y.dtype)
+                };
+                if cat(zero) <= cat(dim) {
+                    return dim;
+                }
+            }
+            promote(x.dtype, y.dtype)
+        }
+        (Operand::T(t), Operand::S(s)) | (Operand::S(s), Operand::T(t)) => {
+            let sk = scalar_kind(*s);
+            if cat(sk) <= cat(t.dtype) {
+                t.dtype
+            } else if cat(sk) == 2 {
+                DType::F32
+            } else {
+                DType::I64
+            }
+        }
+        (Operand::S(x), Operand::S(y)) => promote(scalar_kind(*x), scalar_kind(*y)),
+    }
+}
+
+fn broadcast_operands(a: &Operand, b: &Operand) -> R<(Vec<usize>, Device)> {
+    let shape_of = |o: &Operand| match o {
+        Operand::T(t) => t.shape.clone(),
+        Operand::S(_) => vec![],
+    };
+    let (sa, sb) = (shape_of(a), shape_of(b));
+    let shape = broadcast_shape(&sa, &sb).ok_or_else(|| {
+        Exc::new("RuntimeError", format!("The size of tensor a ({:?}) must match the size of tensor b ({:?}) at a non-singleton dimension", sa, sb))
+    })?;
+    let device = match (a, b) {
+        (Operand::T(t), _) | (_, Operand::T(t)) => t.device.clone(),
+        _ => Device::Cpu,
+    };
+    Ok((shape, device))
+}
+
+fn values_for(o: &Operand, shape: &[usize]) -> R<Vec<Scalar>> {
+    match o {
+        Operand::S(s) => Ok(vec![*s; shape.iter().product()]),
+        Operand::T(t) => {
+            let e = t
+                .expand(shape)
+                .ok_or_else(|| Exc::new("RuntimeError", "cannot broadcast"))?;
+            Ok(e.values())
+        }
+    }
+}
+
+fn fast_f32(a: &Operand, b: &Operand) -> Option<(Rc<Tensor>, Rc<Tensor>)> {
+    match (a, b) {
+        (Operand::T(x), Operand::T(y))
+            if x.dtype == DType::F32
+                && y.dtype == DType::F32
+                && x.shape == y.shape
+                && x.is_contiguous()
+                && y.is_contiguous() =>
+        {
+            Some((x.clone(), y.clone()))
+        }
+        _ => None,
+    }
+}
+
+fn tensor_binary(s: &mut Session, op: Operator, l: &Val, r: &Val) -> R<Val> {
+    if op == Operator::MatMult {
+        return match (l, r) {
+            (Val::Tensor(a), Val::Tensor(b)) => Ok(Val::tensor(matmul(s, a, b)?)),
+            _ => Err(Exc::type_error("@ needs two tensors")),
+        };
+    }
+    let (a, b) = (operand(l)?, operand(r)?);
+    let mut d = result_dtype(&a, &b);
+    if op == Operator::Div && d.is_int() {
+        d = DType::F32;
+    }
+    let (shape, device) = broadcast_operands(&a, &b)?;
+    // Fast path for the common contiguous fp32 case.
+    if let (Some((x, y)), true) = (
+        fast_f32(&a, &b),
+        matches!(
+            op,
+            Operator::Add | Operator::Sub | Operator::Mult | Operator::Div
+        ),
+    ) {
+        let out = Tensor::empty(&shape, DType::F32, device);
+        let n = out.numel();
+        // SAFETY: all three are contiguous fp32 tensors of n elements.
+        unsafe {
+            let xs = std::slice::from_raw_parts((x.storage.ptr() as *const f32).add(x.offset), n);
+            let ys = std::slice::from_raw_parts((y.storage.ptr() as *const f32).add(y.offset), n);
+            let os = std::slice::from_raw_parts_mut(out.storage.ptr() as *mut f32, n);
+            for i in 0..n {
+                os[i] = match op {
+                    Operator::Add => xs[i] + ys[i],
+                    Operator::Sub => xs[i] - ys[i],
+                    Operator::Mult => xs[i] * ys[i],
+                    _ => xs[i] / ys[i],
+                };
+            }
+        }
+        return Ok(Val::tensor(out));
+    }
+    let va = values_for(&a, &shape)?;
+    let vb = values_for(&b, &shape)?;
+    let float = d.is_float();
+    let mut out = Vec::with_capacity(va.len());
+    for (x, y) in va.into_iter().zip(vb) {
+        let v = if float {
+            let (x, y) = (x.f(), y.f());
+            Scalar::F(match op {
+                Operator::Add => x + y,
+                Operator::Sub => x - y,
+                Operator::Mult => x * y,
+                Operator::Div => x / y,
+                Operator::Pow => x.powf(y),
+                Operator::FloorDiv => (x / y).floor(),
+                Operator::Mod => x - y * (x / y).floor(),
+                _ => {
+                    return Err(Exc::type_error(format!(
+                        "operator {} needs integer tensors",
+                        op_symbol(op)
+                    )))
+                }
+            })
+        } else {
+            let (x, y) = (x.i(), y.i());
+            let zero = || {
+                Exc::new(
+                    "RuntimeError",
+                    "ZeroDivisionError in an integer tensor operation",
+                )
+            };
+            let v = match op {
+                Operator::Add => x.wrapping_add(y),
+                Operator::Sub => x.wrapping_sub(y),
+                Operator::Mult => x.wrapping_mul(y),
+                Operator::FloorDiv if y == 0 => return Err(zero()),
+                Operator::FloorDiv => floordiv_i(x, y),
+                Operator::Mod if y == 0 => return Err(zero()),
+                Operator::Mod => x - y * floordiv_i(x, y),
+                Operator::Pow => x.wrapping_pow(y.max(0) as u32),
+                Operator::BitAnd => x & y,
+                Operator::BitOr => x | y,
+                Operator::BitXor => x ^ y,
+                Operator::LShift => x.wrapping_shl(y as u32),
+                Operator::RShift => x >> y.clamp(0, 63),
+                _ => unreachable!("division was promoted to float"),
+            };
+            if d == DType::I1 {
+                Scalar::B(v != 0)
+            } else {
+                Scalar::I(v)
+            }
+        };
+        out.push(v);
+    }
+    Ok(Val::tensor(Tensor::from_scalars(&shape, d, device, out)))
+}
+
+fn tensor_compare(_s: &mut Session, op: CmpOp, l: &Val, r: &Val) -> R<Val> {
+    let (a, b) = (operand(l)?, operand(r)?);
+    let (shape, device) = broadcast_operands(&a, &b)?;
+    let float = result_dtype(&a, &b).is_float();
+    let va = values_for(&a, &shape)?;
+    let vb = values_for(&b, &shape)?;
+    let out = va.into_iter().zip(vb).map(|(x, y)| {
+        let ord = if float {
+            x.f().partial_cmp(&y.f())
+        } else {
+            Some(x.i().cmp(&y.i()))
+        };
+        use std::cmp::Ordering::*;
+        Scalar::B(match (op, ord) {
+            (CmpOp::Eq, o) => o == Some(Equal),
+            (CmpOp::NotEq, o) => o != Some(Equal),
+            (CmpOp::Lt, o) => o == Some(Less),
+            (CmpOp::LtE, o) => matches!(o, Some(Less | Equal)),
+            (CmpOp::Gt, o) => o == Some(Greater),
+            (CmpOp::GtE, o) => matches!(o, Some(Greater | Equal)),
+            _ => false,
+        })
+    });
+    Ok(Val::tensor(Tensor::from_scalars(
+        &shape,
+        DType::I1,
+        device,
+        out.collect::<Vec<_>>(),
+    )))
+}
+
+/// `a @ b` for 1-D and 2-D tensors, accumulating in f32 (f64 for f64), like torch on the CPU.
+pub fn matmul(_s: &mut Session, a: &Tensor, b: &Tensor) -> R<Tensor> {
+    let a2 = if a.shape.len() == 1 {
+        a.unsqueeze(0)
+    } else {
+        a.clone()
+    };
+    let b2 = if b.shape.len() == 1 {
+        b.unsqueeze(1)
+    } else {
+        b.clone()
+    };
+    if a2.shape.len() != 2 || b2.shape.len() != 2 {
+        return Err(Exc::new(
+            "NotImplementedError",
+            "tilebook's matmul supports 1-D and 2-D tensors",
+        ));
+    }
+    let (m, k) = (a2.shape[0], a2.shape[1]);
+    let (k2, n) = (b2.shape[0], b2.shape[1]);
+    if k != k2 {
+        return Err(Exc::new(
+            "RuntimeError",
+            format!("mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})"),
+        ));
+    }
+    if a.dtype != b.dtype {
+        return Err(Exc::new(
+            "RuntimeError",
+            format!(
+                "expected both matmul operands to have the same dtype, got {} and {}",
+                crate::tensor::torch_name(a.dtype),
+                crate::tensor::torch_name(b.dtype)
+            ),
+        ));
+    }
+    let d = a.dtype;
+    let mut out = vec![0f64; m * n];
+    if d == DType::F64 || d.is_int() {
+        let av = a2.values_f64();
+        let bv = b2.values_f64();
+        for i in 0..m {
+            for p in 0..k {
+                let x = av[i * k + p];
+                for j in 0..n {
+                    out[i * n + j] += x * bv[p * n + j];
+                }
+            }
+        }
+    } else {
+        let av: Vec<f32> = a2.values_f64().into_iter().map(|x| x as f32).collect();
+        let bv: Vec<f32> = b2.values_f64().into_iter().map(|x| x as f32).collect();
+        let mut o = vec![0f32; m * n];
+        for i in 0..m {
+            let row = &mut o[i * n..(i + 1) * n];
+            for p in 0..k {
+                let x = av[i * k + p];
+                let brow = &bv[p * n..(p + 1) * n];
+                for j in 0..n {
+                    row[j] += x * brow[j];
+                }
+            }
+        }
+        out = o.into_iter().map(|x| x as f64).collect();
+    }
+    let mut shape = vec![m, n];
+    if b.shape.len() == 1 {
+        shape.pop();
+    }
+    if a.shape.len() == 1 {
+        shape.remove(0);
+    }
+    let float = d.is_float();
+    Ok(Tensor::from_scalars(
+        &shape,
+        d,
+        a.device.clone(),
+        out.into_iter().map(|x| {
+            if float {
+                Scalar::F(x)
+            } else {
+                Scalar::I(x as i64)
+            }
+        }),
+    ))
+}
+
+// ---------------------------------------------------------------- indexing
+
+fn norm_index(i: i64, n: usize) -> R<usize> {
+    let j = if i < 0 { i + n as i64 } else { i };
+    if j < 0 || j >= n as i64 {
+        return Err(Exc::new(
+            "IndexError",
+            format!("index {i} is out of range for length {n}"),
+        ));
+    }
+    Ok(j as usize)
+}
+
+fn slice_bounds(
+    a: Option<i64>,
+    b: Option<i64>,
+    step: Option<i64>,
+    n: usize,
+) -> R<(usize, usize, usize)> {
+    let step = step.unwrap_or(1);
+    if step <= 0 {
+        return Err(Exc::value_error("slice step must be positive"));
+    }
+    let clamp = |x: i64| -> usize {
+        let x = if x < 0 { x + n as i64 } else { x };
+        x.clamp(0, n as i64) as usize
+    };
+    let lo = a.map(clamp).unwrap_or(0);
+    let hi = b.map(clamp).unwrap_or(n);
+    Ok((lo, hi.max(lo), step as usize))
+}
+
+fn tensor_index(t: &Tensor, idx: &Val) -> R<Tensor> {
+    let parts: Vec<Val> = match idx {
+        Val::Tuple(items) => items.to_vec(),
+        other => vec![other.clone()],
+    };
+    let mut out = t.clone();
+    let mut dim = 0;
+    for p in parts {
+        match p {
+            Val::Int(i) => {
+                if dim >= out.shape.len() {
+                    return Err(Exc::new("IndexError", "too many indices for tensor"));
+                }
+                let j = norm_index(i, out.shape[dim])?;
+                out = out.select(dim, j);
+            }
+            Val::Tensor(ix) if ix.numel() == 1 && ix.dtype.is_int() && ix.dtype != DType::I1 => {
+                let j = norm_index(ix.get_at(ix.offset).i(), out.shape[dim])?;
+                out = out.select(dim, j);
+            }
+            Val::Slice(a, b, s) => {
+                if dim >= out.shape.len() {
+                    return Err(Exc::new("IndexError", "too many indices for tensor"));
+                }
+                let (lo, hi, step) = slice_bounds(a, b, s, out.shape[dim])?;
+                out = out.slice(dim, lo, hi, step);
+                dim += 1;
+            }
+            Val::None => {
+                out = out.unsqueeze(dim);
+                dim += 1;
+            }
+            other => {
+                return Err(Exc::new(
+                    "NotImplementedError",
+                    format!("tensor indexing with {} is not supported in tilebook (use ints, slices and None)", other.type_name()),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub fn get_item(_s: &mut Session, base: &Val, idx: &Val) -> R<Val> {
+    match (base, idx) {
+        (Val::Tensor(t), i) => Ok(Val::tensor(tensor_index(t, i)?)),
+        (Val::List(l), Val::Int(i)) => {
+            let l = l.borrow();
+            Ok(l[norm_index(*i, l.len())?].clone())
+        }
+        (Val::Tuple(t), Val::Int(i)) => Ok(t[norm_index(*i, t.len())?].clone()),
+        (Val::Str(s), Val::Int(i)) => {
+            let chars: Vec<char> = s.chars().collect();
+            Ok(Val::str(&chars[norm_index(*i, chars.len())?].to_string()))
+        }
+        (Val::List(l), Val::Slice(a, b, st)) => {
+            let l = l.borrow();
+            let (lo, hi, step) = slice_bounds(*a, *b, *st, l.len())?;
+            Ok(Val::list(l[lo..hi].iter().step_by(step).cloned().collect()))
+        }
+        (Val::Tuple(t), Val::Slice(a, b, st)) => {
+            let (lo, hi, step) = slice_bounds(*a, *b, *st, t.len())?;
+            Ok(Val::tuple(
+                t[lo..hi].iter().step_by(step).cloned().collect(),
+            ))
+        }
+        (Val::Str(s), Val::Slice(a, b, st)) => {
+            let chars: Vec<char> = s.chars().collect();
+            let (lo, hi, step) = slice_bounds(*a, *b, *st, chars.len())?;
+            Ok(Val::str(
+                &chars[lo..hi].iter().step_by(step).collect::<String>(),
+            ))
+        }
+        (Val::Dict(d), k) => d
+            .borrow()
+            .iter()
+            .find(|(kk, _)| equal(kk, k))
+            .map(|(_, v)| v.clone())
+            .ok_or_else(|| Exc::new("KeyError", k.repr())),
+        (b, i) => Err(Exc::type_error(format!(
+            "'{}' object is not subscriptable with {}",
+            b.type_name(),
+            i.type_name()
+        ))),
+    }
+}
+
+pub fn set_item(_s: &mut Session, base: &Val, idx: &Val, v: Val) -> R<()> {
+    match (base, idx) {
+        (Val::List(l), Val::Int(i)) => {
+            let n = l.borrow().len();
+            l.borrow_mut()[norm_index(*i, n)?] = v;
+            Ok(())
+        }
+        (Val::Dict(d), k) => {
+            let mut d = d.borrow_mut();
+            match d.iter_mut().find(|(kk, _)| equal(kk, k)) {
+                Some(slot) => slot.1 = v,
+                None => d.push((k.clone(), v)),
+            }
+            Ok(())
+        }
+        (Val::Tensor(t), i) => {
+            let view = tensor_index(t, i)?;
+            let offs = view.offsets();
+            match &v {
+                Val::Tensor(src) => {
+                    let e = src.expand(&view.shape).ok_or_else(|| {
+                        Exc::new("RuntimeError", "shape mismatch in tensor assignment")
+                    })?;
+                    for (o, x) in offs.into_iter().zip(e.values()) {
+                        view.set_at(o, x);
+                    }
+                }
+                other => {
+                    let x = num(other).ok_or_else(|| {
+                        Exc::type_error("can only assign numbers or tensors into a tensor")
+                    })?;
+                    for o in offs {
+                        view.set_at(o, x);
+                    }
+                }
+            }
+            Ok(())
+        }
+        (b, _) => Err(Exc::type_error(format!(
+            "'{}' object does not support item assignment",
+            b.type_name()
+        ))),
+    }
+}

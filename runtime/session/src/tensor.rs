@@ -1,0 +1,737 @@
+//! `torch`-like tensors in host memory: strided views over shared storage.
+//!
+//! Element values pass through `Scalar` (f64 for floats, i64 for integers,
+//! bool), which is exact for every dtype we hold. Arithmetic follows torch's
+//! type promotion for the cases the tutorials use; printing follows torch's
+//! format (precision 4, scientific notation when the range is wide,
+//! summarised with `...` past 1000 elements).
+
+use half::{bf16, f16};
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::rc::Rc;
+use tilebook_tir::fp8::{decode_fp8, encode_fp8};
+use tilebook_tir::DType;
+
+/// A tensor's memory: 64-byte aligned bytes, freed when the last view goes.
+pub struct Storage {
+    ptr: *mut u8,
+    bytes: usize,
+}
+
+impl Storage {
+    pub fn new(bytes: usize) -> Rc<Storage> {
+        let layout = Layout::from_size_align(bytes.max(64), 64).expect("tensor layout");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Rc::new(Storage { ptr, bytes })
+    }
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        let layout = Layout::from_size_align(self.bytes.max(64), 64).expect("tensor layout");
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { dealloc(self.ptr, layout) }
+    }
+}
+
+/// One element's value.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Scalar {
+    F(f64),
+    I(i64),
+    B(bool),
+}
+
+impl Scalar {
+    pub fn f(self) -> f64 {
+        match self {
+            Scalar::F(f) => f,
+            Scalar::I(i) => i as f64,
+            Scalar::B(b) => b as i64 as f64,
+        }
+    }
+    pub fn i(self) -> i64 {
+        match self {
+            Scalar::F(f) => f as i64,
+            Scalar::I(i) => i,
+            Scalar::B(b) => b as i64,
+        }
+    }
+    pub fn truth(self) -> bool {
+        match self {
+            Scalar::F(f) => f != 0.0,
+            Scalar::I(i) => i != 0,
+            Scalar::B(b) => b,
+        }
+    }
+}
+
+/// Where a tensor claims to live. With no GPU, `cuda` tensors are host memory.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Device {
+    Cpu,
+    Cuda(u32),
+}
+
+impl std::fmt::Display for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Device::Cpu => f.write_str("cpu"),
+            Device::Cuda(i) => write!(f, "cuda:{i}"),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Tensor {
+    pub storage: Rc<Storage>,
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+    /// Strides in elements.
+    pub strides: Vec<isize>,
+    /// Offset of element 0 in elements.
+    pub offset: usize,
+    pub device: Device,
+}
+
+pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
+    let mut s = vec![1isize; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1].max(1) as isize;
+    }
+    s
+}
+
+/// torch's name for a dtype.
+pub fn torch_name(d: DType) -> &'static str {
+    match d {
+        DType::I1 => "torch.bool",
+        DType::I8 => "torch.int8",
+        DType::I16 => "torch.int16",
+        DType::I32 => "torch.int32",
+        DType::I64 => "torch.int64",
+        DType::U8 => "torch.uint8",
+        DType::U16 => "torch.uint16",
+        DType::U32 => "torch.uint32",
+        DType::U64 => "torch.uint64",
+        DType::F16 => "torch.float16",
+        DType::BF16 => "torch.bfloat16",
+        DType::F32 => "torch.float32",
+        DType::F64 => "torch.float64",
+        DType::F8E5 => "torch.float8_e5m2",
+        DType::F8E4NV => "torch.float8_e4m3fn",
+    }
+}
+
+/// Read one element at a byte address.
+///
+/// # Safety
+/// `p` must point to a valid element of dtype `d`.
+pub unsafe fn read(p: *const u8, d: DType) -> Scalar {
+    match d {
+        DType::I1 => Scalar::B(*p != 0),
+        DType::I8 => Scalar::I(*(p as *const i8) as i64),
+        DType::U8 => Scalar::I(*p as i64),
+        DType::I16 => Scalar::I((p as *const i16).read_unaligned() as i64),
+        DType::U16 => Scalar::I((p as *const u16).read_unaligned() as i64),
+        DType::I32 => Scalar::I((p as *const i32).read_unaligned() as i64),
+        DType::U32 => Scalar::I((p as *const u32).read_unaligned() as i64),
+        DType::I64 | DType::U64 => Scalar::I((p as *const i64).read_unaligned()),
+        DType::F16 => Scalar::F(f16::from_bits((p as *const u16).read_unaligned()).to_f64()),
+        DType::BF16 => Scalar::F(bf16::from_bits((p as *const u16).read_unaligned()).to_f64()),
+        DType::F32 => Scalar::F((p as *const f32).read_unaligned() as f64),
+        DType::F64 => Scalar::F((p as *const f64).read_unaligned()),
+        DType::F8E5 | DType::F8E4NV => Scalar::F(decode_fp8(*p, d)),
+    }
+}
+
+/// Write one element (converting like torch's `.to`).
+///
+/// # Safety
+/// `p` must point to writable memory for one element of dtype `d`.
+pub unsafe fn write(p: *mut u8, d: DType, v: Scalar) {
+    match d {
+        DType::I1 => *p = v.truth() as u8,
+        DType::I8 | DType::U8 => *p = v.i() as u8,
+        DType::I16 | DType::U16 => (p as *mut u16).write_unaligned(v.i() as u16),
+        DType::I32 | DType::U32 => (p as *mut u32).write_unaligned(v.i() as u32),
+        DType::I64 | DType::U64 => (p as *mut i64).write_unaligned(v.i()),
+        DType::F16 => (p as *mut u16).write_unaligned(f16::from_f64(v.f()).to_bits()),
+        DType::BF16 => (p as *mut u16).write_unaligned(bf16::from_f64(v.f()).to_bits()),
+        DType::F32 => (p as *mut f32).write_unaligned(v.f() as f32),
+        DType::F64 => (p as *mut f64).write_unaligned(v.f()),
+        DType::F8E5 | DType::F8E4NV => *p = encode_fp8(v.f(), d, false),
+    }
+}
+
+/// The value `v` converted to dtype `d` (as storing and reloading would).
+pub fn convert(v: Scalar, d: DType) -> Scalar {
+    let mut buf = [0u8; 8];
+    // SAFETY: the buffer holds any element.
+    unsafe {
+        write(buf.as_mut_ptr(), d, v);
+        read(buf.as_ptr(), d)
+    }
+}
+
+impl Tensor {
+    pub fn empty(shape: &[usize], dtype: DType, device: Device) -> Tensor {
+        let n: usize = shape.iter().product();
+        Tensor {
+            storage: Storage::new(n * dtype.size_bytes()),
+            dtype,
+            shape: shape.to_vec(),
+            strides: contiguous_strides(shape),
+            offset: 0,
+            device,
+        }
+    }
+
+    pub fn from_scalars(
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+        vals: impl IntoIterator<Item = Scalar>,
+    ) -> Tensor {
+        let t = Tensor::empty(shape, dtype, device);
+        let es = dtype.size_bytes();
+        for (i, v) in vals.into_iter().enumerate().take(t.numel()) {
+            // SAFETY: i < numel and the storage is contiguous.
+            unsafe { write(t.storage.ptr().add(i * es), dtype, v) };
+        }
+        t
+    }
+
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    pub fn is_contiguous(&self) -> bool {
+        let c = contiguous_strides(&self.shape);
+        self.shape
+            .iter()
+            .zip(self.strides.iter().zip(&c))
+            .all(|(&n, (s, c))| n <= 1 || s == c)
+    }
+
+    /// Address of the first element.
+    pub fn data_ptr(&self) -> u64 {
+        self.storage.ptr() as u64 + (self.offset * self.dtype.size_bytes()) as u64
+    }
+
+    /// Byte range of the whole storage (for bounds checks).
+    pub fn storage_bounds(&self) -> [u64; 2] {
+        let lo = self.storage.ptr() as u64;
+        [lo, lo + self.storage.bytes() as u64]
+    }
+
+    /// Element offsets (in elements) of every logical index, row-major.
+    pub fn offsets(&self) -> Vec<usize> {
+        let n = self.numel();
+        let mut out = Vec::with_capacity(n);
+        if n == 0 {
+            return out;
+        }
+        if self.is_contiguous() {
+            out.extend((0..n).map(|i| self.offset + i));
+            return out;
+        }
+        let r = self.shape.len();
+        let mut idx = vec![0usize; r];
+        let mut off = self.offset as isize;
+        for _ in 0..n {
+            out.push(off as usize);
+            for d in (0..r).rev() {
+                idx[d] += 1;
+                off += self.strides[d];
+                if idx[d] < self.shape[d] {
+                    break;
+                }
+                off -= self.strides[d] * self.shape[d] as isize;
+                idx[d] = 0;
+            }
+        }
+        out
+    }
+
+    pub fn get_at(&self, off: usize) -> Scalar {
+        // SAFETY: offsets come from `offsets()` or checked indexing inside the storage.
+        unsafe {
+            read(
+                self.storage.ptr().add(off * self.dtype.size_bytes()),
+                self.dtype,
+            )
+        }
+    }
+
+    pub fn set_at(&self, off: usize, v: Scalar) {
+        // SAFETY: as in `get_at`.
+        unsafe {
+            write(
+                self.storage.ptr().add(off * self.dtype.size_bytes()),
+                self.dtype,
+                v,
+            )
+        }
+    }
+
+    pub fn values(&self) -> Vec<Scalar> {
+        self.offsets().into_iter().map(|o| self.get_at(o)).collect()
+    }
+
+    pub fn values_f64(&self) -> Vec<f64> {
+        if self.dtype == DType::F32 && self.is_contiguous() {
+            // SAFETY: contiguous f32 elements inside the storage.
+            let s = unsafe {
+                std::slice::from_raw_parts(
+                    (self.storage.ptr() as *const f32).add(self.offset),
+                    self.numel(),
+                )
+            };
+            return s.iter().map(|&x| x as f64).collect();
+        }
+        self.offsets()
+            .into_iter()
+            .map(|o| self.get_at(o).f())
+            .collect()
+    }
+
+    /// A contiguous copy (or the tensor itself when already contiguous).
+    pub fn contiguous(&self) -> Tensor {
+        if self.is_contiguous() {
+            return self.clone();
+        }
+        self.to_dtype(self.dtype, true)
+    }
+
+    /// Convert (always copying when `copy`).
+    pub fn to_dtype(&self, d: DType, copy: bool) -> Tensor {
+        if d == self.dtype && !copy {
+            return self.clone();
+        }
+        let out = Tensor::empty(&self.shape, d, self.device.clone());
+        let src_es = self.dtype.size_bytes();
+        let dst_es = d.size_bytes();
+        for (i, off) in self.offsets().into_iter().enumerate() {
+            // SAFETY: both addresses are elements of their storages.
+            unsafe {
+                if d == self.dtype {
+                    std::ptr::copy_nonoverlapping(
+                        self.storage.ptr().add(off * src_es),
+                        out.storage.ptr().add(i * dst_es),
+                        src_es,
+                    );
+                } else {
+                    write(
+                        out.storage.ptr().add(i * dst_es),
+                        d,
+                        read(self.storage.ptr().add(off * src_es), self.dtype),
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    pub fn with_device(&self, device: Device) -> Tensor {
+        let mut t = self.clone();
+        t.device = device;
+        t
+    }
+
+    /// A view with a new shape (must be contiguous).
+    pub fn view(&self, shape: &[usize]) -> Option<Tensor> {
+        if shape.iter().product::<usize>() != self.numel() || !self.is_contiguous() {
+            return None;
+        }
+        let mut t = self.clone();
+        t.shape = shape.to_vec();
+        t.strides = contiguous_strides(shape);
+        Some(t)
+    }
+
+    pub fn transpose(&self, a: usize, b: usize) -> Tensor {
+        let mut t = self.clone();
+        t.shape.swap(a, b);
+        t.strides.swap(a, b);
+        t
+    }
+
+    /// Index along dim 0 (a view of rank - 1).
+    pub fn select(&self, dim: usize, i: usize) -> Tensor {
+        let mut t = self.clone();
+        t.offset = (t.offset as isize + t.strides[dim] * i as isize) as usize;
+        t.shape.remove(dim);
+        t.strides.remove(dim);
+        t
+    }
+
+    /// Slice `start..stop` by `step` along `dim` (a view).
+    pub fn slice(&self, dim: usize, start: usize, stop: usize, step: usize) -> Tensor {
+        let mut t = self.clone();
+        let len = if stop > start {
+            (stop - start).div_ceil(step)
+        } else {
+            0
+        };
+        t.offset = (t.offset as isize + t.strides[dim] * start as isize) as usize;
+        t.shape[dim] = len;
+        t.strides[dim] *= step as isize;
+        t
+    }
+
+    pub fn unsqueeze(&self, dim: usize) -> Tensor {
+        let mut t = self.clone();
+        let stride = if dim < t.shape.len() {
+            t.strides[dim] * t.shape[dim] as isize
+        } else {
+            1
+        };
+        t.shape.insert(dim, 1);
+        t.strides.insert(dim, stride);
+        t
+    }
+
+    /// Broadcast view to `shape` (stride 0 on stretched dims).
+    pub fn expand(&self, shape: &[usize]) -> Option<Tensor> {
+        let r = shape.len();
+        if self.shape.len() > r {
+            return None;
+        }
+        let pad = r - self.shape.len();
+        let mut strides = vec![0isize; r];
+        for d in 0..r {
+            if d < pad {
+                continue;
+            }
+            let (n, s) = (self.shape[d - pad], self.strides[d - pad]);
+            if n == shape[d] {
+                strides[d] = s;
+            } else if n == 1 {
+                strides[d] = 0;
+            } else {
+                return None;
+            }
+        }
+        let mut t = self.clone();
+        t.shape = shape.to_vec();
+        t.strides = strides;
+        Some(t)
+    }
+}
+
+/// torch's promotion for two tensor dtypes.
+pub fn promote(a: DType, b: DType) -> DType {
+    if a == b {
+        return a;
+    }
+    let rank = |d: DType| match d {
+        DType::I1 => 0,
+        DType::U8 => 1,
+        DType::I8 => 2,
+        DType::I16 | DType::U16 => 3,
+        DType::I32 | DType::U32 => 4,
+        DType::I64 | DType::U64 => 5,
+        DType::F8E5 | DType::F8E4NV => 6,
+        DType::F16 | DType::BF16 => 7,
+        DType::F32 => 8,
+        DType::F64 => 9,
+    };
+    if (a == DType::F16 && b == DType::BF16) || (a == DType::BF16 && b == DType::F16) {
+        return DType::F32;
+    }
+    if a == DType::U8 && b == DType::I8 || a == DType::I8 && b == DType::U8 {
+        return DType::I16;
+    }
+    if rank(a) >= rank(b) {
+        a
+    } else {
+        b
+    }
+}
+
+/// Broadcast shape of two shapes (numpy rules).
+pub fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for i in 0..n {
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
+        out[i] = if da == db || db == 1 {
+            da
+        } else if da == 1 {
+            db
+        } else {
+            return None;
+        };
+    }
+    Some(out)
+}
+
+// ---------------------------------------------------------------- printing
+
+fn fmt_float_plain(x: f64, decimals: usize, int_mode: bool) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if int_mode {
+        return format!("{x:.0}.");
+    }
+    format!("{x:.decimals$}")
+}
+
+fn fmt_float_sci(x: f64) -> String {
+    if !x.is_finite() {
+        return fmt_float_plain(x, 4, false);
+    }
+    let s = format!("{x:.4e}");
+    // Rust writes `1.2346e5`; torch writes `1.2346e+05`.
+    match s.split_once('e') {
+        Some((m, e)) => {
+            let e: i32 = e.parse().unwrap_or(0);
+            format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+        }
+        None => s,
+    }
+}
+
+/// Format every element the way torch would for this tensor.
+fn element_strings(vals: &[Scalar], dtype: DType) -> Vec<String> {
+    if dtype == DType::I1 {
+        return vals
+            .iter()
+            .map(|v| {
+                if v.truth() {
+                    "True".into()
+                } else {
+                    "False".into()
+                }
+            })
+            .collect();
+    }
+    if dtype.is_int() {
+        return vals.iter().map(|v| v.i().to_string()).collect();
+    }
+    let finite: Vec<f64> = vals
+        .iter()
+        .map(|v| v.f())
+        .filter(|x| x.is_finite())
+        .collect();
+    let int_mode = finite.iter().all(|x| x.fract() == 0.0);
+    let nonzero: Vec<f64> = finite
+        .iter()
+        .map(|x| x.abs())
+        .filter(|&x| x > 0.0)
+        .collect();
+    let (mut sci, max) = (false, nonzero.iter().cloned().fold(0.0, f64::max));
+    if let Some(min) = nonzero.iter().cloned().reduce(f64::min) {
+        if int_mode {
+            sci = max > 1e8;
+        } else {
+            sci = max / min > 1000.0 || max > 1e8 || min < 1e-4;
+        }
+    }
+    vals.iter()
+        .map(|v| {
+            if sci {
+                fmt_float_sci(v.f())
+            } else {
+                fmt_float_plain(v.f(), 4, int_mode)
+            }
+        })
+        .collect()
+}
+
+const SUMMARY_THRESHOLD: usize = 1000;
+const EDGE: usize = 3;
+
+impl Tensor {
+    /// The indices shown along one dimension (all, or the first and last three).
+    fn shown(&self, d: usize, summarize: bool) -> Vec<Option<usize>> {
+        let n = self.shape[d];
+        if summarize && n > 2 * EDGE {
+            let mut v: Vec<Option<usize>> = (0..EDGE).map(Some).collect();
+            v.push(None);
+            v.extend((n - EDGE..n).map(Some));
+            v
+        } else {
+            (0..n).map(Some).collect()
+        }
+    }
+
+    fn collect_shown(&self, d: usize, off: isize, summarize: bool, out: &mut Vec<Scalar>) {
+        if d == self.shape.len() {
+            out.push(self.get_at(off as usize));
+            return;
+        }
+        for i in self.shown(d, summarize).into_iter().flatten() {
+            self.collect_shown(d + 1, off + self.strides[d] * i as isize, summarize, out);
+        }
+    }
+
+    /// torch's `repr` of the tensor.
+    pub fn repr(&self) -> String {
+        let summarize = self.numel() > SUMMARY_THRESHOLD;
+        let mut shown = vec![];
+        if self.numel() > 0 {
+            self.collect_shown(0, self.offset as isize, summarize, &mut shown);
+        }
+        let strs = element_strings(&shown, self.dtype);
+        let width = strs.iter().map(|s| s.len()).max().unwrap_or(0);
+        let mut body = String::new();
+        let mut it = strs.into_iter();
+        if self.shape.is_empty() {
+            body = it.next().unwrap_or_default();
+        } else if self.numel() == 0 {
+            body = "[]".into();
+        } else {
+            self.fmt_dim(0, summarize, width, &mut it, &mut body, 8);
+        }
+        let mut suffix = vec![];
+        if let Device::Cuda(i) = self.device {
+            suffix.push(format!("device='cuda:{i}'"));
+        }
+        let default = matches!(self.dtype, DType::F32 | DType::I64 | DType::I1);
+        if self.numel() == 0 && self.shape.len() > 1 {
+            suffix.push(format!(
+                "size=({})",
+                self.shape
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if !default {
+            suffix.push(format!("dtype={}", torch_name(self.dtype)));
+        }
+        if suffix.is_empty() {
+            format!("tensor({body})")
+        } else {
+            format!("tensor({body}, {})", suffix.join(", "))
+        }
+    }
+
+    fn fmt_dim(
+        &self,
+        d: usize,
+        summarize: bool,
+        width: usize,
+        it: &mut impl Iterator<Item = String>,
+        out: &mut String,
+        indent: usize,
+    ) {
+        out.push('[');
+        let last = d + 1 == self.shape.len();
+        let shown = self.shown(d, summarize);
+        let n = shown.len();
+        // Rows of a 1-D line wrap at 80 columns like torch does.
+        let per_line = if last {
+            ((80 - indent) / (width + 2)).max(1)
+        } else {
+            usize::MAX
+        };
+        let mut on_line = 0;
+        for (k, i) in shown.into_iter().enumerate() {
+            match i {
+                // torch pads the ellipsis with one extra space before it.
+                None => out.push_str(if last { " ..." } else { "..." }),
+                Some(_) if last => {
+                    let s = it.next().unwrap_or_default();
+                    out.push_str(&format!("{s:>width$}"));
+                }
+                Some(_) => self.fmt_dim(d + 1, summarize, width, it, out, indent + 1),
+            }
+            if k + 1 < n {
+                if last {
+                    on_line += 1;
+                    if on_line == per_line {
+                        out.push_str(",\n");
+                        out.push_str(&" ".repeat(indent + d));
+                        on_line = 0;
+                    } else {
+                        out.push_str(", ");
+                    }
+                } else {
+                    let blank = self.shape.len() - d - 1;
+                    out.push(',');
+                    out.push_str(&"\n".repeat(blank));
+                    out.push_str(&" ".repeat(indent - 1 + d + 1));
+                }
+            }
+        }
+        out.push(']');
+    }
+
+    /// `str()` of a 0-d tensor in an f-string: the plain number.
+    pub fn item_string(&self) -> String {
+        let v = self.get_at(self.offset);
+        match self.dtype {
+            DType::I1 => (if v.truth() { "True" } else { "False" }).into(),
+            d if d.is_int() => v.i().to_string(),
+            _ => tilebook_frontend::kernel::py_float(v.f()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(shape: &[usize], d: DType, v: &[f64]) -> Tensor {
+        Tensor::from_scalars(shape, d, Device::Cpu, v.iter().map(|&x| Scalar::F(x)))
+    }
+
+    #[test]
+    fn prints_like_torch() {
+        assert_eq!(
+            t(&[3], DType::F32, &[1.0, 2.0, 3.0]).repr(),
+            "tensor([1., 2., 3.])"
+        );
+        assert_eq!(
+            t(&[2], DType::F32, &[0.5, 0.25]).repr(),
+            "tensor([0.5000, 0.2500])"
+        );
+        assert_eq!(
+            t(&[2, 2], DType::F16, &[1.5, 2.0, 3.0, 4.0]).with_device(Device::Cuda(0)).repr(),
+            "tensor([[1.5000, 2.0000],\n        [3.0000, 4.0000]], device='cuda:0', dtype=torch.float16)"
+        );
+        assert_eq!(
+            t(&[2], DType::F32, &[1e-6, 1.0]).repr(),
+            "tensor([1.0000e-06, 1.0000e+00])"
+        );
+        let big = t(&[2000], DType::F32, &vec![1.0; 2000]);
+        assert_eq!(big.repr(), "tensor([1., 1., 1.,  ..., 1., 1., 1.])");
+    }
+
+    #[test]
+    fn views_and_strides() {
+        let x = t(&[2, 3], DType::F32, &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        let tt = x.transpose(0, 1);
+        assert!(!tt.is_contiguous());
+        assert_eq!(tt.values_f64(), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+        assert_eq!(x.slice(1, 1, 3, 1).values_f64(), vec![1.0, 2.0, 4.0, 5.0]);
+        assert_eq!(x.select(0, 1).values_f64(), vec![3.0, 4.0, 5.0]);
+    }
+}

@@ -1,0 +1,307 @@
+//! Values of the host language (a Python subset) and Python-style exceptions.
+
+use crate::kernels::KernelObj;
+use crate::tensor::{torch_name, Device, Tensor};
+use ruff_python_ast::{Expr, Parameters, Stmt};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use tilebook_frontend::kernel::py_float;
+use tilebook_frontend::{SourceFile, Span};
+use tilebook_tir::DType;
+
+pub type Scope = Rc<RefCell<HashMap<String, Val>>>;
+
+/// A host function (`def` or `lambda`).
+pub struct Function {
+    pub name: String,
+    pub params: Parameters,
+    pub defaults: Vec<(String, Val)>,
+    pub body: FnBody,
+    /// Enclosing function scopes, innermost last (closures).
+    pub closure: Vec<Scope>,
+    pub source: Rc<SourceFile>,
+}
+
+pub enum FnBody {
+    Stmts(Vec<Stmt>),
+    Expr(Box<Expr>),
+}
+
+/// A `triton.Config`.
+#[derive(Clone)]
+pub struct Config {
+    pub kwargs: Vec<(String, Val)>,
+    pub num_warps: i64,
+    pub num_stages: i64,
+}
+
+/// A simple object with attributes (targets, device properties, ...).
+pub struct Object {
+    pub type_name: String,
+    pub attrs: RefCell<Vec<(String, Val)>>,
+}
+
+#[derive(Clone)]
+pub enum Val {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Rc<str>),
+    List(Rc<RefCell<Vec<Val>>>),
+    Tuple(Rc<Vec<Val>>),
+    Dict(Rc<RefCell<Vec<(Val, Val)>>>),
+    Tensor(Rc<Tensor>),
+    /// A dtype; `torch` marks torch's spelling (`torch.float32` vs `fp32`).
+    DType(DType, bool),
+    Device(Device),
+    Func(Rc<Function>),
+    /// A builtin function or module member, by qualified name.
+    Builtin(Rc<str>),
+    /// A method bound to its receiver.
+    Method(Box<Val>, Rc<str>),
+    Module(Rc<str>),
+    Kernel(Rc<KernelObj>),
+    /// `kernel[grid]`, ready to be called.
+    Launcher(Rc<KernelObj>, Box<Val>),
+    Config(Rc<Config>),
+    Object(Rc<Object>),
+    Slice(Option<i64>, Option<i64>, Option<i64>),
+    Range(i64, i64, i64),
+    /// A caught exception (`except E as e`).
+    Exception(Rc<Exc>),
+}
+
+impl Val {
+    pub fn str(s: &str) -> Val {
+        Val::Str(Rc::from(s))
+    }
+    pub fn list(v: Vec<Val>) -> Val {
+        Val::List(Rc::new(RefCell::new(v)))
+    }
+    pub fn tuple(v: Vec<Val>) -> Val {
+        Val::Tuple(Rc::new(v))
+    }
+    pub fn tensor(t: Tensor) -> Val {
+        Val::Tensor(Rc::new(t))
+    }
+
+    /// Python's type name, for messages.
+    pub fn type_name(&self) -> String {
+        match self {
+            Val::None => "NoneType".into(),
+            Val::Bool(_) => "bool".into(),
+            Val::Int(_) => "int".into(),
+            Val::Float(_) => "float".into(),
+            Val::Str(_) => "str".into(),
+            Val::List(_) => "list".into(),
+            Val::Tuple(_) => "tuple".into(),
+            Val::Dict(_) => "dict".into(),
+            Val::Tensor(_) => "Tensor".into(),
+            Val::DType(..) => "dtype".into(),
+            Val::Device(_) => "device".into(),
+            Val::Func(_) => "function".into(),
+            Val::Builtin(_) | Val::Method(..) => "builtin_function".into(),
+            Val::Module(_) => "module".into(),
+            Val::Kernel(_) => "JITFunction".into(),
+            Val::Launcher(..) => "kernel launcher".into(),
+            Val::Config(_) => "Config".into(),
+            Val::Object(o) => o.type_name.clone(),
+            Val::Slice(..) => "slice".into(),
+            Val::Range(..) => "range".into(),
+            Val::Exception(e) => e.kind.clone(),
+        }
+    }
+
+    pub fn truth(&self) -> Result<bool, Exc> {
+        Ok(match self {
+            Val::None => false,
+            Val::Bool(b) => *b,
+            Val::Int(i) => *i != 0,
+            Val::Float(f) => *f != 0.0,
+            Val::Str(s) => !s.is_empty(),
+            Val::List(l) => !l.borrow().is_empty(),
+            Val::Tuple(t) => !t.is_empty(),
+            Val::Dict(d) => !d.borrow().is_empty(),
+            Val::Range(a, b, s) => (*s > 0 && a < b) || (*s < 0 && a > b),
+            Val::Tensor(t) => {
+                if t.numel() != 1 {
+                    return Err(Exc::new(
+                        "RuntimeError",
+                        format!(
+                            "Boolean value of Tensor with {} values is ambiguous",
+                            t.numel()
+                        ),
+                    ));
+                }
+                t.get_at(t.offset).truth()
+            }
+            _ => true,
+        })
+    }
+
+    /// Python's `repr`.
+    pub fn repr(&self) -> String {
+        match self {
+            Val::Str(s) => py_str_repr(s),
+            Val::Tensor(t) => t.repr(),
+            _ => self.to_str(),
+        }
+    }
+
+    /// Python's `str`.
+    pub fn to_str(&self) -> String {
+        match self {
+            Val::None => "None".into(),
+            Val::Bool(b) => (if *b { "True" } else { "False" }).into(),
+            Val::Int(i) => i.to_string(),
+            Val::Float(f) => py_float(*f),
+            Val::Str(s) => s.to_string(),
+            Val::List(l) => format!(
+                "[{}]",
+                l.borrow()
+                    .iter()
+                    .map(Val::repr)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Val::Tuple(t) => {
+                let items: Vec<String> = t.iter().map(Val::repr).collect();
+                if items.len() == 1 {
+                    format!("({},)", items[0])
+                } else {
+                    format!("({})", items.join(", "))
+                }
+            }
+            Val::Dict(d) => format!(
+                "{{{}}}",
+                d.borrow()
+                    .iter()
+                    .map(|(k, v)| format!("{}: {}", k.repr(), v.repr()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Val::Tensor(t) => t.repr(),
+            Val::DType(d, true) => torch_name(*d).into(),
+            Val::DType(d, false) => d.name().into(),
+            Val::Device(d) => match d {
+                Device::Cpu => "cpu".into(),
+                Device::Cuda(i) => format!("cuda:{i}"),
+            },
+            Val::Func(f) => format!("<function {}>", f.name),
+            Val::Builtin(b) => format!("<built-in function {b}>"),
+            Val::Method(_, m) => format!("<bound method {m}>"),
+            Val::Module(m) => format!("<module '{m}'>"),
+            Val::Kernel(k) => format!("JITFunction({})", k.jit.borrow().name),
+            Val::Launcher(k, _) => format!("<launcher of {}>", k.jit.borrow().name),
+            Val::Config(c) => {
+                let mut parts: Vec<String> = c
+                    .kwargs
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {}", v.repr()))
+                    .collect();
+                parts.push(format!("num_warps: {}", c.num_warps));
+                parts.push(format!("num_stages: {}", c.num_stages));
+                parts.join(", ")
+            }
+            Val::Object(o) => {
+                let attrs: Vec<String> = o
+                    .attrs
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", v.repr()))
+                    .collect();
+                format!("{}({})", o.type_name, attrs.join(", "))
+            }
+            Val::Slice(a, b, c) => {
+                let f = |x: &Option<i64>| x.map(|v| v.to_string()).unwrap_or("None".into());
+                format!("slice({}, {}, {})", f(a), f(b), f(c))
+            }
+            Val::Range(a, b, s) => {
+                if *s == 1 {
+                    format!("range({a}, {b})")
+                } else {
+                    format!("range({a}, {b}, {s})")
+                }
+            }
+            Val::Exception(e) => e.message.clone(),
+        }
+    }
+
+    pub fn object(type_name: &str, attrs: Vec<(&str, Val)>) -> Val {
+        Val::Object(Rc::new(Object {
+            type_name: type_name.into(),
+            attrs: RefCell::new(attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()),
+        }))
+    }
+}
+
+pub fn py_str_repr(s: &str) -> String {
+    let q = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::new();
+    out.push(q);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\\' => out.push_str("\\\\"),
+            c if c == q => {
+                out.push('\\');
+                out.push(c)
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(q);
+    out
+}
+
+/// A Python exception in flight: its class name, message and where it was raised.
+#[derive(Clone, Debug)]
+pub struct Exc {
+    pub kind: String,
+    pub message: String,
+    pub span: Option<Span>,
+    /// A fully rendered diagnostic (kernel compile errors), shown instead of a caret line.
+    pub rendered: Option<String>,
+    /// Extra lines (the kernel source line of a launch error, hints).
+    pub notes: Vec<String>,
+}
+
+impl Exc {
+    pub fn new(kind: &str, message: impl Into<String>) -> Exc {
+        Exc {
+            kind: kind.into(),
+            message: message.into(),
+            span: None,
+            rendered: None,
+            notes: vec![],
+        }
+    }
+    pub fn at(mut self, span: &Span) -> Exc {
+        if self.span.is_none() {
+            self.span = Some(span.clone());
+        }
+        self
+    }
+    pub fn type_error(m: impl Into<String>) -> Exc {
+        Exc::new("TypeError", m)
+    }
+    pub fn value_error(m: impl Into<String>) -> Exc {
+        Exc::new("ValueError", m)
+    }
+}
+
+/// A map from strings for small attribute lookups.
+pub fn attr_of(o: &Object, name: &str) -> Option<Val> {
+    o.attrs
+        .borrow()
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+}
