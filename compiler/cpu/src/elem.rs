@@ -491,19 +491,31 @@ impl Gen<'_, '_> {
         (self.sites.len() as i64 - 1, param, elem_size)
     }
 
-    /// Branch to an error exit unless `[addr, addr+size)` is inside the tensor.
-    fn check_bounds(&mut self, site: i64, param: Option<usize>, size: usize, addr: CV) {
+    /// Branch to an error exit unless `[addr, addr+size)` is inside the tensor
+    /// (only where `mask` is set, when there is one).
+    fn check_bounds(
+        &mut self,
+        site: i64,
+        param: Option<usize>,
+        size: usize,
+        addr: CV,
+        mask: Option<CV>,
+    ) {
         if !self.checked {
             return;
         }
-        let ok = match param.and_then(|p| self.bounds.get(&p).copied()) {
+        let inside = match param.and_then(|p| self.bounds.get(&p).copied()) {
             Some((lo, hi)) => {
-                let end = self.b.ins().iadd_imm(addr, size as i64);
+                // `hi - size` is loop-invariant; Cranelift hoists it.
+                let last = self.b.ins().iadd_imm(hi, -(size as i64));
                 let a = self
                     .b
                     .ins()
                     .icmp(IntCC::UnsignedGreaterThanOrEqual, addr, lo);
-                let b = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, hi);
+                let b = self
+                    .b
+                    .ins()
+                    .icmp(IntCC::UnsignedLessThanOrEqual, addr, last);
                 self.b.ins().band(a, b)
             }
             None => {
@@ -511,6 +523,13 @@ impl Gen<'_, '_> {
                 let args = [self.ctx, addr, sz];
                 self.call("tb_check_any", &args).expect("helper result")
             }
+        };
+        let ok = match mask {
+            Some(m) => {
+                let off = self.b.ins().bxor_imm(m, 1);
+                self.b.ins().bor(inside, off)
+            }
+            None => inside,
         };
         let fail = self.b.create_block();
         let cont = self.b.create_block();
@@ -576,13 +595,15 @@ impl Gen<'_, '_> {
         self.b.ins().store(f, v, addr, 0);
     }
 
+    /// A gather; masked-off lanes take `other` (or 0). A branch per lane
+    /// measured faster than a branchless select (see bench/NOTES.md).
     pub fn load_op(&mut self, op: &Op, mask: bool, other: bool, it: &Iter) -> CV {
         let ptr = op.args[0];
         let d = self.ty(ptr).elem.pointee().unwrap_or(DType::I8);
         let (site, param, size) = self.new_site(op, "load", ptr);
         let addr = self.operand(ptr, it);
         if !mask {
-            self.check_bounds(site, param, size, addr);
+            self.check_bounds(site, param, size, addr, None);
             return self.mem_load(addr, d);
         }
         let m = self.operand(op.args[1], it);
@@ -602,7 +623,7 @@ impl Gen<'_, '_> {
         let done = self.b.create_block();
         self.b.ins().brif(m, do_load, &[], done, &[]);
         self.b.switch_to_block(do_load);
-        self.check_bounds(site, param, size, addr);
+        self.check_bounds(site, param, size, addr, None);
         let x = self.mem_load(addr, d);
         self.b.def_var(result, x);
         self.b.ins().jump(done, &[]);
@@ -610,6 +631,7 @@ impl Gen<'_, '_> {
         self.b.use_var(result)
     }
 
+    /// A scatter; masked-off lanes are skipped.
     pub fn store_op(&mut self, op: &Op, mask: bool, it: &Iter) {
         let ptr = op.args[0];
         let d = self.ty(ptr).elem.pointee().unwrap_or(DType::I8);
@@ -617,7 +639,7 @@ impl Gen<'_, '_> {
         let addr = self.operand(ptr, it);
         let x = self.operand(op.args[1], it);
         if !mask {
-            self.check_bounds(site, param, size, addr);
+            self.check_bounds(site, param, size, addr, None);
             self.mem_store(addr, x, d);
             return;
         }
@@ -626,7 +648,7 @@ impl Gen<'_, '_> {
         let done = self.b.create_block();
         self.b.ins().brif(m, do_store, &[], done, &[]);
         self.b.switch_to_block(do_store);
-        self.check_bounds(site, param, size, addr);
+        self.check_bounds(site, param, size, addr, None);
         self.mem_store(addr, x, d);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);

@@ -108,10 +108,12 @@ fn grid_dims(s: &mut Session, grid: &Val, meta: &[(String, Val)]) -> R<[u32; 3]>
         Val::Tuple(t) => t.to_vec(),
         Val::List(l) => l.borrow().clone(),
         Val::Int(_) => vec![g.clone()],
-        other => return Err(Exc::type_error(format!(
+        other => {
+            return Err(Exc::type_error(format!(
             "a launch grid must be a tuple of 1 to 3 ints (or a function returning one), got {}",
             other.type_name()
-        ))),
+        )))
+        }
     };
     if items.is_empty() || items.len() > 3 {
         return Err(Exc::value_error(format!(

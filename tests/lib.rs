@@ -1,0 +1,26 @@
+//! Helpers shared by the cross-crate tests: run cells in a fresh session and
+//! fail with the cell's full output when something goes wrong.
+
+use tilebook_session::{CellResult, Session};
+
+/// A session that does not print the CPU-backend note (keeps outputs exact).
+pub fn session() -> Session {
+    let mut s = Session::new();
+    s.announce = false;
+    s
+}
+
+/// Run a cell and require success; returns its text output.
+pub fn ok(s: &mut Session, cell: &str) -> String {
+    let r: CellResult = s.run_cell(cell);
+    assert!(r.ok, "cell failed:\n{cell}\n--- output ---\n{}", r.text());
+    r.text()
+}
+
+/// The repository root (for tutorials and data files).
+pub fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
