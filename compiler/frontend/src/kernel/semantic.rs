@@ -741,7 +741,8 @@ mod tests {
         assert_eq!(computation_type(F32, true, I32, false, false), Ok(F32));
         assert_eq!(computation_type(I32, false, I64, false, false), Ok(I64));
         assert_eq!(computation_type(U32, false, I32, false, false), Ok(U32));
-        assert_eq!(computation_type(I8, true, U8, false, false), Ok(I32));
+        assert_eq!(computation_type(I32, true, U8, false, false), Ok(I32));
+        assert_eq!(computation_type(I8, false, U8, false, false), Ok(U8));
         assert_eq!(computation_type(BF16, false, F16, false, false), Ok(F16));
         assert!(computation_type(U32, false, I32, false, true).is_err());
     }
