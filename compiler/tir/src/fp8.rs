@@ -34,7 +34,7 @@ fn format(d: DType) -> Format {
 /// largest finite value become it; otherwise they become infinity or NaN.
 pub fn encode_fp8(x: f64, d: DType, saturate: bool) -> u8 {
     let f = format(d);
-    let nan: u8 = if f.has_inf { 0x7F } else { 0x7F };
+    let nan: u8 = 0x7F;
     if x.is_nan() {
         return nan;
     }
@@ -42,6 +42,19 @@ pub fn encode_fp8(x: f64, d: DType, saturate: bool) -> u8 {
     let a = x.abs();
     if a == 0.0 {
         return sign;
+    }
+    let overflow = |sign: u8| {
+        if saturate {
+            sign | encode_fp8(f.max_finite, d, false)
+        } else if f.has_inf {
+            sign | 0x7C
+        } else {
+            sign | nan
+        }
+    };
+    // Far past the largest finite value (and infinity): no encoding arithmetic needed.
+    if a > 2.0 * f.max_finite {
+        return overflow(sign);
     }
     let emin = 1 - f.bias;
     let mut e = a.log2().floor() as i32;
@@ -63,13 +76,7 @@ pub fn encode_fp8(x: f64, d: DType, saturate: bool) -> u8 {
     };
     let value = decode_fp8(bits.min(0x7F) as u8, d);
     if bits > 0x7F || value.is_nan() || value.is_infinite() || value > f.max_finite {
-        return if saturate {
-            sign | encode_fp8(f.max_finite, d, false)
-        } else if f.has_inf {
-            sign | 0x7C
-        } else {
-            sign | nan
-        };
+        return overflow(sign);
     }
     sign | bits as u8
 }
