@@ -107,7 +107,7 @@ pub const TORCH_FUNCTIONS: &[&str] = &[
     "maximum",
     "minimum",
     "sigmoid",
-    "relu",
+    "relu", "sin", "cos", "exp2", "log2", "rsqrt", "floor", "ceil", "cumsum",
 ];
 
 const TORCH_DTYPES: &[(&str, DType)] = &[
@@ -1161,6 +1161,30 @@ pub(crate) fn reduce_call(t: &Tensor, a: &Args, first_arg: usize, kind_name: &st
     Ok(Val::tensor(vals))
 }
 
+/// `torch.cumsum(t, dim)`.
+pub(crate) fn cumsum(t: &Tensor, dim: i64) -> R<Val> {
+    let r = t.shape.len() as i64;
+    let d = if dim < 0 { dim + r } else { dim };
+    if d < 0 || d >= r {
+        return Err(Exc::new("IndexError", "cumsum dimension out of range"));
+    }
+    let moved = t.transpose(d as usize, t.shape.len() - 1);
+    let n = *moved.shape.last().unwrap_or(&1);
+    let float = t.dtype.is_float();
+    let mut out = vec![];
+    for row in moved.values().chunks(n.max(1)) {
+        let (mut fa, mut ia) = (0.0, 0i64);
+        for x in row {
+            fa += x.f();
+            ia = ia.wrapping_add(x.i());
+            out.push(if float { Scalar::F(fa) } else { Scalar::I(ia) });
+        }
+    }
+    let d_out = if float { t.dtype } else { DType::I64 };
+    let res = Tensor::from_scalars(&moved.shape, d_out, t.device.clone(), out);
+    Ok(Val::tensor(res.transpose(d as usize, t.shape.len() - 1).contiguous()))
+}
+
 pub(crate) fn softmax_call(t: &Tensor, dim: i64) -> R<Val> {
     Ok(Val::tensor(softmax(t, dim)?))
 }
@@ -1300,6 +1324,13 @@ pub(crate) fn unary_named(t: &Tensor, name: &str) -> R<Val> {
         "log" => unary_tensor(t, f64::ln),
         "sqrt" => unary_tensor(t, f64::sqrt),
         "sigmoid" => unary_tensor(t, |x| 1.0 / (1.0 + (-x).exp())),
+        "sin" => unary_tensor(t, f64::sin),
+        "cos" => unary_tensor(t, f64::cos),
+        "exp2" => unary_tensor(t, f64::exp2),
+        "log2" => unary_tensor(t, f64::log2),
+        "rsqrt" => unary_tensor(t, |x| 1.0 / x.sqrt()),
+        "floor" => unary_tensor(t, f64::floor),
+        "ceil" => unary_tensor(t, f64::ceil),
         "relu" => map_tensor(t, t.dtype, |x| match x {
             Scalar::F(f) => Scalar::F(f.max(0.0)),
             o => Scalar::I(o.i().max(0)),

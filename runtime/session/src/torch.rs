@@ -59,6 +59,11 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
             Ok(Val::tensor(Tensor::from_scalars(&shape, d, c.device.clone(), vals)))
         }
         "torch.abs" => crate::builtins::call_builtin(s, "abs", a.pos, a.kw),
+        "torch.cumsum" => {
+            let t = tensor_arg(&a.req(0, "input")?, name)?;
+            crate::builtins::cumsum(&t, to_int(&a.req(1, "dim")?)?)
+        }
+        "torch.sin" | "torch.cos" | "torch.exp2" | "torch.log2" | "torch.rsqrt" | "torch.floor" | "torch.ceil" |
         "torch.exp" | "torch.log" | "torch.sqrt" | "torch.sigmoid" | "torch.relu" | "torch.nn.functional.relu" | "torch.nn.functional.sigmoid" => {
             let t = tensor_arg(&a.req(0, "input")?, name)?;
             unary_named(&t, name.rsplit('.').next().unwrap_or(name))
@@ -416,7 +421,8 @@ pub fn tensor_method(s: &mut Session, t: &Rc<Tensor>, name: &str, a: Args) -> R<
             reduce_call(t, &a, 0, name)
         }
         "abs" => crate::builtins::call_builtin(s, "abs", vec![Val::Tensor(t.clone())], vec![]),
-        "exp" | "log" | "sqrt" | "sigmoid" | "relu" => unary_named(t, name),
+        "exp" | "log" | "sqrt" | "sigmoid" | "relu" | "sin" | "cos" | "floor" | "ceil" | "exp2" | "log2" | "rsqrt" => unary_named(t, name),
+        "cumsum" => crate::builtins::cumsum(t, to_int(&a.req(0, "dim")?)?),
         "softmax" => softmax_call(t, to_int(&a.req(0, "dim")?)?),
         "fill_" | "zero_" => {
             let v = if name == "zero_" {

@@ -1,0 +1,43 @@
+# tl.dot with an accumulator on fp16, bf16, fp32, fp8 (e5m2, e4m3) and int8
+# inputs, odd sizes with masked K tails, against a host matmul.
+@triton.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, OUT: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=OUT)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :], mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0)
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :], mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+M, N, K = 45, 70, 83
+for tdt, out_t, out_tl, tol in [(torch.float16, torch.float32, tl.float32, 1e-2), (torch.bfloat16, torch.float32, tl.float32, 5e-2),
+                                (torch.float32, torch.float32, tl.float32, 1e-2), (torch.float8_e5m2, torch.float32, tl.float32, 1e-2),
+                                (torch.float8_e4m3fn, torch.float32, tl.float32, 1e-2), (torch.int8, torch.int32, tl.int32, 0)]:
+    if tdt == torch.int8:
+        a = torch.randint(-8, 8, (M, K), dtype=torch.int8, device=DEVICE)
+        b = torch.randint(-8, 8, (K, N), dtype=torch.int8, device=DEVICE)
+    else:
+        a = torch.randn(M, K, device=DEVICE).to(tdt)
+        b = torch.randn(K, N, device=DEVICE).to(tdt)
+    c = torch.zeros(M, N, dtype=out_t, device=DEVICE)
+    dot_kernel[(triton.cdiv(M, 16), triton.cdiv(N, 32))](a, b, c, M, N, K, BM=16, BN=32, BK=16, OUT=out_tl)
+    want = a.double() @ b.double()
+    check(f"tl.dot {tdt}", c, want, atol=tol, rtol=tol)
+
+@triton.jit
+def dot_fp16_out(a_ptr, b_ptr, c_ptr):
+    r = tl.arange(0, 16)
+    a = tl.load(a_ptr + r[:, None] * 16 + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * 16 + r[None, :])
+    c = tl.dot(a, b, out_dtype=tl.float16)
+    tl.static_assert(c.dtype == tl.float16)
+    tl.store(c_ptr + r[:, None] * 16 + r[None, :], c)
+
+a = torch.randn(16, 16, device=DEVICE).half()
+b = torch.randn(16, 16, device=DEVICE).half()
+c = torch.zeros(16, 16, dtype=torch.float16, device=DEVICE)
+dot_fp16_out[(1,)](a, b, c)
+check("tl.dot out_dtype=fp16", c, (a.float() @ b.float()).half(), atol=2e-2, rtol=1e-2)
