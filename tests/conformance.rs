@@ -11,7 +11,12 @@ fn seed() -> u64 {
     std::env::var("TILEBOOK_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64 % 1_000_000).unwrap_or(0))
+        .unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64 % 1_000_000)
+                .unwrap_or(0)
+        })
 }
 
 /// Run one case file; returns its text output.
@@ -22,10 +27,18 @@ fn run_case(name: &str) -> String {
     let seed = seed();
     let mut s = session();
     let mut out = String::new();
-    for (label, cell) in [("seed", format!("SEED = {seed}")), ("prelude.py", prelude), (name, body)] {
+    for (label, cell) in [
+        ("seed", format!("SEED = {seed}")),
+        ("prelude.py", prelude),
+        (name, body),
+    ] {
         let r = s.run_cell_named(&cell, &format!("tests/conformance/{label}"));
         out.push_str(&r.text());
-        assert!(r.ok, "conformance case {name} failed (TILEBOOK_SEED={seed}):\n{}", r.text());
+        assert!(
+            r.ok,
+            "conformance case {name} failed (TILEBOOK_SEED={seed}):\n{}",
+            r.text()
+        );
     }
     out
 }
@@ -44,8 +57,20 @@ fn every_case_file_is_listed() {
 }
 
 const CASES: &[&str] = &[
-    "indices.py", "creation.py", "memory.py", "shapes.py", "arith_float.py", "arith_int.py", "promotion.py", "math_ops.py",
-    "casts.py", "reductions.py", "dot.py", "control.py", "constexpr.py", "debug.py",
+    "indices.py",
+    "creation.py",
+    "memory.py",
+    "shapes.py",
+    "arith_float.py",
+    "arith_int.py",
+    "promotion.py",
+    "math_ops.py",
+    "casts.py",
+    "reductions.py",
+    "dot.py",
+    "control.py",
+    "constexpr.py",
+    "debug.py",
 ];
 
 macro_rules! cases {

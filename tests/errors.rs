@@ -1,1 +1,181 @@
+//! Malformed cells: every syntax, name, type, shape, constexpr, unsupported
+//! and launch error is a diagnostic naming the line (with a caret in the
+//! rendered text), never a panic, and the session keeps working afterwards.
+//!
+//! Each case: the cell, the expected error class, a fragment of the message,
+//! and the 1-based line of the cell the error must point at.
 
+use tilebook_tests::{ok, session};
+
+const PRELUDE: &str = "import torch\nimport triton\nimport triton.language as tl\n";
+
+/// A kernel that reads `x[i]` for `i < N` and writes `out`, launched at the end.
+fn kernel_cell(body: &str, launch: &str) -> String {
+    format!("@triton.jit\ndef k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n{body}\n{launch}\n")
+}
+
+const LAUNCH: &str = "k[(1,)](torch.zeros(64), torch.zeros(64), 64, BLOCK=64)";
+
+struct Case {
+    cell: String,
+    kind: &'static str,
+    fragment: &'static str,
+    line: u32,
+}
+
+fn case(cell: impl Into<String>, kind: &'static str, fragment: &'static str, line: u32) -> Case {
+    Case {
+        cell: cell.into(),
+        kind,
+        fragment,
+        line,
+    }
+}
+
+fn kcase(body: &str, kind: &'static str, fragment: &'static str, line: u32) -> Case {
+    case(kernel_cell(body, LAUNCH), kind, fragment, line)
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        // Syntax.
+        case("x = = 1", "SyntaxError", "", 1),
+        case("def f(:\n    pass", "SyntaxError", "", 1),
+        case("for i in range(3)\n    pass", "SyntaxError", "", 1),
+        case("y = 1\n  x = 2", "SyntaxError", "indent", 2),
+        case("x = [1, 2\ny = 3", "SyntaxError", "", 2),
+        // Host names, types and values.
+        case("a = 1\ny = undefined_name + 1", "NameError", "undefined_name", 2),
+        case("x = 1 + 'a'", "TypeError", "unsupported operand", 1),
+        case("len(5)", "TypeError", "has no len()", 1),
+        case("x = 1\n\ny = x / 0", "ZeroDivisionError", "division by zero", 3),
+        case("a, b = (1, 2, 3)", "ValueError", "too many values to unpack", 1),
+        case("import numpy", "ModuleNotFoundError", "numpy", 1),
+        case("torch.nn.functional.gelu(torch.zeros(3))", "AttributeError", "gelu", 1),
+        case("x = torch.zeros(3) + torch.zeros(4)", "RuntimeError", "must match", 1),
+        case("class A:\n    pass", "NotImplementedError", "class", 1),
+        case("assert 1 == 2, 'nope'", "AssertionError", "nope", 1),
+        case("d = {'a': 1}\nd['b']", "KeyError", "'b'", 2),
+        case("[1, 2][5]", "IndexError", "out of range", 1),
+        case("f'{1:q}'", "ValueError", "Unknown format code", 1),
+        // Kernel: compile-time errors point at the kernel line.
+        kcase("    offs = tl.arange(0, 10)", "ValueError", "power of 2", 3),
+        kcase("    offs = tl.arange(0, n)", "TypeError", "constexpr integer", 3),
+        kcase("    a = tl.zeros((32, 16), dtype=tl.float16)\n    b = tl.zeros((32, 16), dtype=tl.float16)\n    c = tl.dot(a, b)", "ValueError", "inner dimensions", 5),
+        kcase("    a = tl.zeros((8, 8), dtype=tl.float16)\n    c = tl.dot(a, a)", "ValueError", "at least 16", 4),
+        kcase("    a = tl.zeros((16, 16), dtype=tl.float16)\n    b = tl.zeros((16, 16), dtype=tl.float32)\n    c = tl.dot(a, b)", "TypeError", "same dtype", 5),
+        kcase("    acc = tl.zeros((BLOCK,), dtype=tl.float32)\n    for i in range(n):\n        acc = acc.to(tl.float16)", "TypeError", "loop-carried variable `acc`", 4),
+        kcase("    a = tl.arange(0, 32)\n    b = tl.arange(0, 64)\n    c = a + b", "ValueError", "incompatible shapes", 5),
+        kcase("    v = tl.load(n)", "TypeError", "tl.load needs pointers", 3),
+        kcase("    offs = tl.arange(0, BLOCK)\n    tl.store(out_ptr + offs, tl.zeros((32,), dtype=tl.float32))", "ValueError", "does not match", 4),
+        kcase("    for i in range(n):\n        break", "UnsupportedError", "`break`", 4),
+        kcase("    v = tl.nonexistent(1)", "AttributeError", "is not available in tilebook", 3),
+        kcase("    tl.static_assert(BLOCK == 32, 'BLOCK must be 32')", "AssertionError", "static_assert failed: BLOCK must be 32", 3),
+        kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    y = x // 2", "TypeError", "`//` needs integer operands", 4),
+        kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    y = ~x", "TypeError", "`~` needs an integer operand", 4),
+        kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    y = x & x", "TypeError", "needs integer operands", 4),
+        kcase("    return 1", "TypeError", "cannot return a value", 2),
+        kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    y = x[0]", "UnsupportedError", "`:` and `None`", 4),
+        kcase("    f = lambda v: v", "UnsupportedError", "lambdas", 3),
+        kcase("    if n > 0:\n        return", "UnsupportedError", "`return` inside a runtime", 4),
+        kcase("    x = tl.zeros((4, 8), dtype=tl.float32)\n    y = tl.reshape(x, (4, 4))", "ValueError", "cannot reshape", 4),
+        kcase("    x = tl.zeros((6,), dtype=tl.float32)", "ValueError", "powers of 2", 3),
+        kcase("    x = tl.zeros((8,), dtype=tl.float32)\n    y = x.to(tl.int16, bitcast=True)", "ValueError", "bitcast needs equal widths", 4),
+        kcase("    x = tl.arange(0, BLOCK)\n    if x > 3:\n        n = 1", "TypeError", "must be a scalar", 4),
+        kcase("    for i in [1, 2]:\n        pass", "UnsupportedError", "must iterate over range", 3),
+        kcase("    for i in range(0, 2.5):\n        pass", "TypeError", "integer scalars", 3),
+        kcase("    p = tl.program_id(3)", "ValueError", "axis must be 0, 1 or 2", 3),
+        kcase("    v = undefined_helper(1)", "NameError", "undefined_helper", 3),
+        kcase("    v = tl.load(x_ptr + tl.arange(0, BLOCK), bogus=1)", "TypeError", "unexpected keyword argument `bogus`", 3),
+        // Launch-time errors.
+        case(kernel_cell("    pass", "k(torch.zeros(4), torch.zeros(4), 4, BLOCK=4)"), "TypeError", "launched as", 4),
+        case(kernel_cell("    pass", "k[(1,)](torch.zeros(4), torch.zeros(4), 4)"), "TypeError", "missing required argument: 'BLOCK'", 4),
+        case(kernel_cell("    pass", "k[(1,)](torch.zeros(4), torch.zeros(4), 4, BLOCK=4, BOGUS=1)"), "TypeError", "unexpected keyword argument 'BOGUS'", 4),
+        case(kernel_cell("    pass", "k[(1.5,)](torch.zeros(4), torch.zeros(4), 4, BLOCK=4)"), "TypeError", "grid dimension 0 must be an int", 4),
+        case(kernel_cell("    pass", "k[(1,)](torch.zeros(4), torch.zeros(4), 4, BLOCK=torch.zeros(1))"), "TypeError", "not a compile-time value", 4),
+        case(
+            "t = torch.zeros(3)\n@triton.jit\ndef g(p):\n    tl.store(p, t)\ng[(1,)](torch.zeros(1))",
+            "NameError",
+            "is a Tensor in the session",
+            4,
+        ),
+        // Run-time errors in checked mode name the kernel line, program and offset.
+        case(
+            kernel_cell(
+                "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n))",
+                "k[(2,)](torch.zeros(100), torch.zeros(100), 100, BLOCK=64)",
+            ),
+            "IndexError",
+            "out-of-bounds store in kernel `k` at line 4: program (1, 0, 0) accessed element 100 of `out_ptr`, which has 100 elements",
+            4,
+        ),
+        case(
+            kernel_cell("    offs = tl.arange(0, BLOCK) - 3\n    v = tl.load(x_ptr + offs)\n    tl.store(out_ptr + tl.arange(0, BLOCK), v)", LAUNCH),
+            "IndexError",
+            "out-of-bounds load in kernel `k` at line 4: program (0, 0, 0) accessed element -3 of `x_ptr`",
+            4,
+        ),
+        case(
+            kernel_cell("    offs = tl.arange(0, BLOCK)\n    tl.device_assert(offs < 60, 'offset too large')", LAUNCH),
+            "AssertionError",
+            "element 60: offset too large",
+            4,
+        ),
+    ]
+}
+
+#[test]
+fn malformed_cells_report_kind_message_and_line() {
+    let cases = cases();
+    assert!(cases.len() >= 40, "only {} cases", cases.len());
+    let mut failures = vec![];
+    for (i, c) in cases.iter().enumerate() {
+        let mut s = session();
+        ok(&mut s, PRELUDE);
+        let r = s.run_cell(&c.cell);
+        let Some((kind, message, line)) = r.error() else {
+            failures.push(format!("case {i}: no error for\n{}", c.cell));
+            continue;
+        };
+        let rendered = r.text();
+        if kind != c.kind
+            || !message.contains(c.fragment)
+            || line != Some(c.line)
+            || !rendered.contains('^')
+        {
+            failures.push(format!(
+                "case {i}: expected {} containing {:?} at line {}, got {kind} at line {line:?}: {message}\n{rendered}",
+                c.kind, c.fragment, c.line
+            ));
+        }
+        // The session survives and still evaluates.
+        assert_eq!(
+            ok(&mut s, "1 + 1"),
+            "2\n",
+            "session unusable after case {i}"
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn a_kernel_error_in_an_inlined_helper_labels_the_call_site() {
+    let mut s = session();
+    ok(&mut s, PRELUDE);
+    ok(&mut s, "@triton.jit\ndef helper(x):\n    return x // 2.0\n");
+    let r =
+        s.run_cell("@triton.jit\ndef k(p):\n    v = helper(tl.load(p))\nk[(1,)](torch.zeros(1))");
+    let (kind, message, line) = r.error().expect("error");
+    assert_eq!(kind, "TypeError");
+    assert!(message.contains("`//`"), "{message}");
+    // The primary span is the helper's line in its own cell; the call site is labelled.
+    assert_eq!(line, Some(3));
+    let text = r.text();
+    assert!(text.contains("in the inlined call here"), "{text}");
+}

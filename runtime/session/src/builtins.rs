@@ -107,7 +107,15 @@ pub const TORCH_FUNCTIONS: &[&str] = &[
     "maximum",
     "minimum",
     "sigmoid",
-    "relu", "sin", "cos", "exp2", "log2", "rsqrt", "floor", "ceil", "cumsum",
+    "relu",
+    "sin",
+    "cos",
+    "exp2",
+    "log2",
+    "rsqrt",
+    "floor",
+    "ceil",
+    "cumsum",
 ];
 
 const TORCH_DTYPES: &[(&str, DType)] = &[
@@ -1182,7 +1190,9 @@ pub(crate) fn cumsum(t: &Tensor, dim: i64) -> R<Val> {
     }
     let d_out = if float { t.dtype } else { DType::I64 };
     let res = Tensor::from_scalars(&moved.shape, d_out, t.device.clone(), out);
-    Ok(Val::tensor(res.transpose(d as usize, t.shape.len() - 1).contiguous()))
+    Ok(Val::tensor(
+        res.transpose(d as usize, t.shape.len() - 1).contiguous(),
+    ))
 }
 
 pub(crate) fn softmax_call(t: &Tensor, dim: i64) -> R<Val> {

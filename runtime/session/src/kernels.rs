@@ -479,7 +479,7 @@ fn launch_exc(
     Exc {
         kind: kind.into(),
         message,
-        span: None,
+        span,
         rendered: Some(d.render(false)),
         notes: vec![],
     }

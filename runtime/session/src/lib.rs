@@ -39,10 +39,12 @@ pub enum Output {
     Stream { name: String, text: String },
     /// A displayed value as a MIME bundle (`text/plain` always).
     Display { data: Vec<(String, String)> },
-    /// An error: Python's class name, the message, and the rendered traceback.
+    /// An error: Python's class name, the message, the 1-based line it points
+    /// at (in the cell or file the rendered text names), and the rendered traceback.
     Error {
         kind: String,
         message: String,
+        line: Option<u32>,
         rendered: String,
     },
 }
@@ -73,9 +75,15 @@ impl CellResult {
         s
     }
 
-    pub fn error(&self) -> Option<(&str, &str)> {
+    /// The error of a failed cell: (class, message, line).
+    pub fn error(&self) -> Option<(&str, &str, Option<u32>)> {
         self.outputs.iter().find_map(|o| match o {
-            Output::Error { kind, message, .. } => Some((kind.as_str(), message.as_str())),
+            Output::Error {
+                kind,
+                message,
+                line,
+                ..
+            } => Some((kind.as_str(), message.as_str(), *line)),
             _ => None,
         })
     }
@@ -266,9 +274,11 @@ impl Session {
             }
             (None, None) => format!("{}: {}\n", e.kind, e.message),
         };
+        let line = e.span.as_ref().map(|s| s.line());
         self.outputs.push(Output::Error {
             kind: e.kind.clone(),
             message: e.message.clone(),
+            line,
             rendered,
         });
     }

@@ -421,7 +421,8 @@ pub fn tensor_method(s: &mut Session, t: &Rc<Tensor>, name: &str, a: Args) -> R<
             reduce_call(t, &a, 0, name)
         }
         "abs" => crate::builtins::call_builtin(s, "abs", vec![Val::Tensor(t.clone())], vec![]),
-        "exp" | "log" | "sqrt" | "sigmoid" | "relu" | "sin" | "cos" | "floor" | "ceil" | "exp2" | "log2" | "rsqrt" => unary_named(t, name),
+        "exp" | "log" | "sqrt" | "sigmoid" | "relu" | "sin" | "cos" | "floor" | "ceil" | "exp2"
+        | "log2" | "rsqrt" => unary_named(t, name),
         "cumsum" => crate::builtins::cumsum(t, to_int(&a.req(0, "dim")?)?),
         "softmax" => softmax_call(t, to_int(&a.req(0, "dim")?)?),
         "fill_" | "zero_" => {
