@@ -7,6 +7,7 @@
 //!
 //! Architecture invariant: nothing here knows LLVM, Cranelift, CUDA or Jupyter.
 
+pub mod aot;
 pub mod diag;
 pub mod kernel;
 pub mod parse;

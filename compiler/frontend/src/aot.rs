@@ -1,0 +1,87 @@
+//! Ahead-of-time lowering of one kernel in a file, without running it:
+//! the file's top-level `@jit` functions and simple constant assignments form
+//! the globals the kernel sees. Used by `tilebook compile` and the golden
+//! IR tests.
+
+use crate::kernel::{lower_kernel, parse_signature, ConstVal, Global, Globals, JitFunction};
+use crate::source::SourceFile;
+use ruff_python_ast::{Expr, Stmt};
+use std::rc::Rc;
+use tilebook_tir::Kernel;
+
+pub struct FileGlobals {
+    jits: Vec<Rc<JitFunction>>,
+    consts: Vec<(String, ConstVal)>,
+    modules: Vec<(String, String)>,
+}
+
+impl Globals for FileGlobals {
+    fn global(&self, name: &str) -> Option<Global> {
+        if let Some(j) = self.jits.iter().find(|j| j.name == name) {
+            return Some(Global::Const(ConstVal::Func(j.clone())));
+        }
+        if let Some((_, c)) = self.consts.iter().find(|(n, _)| n == name) {
+            return Some(Global::Const(c.clone()));
+        }
+        self.modules
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, m)| Global::Module(m.clone()))
+    }
+}
+
+fn is_jit(d: &ruff_python_ast::Decorator) -> bool {
+    let e = match &d.expression {
+        Expr::Call(c) => &*c.func,
+        other => other,
+    };
+    match e {
+        Expr::Attribute(a) => a.attr.as_str() == "jit",
+        Expr::Name(n) => n.id.as_str() == "jit",
+        _ => false,
+    }
+}
+
+/// Lower one specialization of `kernel` in `source` and optimise it.
+/// Errors come back rendered (with the source line and a caret).
+pub fn lower_file(source: &Rc<SourceFile>, kernel: &str, signature: &str) -> Result<Kernel, String> {
+    let stmts = crate::parse::parse_cell(source).map_err(|d| d.render(false))?;
+    let mut g = FileGlobals { jits: vec![], consts: vec![], modules: vec![("tl".into(), "tl".into()), ("triton".into(), "triton".into())] };
+    for s in &stmts {
+        match s {
+            Stmt::FunctionDef(f) if f.decorator_list.iter().any(is_jit) => g.jits.push(Rc::new(JitFunction::new(f.clone(), source))),
+            Stmt::Assign(a) if a.targets.len() == 1 => {
+                if let (Expr::Name(n), Some(c)) = (&a.targets[0], literal(&a.value)) {
+                    g.consts.push((n.id.to_string(), c));
+                }
+            }
+            _ => {}
+        }
+    }
+    let f = g.jits.iter().find(|j| j.name == kernel).cloned().ok_or_else(|| {
+        let names: Vec<&str> = g.jits.iter().map(|j| j.name.as_str()).collect();
+        format!("no @triton.jit function `{kernel}` in {} (found: {})\n", source.name, names.join(", "))
+    })?;
+    let (specs, options) = parse_signature(signature, &f).map_err(|e| format!("bad signature: {e}\n"))?;
+    let (mut k, _) = lower_kernel(&f, &specs, &[], &g, &options).map_err(|d| d.render(false))?;
+    tilebook_tir::passes::optimize(&mut k);
+    tilebook_tir::verify::verify(&k).map_err(|e| format!("internal error: invalid tile IR: {e}\n"))?;
+    Ok(k)
+}
+
+fn literal(e: &Expr) -> Option<ConstVal> {
+    match e {
+        Expr::NumberLiteral(n) => match &n.value {
+            ruff_python_ast::Number::Int(i) => i.as_i64().map(ConstVal::Int),
+            ruff_python_ast::Number::Float(f) => Some(ConstVal::Float(*f)),
+            _ => None,
+        },
+        Expr::StringLiteral(s) => Some(ConstVal::Str(s.value.to_str().to_string())),
+        Expr::BooleanLiteral(b) => Some(ConstVal::Bool(b.value)),
+        Expr::Call(c) => match (&*c.func, c.arguments.args.first()) {
+            (Expr::Attribute(a), Some(arg)) if a.attr.as_str() == "constexpr" => literal(arg),
+            _ => None,
+        },
+        _ => None,
+    }
+}
