@@ -23,7 +23,11 @@ fn split(text: &str, comment: &str) -> (String, Option<String>) {
             let expected: String = text[i + marker.len()..]
                 .lines()
                 .skip(1)
-                .map(|l| l.strip_prefix(&format!("{comment} ")).or_else(|| l.strip_prefix(comment)).unwrap_or(l))
+                .map(|l| {
+                    l.strip_prefix(&format!("{comment} "))
+                        .or_else(|| l.strip_prefix(comment))
+                        .unwrap_or(l)
+                })
                 .map(|l| format!("{l}\n"))
                 .collect();
             (input, Some(expected))
@@ -39,7 +43,9 @@ fn run_file(path: &std::path::Path) -> Result<(), String> {
     let (input, expected) = split(&text, comment);
     let actual = if is_py {
         let mut words = header.trim_start_matches('#').split_whitespace();
-        let (Some("test"), Some("lower"), Some(kernel)) = (words.next(), words.next(), words.next()) else {
+        let (Some("test"), Some("lower"), Some(kernel)) =
+            (words.next(), words.next(), words.next())
+        else {
             return Err(format!("bad header {header:?}"));
         };
         let signature = words.collect::<Vec<_>>().join(" ");
@@ -48,22 +54,31 @@ fn run_file(path: &std::path::Path) -> Result<(), String> {
             Ok(k) => {
                 // Every lowered kernel must also round-trip through the text form.
                 let printed = print_kernel(&k);
-                let again = print_kernel(&parse_kernel(&printed).map_err(|e| format!("reparse: {e}"))?);
+                let again =
+                    print_kernel(&parse_kernel(&printed).map_err(|e| format!("reparse: {e}"))?);
                 if again != printed {
-                    return Err(format!("round trip changed the IR:\n{printed}\n---\n{again}"));
+                    return Err(format!(
+                        "round trip changed the IR:\n{printed}\n---\n{again}"
+                    ));
                 }
                 printed
             }
             Err(e) => e,
         }
     } else {
-        let body: String = input.lines().filter(|l| !l.starts_with(';')).map(|l| format!("{l}\n")).collect();
+        let body: String = input
+            .lines()
+            .filter(|l| !l.starts_with(';'))
+            .map(|l| format!("{l}\n"))
+            .collect();
         let mut k = parse_kernel(&body).map_err(|e| format!("parse error: {e}"))?;
         match header.trim() {
             "; test roundtrip" => {
                 let printed = print_kernel(&k);
                 if printed != body {
-                    return Err(format!("print(parse(text)) differs from the text:\n{printed}"));
+                    return Err(format!(
+                        "print(parse(text)) differs from the text:\n{printed}"
+                    ));
                 }
                 return Ok(());
             }
@@ -80,27 +95,53 @@ fn run_file(path: &std::path::Path) -> Result<(), String> {
         }
     };
     if std::env::var("TILE_BLESS").is_ok_and(|v| v == "1") {
-        let blessed: String = actual.lines().map(|l| if l.is_empty() { format!("{comment}\n") } else { format!("{comment} {l}\n") }).collect();
+        let blessed: String = actual
+            .lines()
+            .map(|l| {
+                if l.is_empty() {
+                    format!("{comment}\n")
+                } else {
+                    format!("{comment} {l}\n")
+                }
+            })
+            .collect();
         let input = input.trim_end_matches('\n');
-        std::fs::write(path, format!("{input}\n{comment} expect:\n{blessed}")).map_err(|e| e.to_string())?;
+        std::fs::write(path, format!("{input}\n{comment} expect:\n{blessed}"))
+            .map_err(|e| e.to_string())?;
         return Ok(());
     }
     match expected {
         Some(e) if e == actual => Ok(()),
-        Some(e) => Err(format!("expected:\n{e}\nactual:\n{actual}\n(TILE_BLESS=1 to accept)")),
-        None => Err(format!("no `{comment} expect:` section; actual:\n{actual}\n(TILE_BLESS=1 to write it)")),
+        Some(e) => Err(format!(
+            "expected:\n{e}\nactual:\n{actual}\n(TILE_BLESS=1 to accept)"
+        )),
+        None => Err(format!(
+            "no `{comment} expect:` section; actual:\n{actual}\n(TILE_BLESS=1 to write it)"
+        )),
     }
 }
 
 #[test]
 fn ir_file_tests() {
     let dir = root().join("tests/ir");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect();
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
     paths.sort();
-    assert!(paths.len() >= 6, "expected the IR test files in {}", dir.display());
+    assert!(
+        paths.len() >= 6,
+        "expected the IR test files in {}",
+        dir.display()
+    );
     let failures: Vec<String> = paths
         .iter()
-        .filter_map(|p| run_file(p).err().map(|e| format!("{}: {e}", p.file_name().unwrap().to_string_lossy())))
+        .filter_map(|p| {
+            run_file(p)
+                .err()
+                .map(|e| format!("{}: {e}", p.file_name().unwrap().to_string_lossy()))
+        })
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -3,8 +3,15 @@
 
 use tilebook_frontend::SourceFile;
 
-pub fn compile(file: &str, kernel: &str, signature: &str, emit: &str, target: Option<&str>) -> Result<String, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("tilebook: cannot read {file}: {e}\n"))?;
+pub fn compile(
+    file: &str,
+    kernel: &str,
+    signature: &str,
+    emit: &str,
+    target: Option<&str>,
+) -> Result<String, String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("tilebook: cannot read {file}: {e}\n"))?;
     let source = SourceFile::new(file, text);
     let k = tilebook_frontend::aot::lower_file(&source, kernel, signature)?;
     match emit {

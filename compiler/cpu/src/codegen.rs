@@ -488,11 +488,11 @@ impl Gen<'_, '_> {
             // Source offset of this output element with the axis index at 0.
             let mut base = g.iconst(0);
             let mut d_out = 0;
-            for d in 0..sshape.len() {
+            for (d, &stride) in sstr.iter().enumerate() {
                 if d == axis {
                     continue;
                 }
-                let t = g.b.ins().imul_imm(idx[d_out], sstr[d] as i64);
+                let t = g.b.ins().imul_imm(idx[d_out], stride as i64);
                 base = g.b.ins().iadd(base, t);
                 d_out += 1;
             }

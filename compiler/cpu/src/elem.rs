@@ -209,7 +209,7 @@ impl Gen<'_, '_> {
             OpKind::AddPtr => {
                 let size = rt.elem.pointee().map(DType::size_bytes).unwrap_or(1) as i64;
                 let od = self.ty(op.args[1]).dtype();
-                let off = self.to_i64(args[1], od);
+                let off = self.widen_to_i64(args[1], od);
                 let bytes = self.b.ins().imul_imm(off, size);
                 return self.b.ins().iadd(args[0], bytes);
             }
@@ -225,7 +225,7 @@ impl Gen<'_, '_> {
         }
     }
 
-    fn to_i64(&mut self, x: CV, d: Option<DType>) -> CV {
+    fn widen_to_i64(&mut self, x: CV, d: Option<DType>) -> CV {
         let t = self.b.func.dfg.value_type(x);
         if t == types::I64 {
             return x;

@@ -247,16 +247,16 @@ impl CpuKernel {
             .map(|n| n.get())
             .unwrap_or(1);
         let formats = self.sites.iter().map(|s| s.message.clone()).collect();
-        runtime::run_grid(
-            self.func,
-            self.frame_size,
+        runtime::run_grid(runtime::Grid {
+            f: self.func,
+            frame_size: self.frame_size,
             grid,
             args,
             bounds,
             allocations,
-            formats,
+            print_formats: formats,
             threads,
-        )
+        })
     }
 
     /// Bytes of block storage one program instance uses.

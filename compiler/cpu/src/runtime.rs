@@ -69,7 +69,15 @@ fn pids(p: *const u32) -> [u32; 3] {
     unsafe { [*p, *p.add(1), *p.add(2)] }
 }
 
-pub extern "C" fn tb_oob(ctx: *const Ctx, pid: *const u32, site: u64, addr: u64, param: i64) {
+/// # Safety
+/// Called by generated code with pointers it owns.
+pub unsafe extern "C" fn tb_oob(
+    ctx: *const Ctx,
+    pid: *const u32,
+    site: u64,
+    addr: u64,
+    param: i64,
+) {
     let s = shared(ctx);
     let bounds = if param >= 0 && (param as u64) < unsafe { (*ctx).nbounds } {
         let b = unsafe { *(*ctx).bounds.add(param as usize) };
@@ -90,14 +98,18 @@ pub extern "C" fn tb_oob(ctx: *const Ctx, pid: *const u32, site: u64, addr: u64,
 }
 
 /// Whether `[addr, addr+size)` lies in some live allocation (pointers of unknown origin).
-pub extern "C" fn tb_check_any(ctx: *const Ctx, addr: u64, size: u64) -> u8 {
+/// # Safety
+/// Called by generated code with pointers it owns.
+pub unsafe extern "C" fn tb_check_any(ctx: *const Ctx, addr: u64, size: u64) -> u8 {
     let s = shared(ctx);
     s.allocations
         .iter()
         .any(|&(lo, hi)| addr >= lo && addr + size <= hi) as u8
 }
 
-pub extern "C" fn tb_assert_fail(ctx: *const Ctx, pid: *const u32, site: u64, index: u64) {
+/// # Safety
+/// Called by generated code with pointers it owns.
+pub unsafe extern "C" fn tb_assert_fail(ctx: *const Ctx, pid: *const u32, site: u64, index: u64) {
     let s = shared(ctx);
     let mut e = s.error.lock().unwrap_or_else(|p| p.into_inner());
     if e.is_none() {
@@ -142,7 +154,9 @@ fn format_elem(ptr: *const u8, code: u64, i: usize) -> String {
 }
 
 /// `tl.device_print`: one line per element, as Triton prints them.
-pub extern "C" fn tb_print(
+/// # Safety
+/// Called by generated code with pointers it owns.
+pub unsafe extern "C" fn tb_print(
     ctx: *const Ctx,
     pid: *const u32,
     site: u64,
@@ -239,7 +253,9 @@ pub extern "C" fn tb_f32_to_e4(x: f32) -> u8 {
 
 /// `out = a @ b + acc` on row-major fp32 blocks (`a: m×k`, `b: k×n`).
 /// `round` 1 rounds the result to fp16, 2 to bf16 (fp16/bf16 accumulators).
-pub extern "C" fn tb_dot_f32(
+/// # Safety
+/// Called by generated code with pointers it owns.
+pub unsafe extern "C" fn tb_dot_f32(
     a: *const f32,
     b: *const f32,
     acc: *const f32,
@@ -254,7 +270,7 @@ pub extern "C" fn tb_dot_f32(
     unsafe {
         let a = std::slice::from_raw_parts(a, m * k);
         let b = std::slice::from_raw_parts(b, k * n);
-        if out as *const f32 != acc {
+        if !std::ptr::eq(out, acc) {
             std::ptr::copy_nonoverlapping(acc, out, m * n);
         }
         let out = std::slice::from_raw_parts_mut(out, m * n);
@@ -300,7 +316,9 @@ fn dot_kernel(a: &[f32], b: &[f32], out: &mut [f32], m: usize, n: usize, k: usiz
     }
 }
 
-pub extern "C" fn tb_dot_f64(
+/// # Safety
+/// Called by generated code with pointers it owns.
+pub unsafe extern "C" fn tb_dot_f64(
     a: *const f64,
     b: *const f64,
     acc: *const f64,
@@ -312,7 +330,7 @@ pub extern "C" fn tb_dot_f64(
     let (m, n, k) = (m as usize, n as usize, k as usize);
     // SAFETY: as in `tb_dot_f32`.
     unsafe {
-        if out as *const f64 != acc {
+        if !std::ptr::eq(out, acc) {
             std::ptr::copy_nonoverlapping(acc, out, m * n);
         }
         for i in 0..m {
@@ -326,7 +344,9 @@ pub extern "C" fn tb_dot_f64(
     }
 }
 
-pub extern "C" fn tb_dot_i8(
+/// # Safety
+/// Called by generated code with pointers it owns.
+pub unsafe extern "C" fn tb_dot_i8(
     a: *const i8,
     b: *const i8,
     acc: *const i32,
@@ -338,7 +358,7 @@ pub extern "C" fn tb_dot_i8(
     let (m, n, k) = (m as usize, n as usize, k as usize);
     // SAFETY: as in `tb_dot_f32`.
     unsafe {
-        if out as *const i32 != acc {
+        if !std::ptr::eq(out, acc) {
             std::ptr::copy_nonoverlapping(acc, out, m * n);
         }
         for i in 0..m {
@@ -407,17 +427,30 @@ pub struct LaunchOutput {
     pub printed: String,
 }
 
-/// Run every program of `grid` across the machine's cores.
-pub fn run_grid(
-    f: KernelFn,
-    frame_size: usize,
-    grid: [u32; 3],
-    args: &[u64],
-    bounds: &[[u64; 2]],
-    allocations: Vec<(u64, u64)>,
-    print_formats: Vec<String>,
-    threads: usize,
-) -> Result<LaunchOutput, LaunchError> {
+/// One launch's parameters for `run_grid`.
+pub struct Grid<'a> {
+    pub f: KernelFn,
+    pub frame_size: usize,
+    pub grid: [u32; 3],
+    pub args: &'a [u64],
+    pub bounds: &'a [[u64; 2]],
+    pub allocations: Vec<(u64, u64)>,
+    pub print_formats: Vec<String>,
+    pub threads: usize,
+}
+
+/// Run every program of the grid across the machine's cores.
+pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
+    let Grid {
+        f,
+        frame_size,
+        grid,
+        args,
+        bounds,
+        allocations,
+        print_formats,
+        threads,
+    } = g;
     let total = grid[0] as u64 * grid[1] as u64 * grid[2] as u64;
     let shared = Shared {
         error: Mutex::new(None),

@@ -48,8 +48,8 @@ fn vector_add_runs_and_masks() {
     let bounds = [bounds_of(&x), bounds_of(&y), bounds_of(&out), [0, 0]];
     ck.launch([(n as u32).div_ceil(64), 1, 1], &args, &bounds, vec![])
         .unwrap();
-    for i in 0..n {
-        assert_eq!(out[i], 3.0 * i as f32);
+    for (i, v) in out.iter().enumerate() {
+        assert_eq!(*v, 3.0 * i as f32);
     }
 }
 

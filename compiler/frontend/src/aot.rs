@@ -44,12 +44,25 @@ fn is_jit(d: &ruff_python_ast::Decorator) -> bool {
 
 /// Lower one specialization of `kernel` in `source` and optimise it.
 /// Errors come back rendered (with the source line and a caret).
-pub fn lower_file(source: &Rc<SourceFile>, kernel: &str, signature: &str) -> Result<Kernel, String> {
+pub fn lower_file(
+    source: &Rc<SourceFile>,
+    kernel: &str,
+    signature: &str,
+) -> Result<Kernel, String> {
     let stmts = crate::parse::parse_cell(source).map_err(|d| d.render(false))?;
-    let mut g = FileGlobals { jits: vec![], consts: vec![], modules: vec![("tl".into(), "tl".into()), ("triton".into(), "triton".into())] };
+    let mut g = FileGlobals {
+        jits: vec![],
+        consts: vec![],
+        modules: vec![
+            ("tl".into(), "tl".into()),
+            ("triton".into(), "triton".into()),
+        ],
+    };
     for s in &stmts {
         match s {
-            Stmt::FunctionDef(f) if f.decorator_list.iter().any(is_jit) => g.jits.push(Rc::new(JitFunction::new(f.clone(), source))),
+            Stmt::FunctionDef(f) if f.decorator_list.iter().any(is_jit) => {
+                g.jits.push(Rc::new(JitFunction::new(f.clone(), source)))
+            }
             Stmt::Assign(a) if a.targets.len() == 1 => {
                 if let (Expr::Name(n), Some(c)) = (&a.targets[0], literal(&a.value)) {
                     g.consts.push((n.id.to_string(), c));
@@ -58,14 +71,25 @@ pub fn lower_file(source: &Rc<SourceFile>, kernel: &str, signature: &str) -> Res
             _ => {}
         }
     }
-    let f = g.jits.iter().find(|j| j.name == kernel).cloned().ok_or_else(|| {
-        let names: Vec<&str> = g.jits.iter().map(|j| j.name.as_str()).collect();
-        format!("no @triton.jit function `{kernel}` in {} (found: {})\n", source.name, names.join(", "))
-    })?;
-    let (specs, options) = parse_signature(signature, &f).map_err(|e| format!("bad signature: {e}\n"))?;
+    let f = g
+        .jits
+        .iter()
+        .find(|j| j.name == kernel)
+        .cloned()
+        .ok_or_else(|| {
+            let names: Vec<&str> = g.jits.iter().map(|j| j.name.as_str()).collect();
+            format!(
+                "no @triton.jit function `{kernel}` in {} (found: {})\n",
+                source.name,
+                names.join(", ")
+            )
+        })?;
+    let (specs, options) =
+        parse_signature(signature, &f).map_err(|e| format!("bad signature: {e}\n"))?;
     let (mut k, _) = lower_kernel(&f, &specs, &[], &g, &options).map_err(|d| d.render(false))?;
     tilebook_tir::passes::optimize(&mut k);
-    tilebook_tir::verify::verify(&k).map_err(|e| format!("internal error: invalid tile IR: {e}\n"))?;
+    tilebook_tir::verify::verify(&k)
+        .map_err(|e| format!("internal error: invalid tile IR: {e}\n"))?;
     Ok(k)
 }
 

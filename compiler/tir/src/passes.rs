@@ -8,8 +8,11 @@ use crate::print::op_head;
 use crate::types::{DType, Elem, Type};
 use std::collections::{HashMap, HashSet};
 
+/// A pass: rewrites the kernel, returns whether anything changed.
+pub type Pass = fn(&mut Kernel) -> bool;
+
 /// The named stages of the optimisation pipeline, in order.
-pub const PIPELINE: [(&str, fn(&mut Kernel) -> bool); 3] =
+pub const PIPELINE: [(&str, Pass); 3] =
     [("fold", fold_and_canonicalize), ("cse", cse), ("dce", dce)];
 
 /// Run the pipeline until nothing changes (at most a few rounds).

@@ -279,10 +279,10 @@ mod tests {
 
     #[test]
     fn python_format_specs() {
-        assert_eq!(format_value(&Val::Float(3.14159), ".2f").unwrap(), "3.14");
+        assert_eq!(format_value(&Val::Float(1.23456), ".2f").unwrap(), "1.23");
         assert_eq!(
-            format_value(&Val::Float(3.14159), "8.3f").unwrap(),
-            "   3.142"
+            format_value(&Val::Float(1.23456), "8.3f").unwrap(),
+            "   1.235"
         );
         assert_eq!(format_value(&Val::Int(42), "<5").unwrap(), "42   ");
         assert_eq!(format_value(&Val::Int(1234567), ",").unwrap(), "1,234,567");

@@ -452,7 +452,7 @@ impl Lowerer<'_> {
                 };
                 let a = self.bind(n, params, &args, span)?;
                 let input = self.required(n, "input", &a[0], span)?;
-                let x = self.to_value(&input.0, &input.1)?;
+                let x = self.value_of(&input.0, &input.1)?;
                 let t = self.ty(x);
                 let dt = match &a[params.len() - 1] {
                     Some(d) if !matches!(d.0, KVal::C(ConstVal::None)) => {
@@ -509,7 +509,7 @@ impl Lowerer<'_> {
                     let vv = match v {
                         KVal::C(c) => self.const_as(c, d, span),
                         other => {
-                            let vv = self.to_value(other, span)?;
+                            let vv = self.value_of(other, span)?;
                             self.cast(vv, d, span)
                         }
                     };
@@ -540,7 +540,7 @@ impl Lowerer<'_> {
                     KVal::C(ConstVal::Int(i)) => Ok(KVal::C(ConstVal::Int(i.abs()))),
                     KVal::C(ConstVal::Float(f)) => Ok(KVal::C(ConstVal::Float(f.abs()))),
                     other => {
-                        let v = self.to_value(other, &x.1)?;
+                        let v = self.value_of(other, &x.1)?;
                         if self.ty(v).dtype().is_some_and(DType::is_unsigned_int) {
                             return Ok(KVal::T(v));
                         }
@@ -606,7 +606,7 @@ impl Lowerer<'_> {
             "sigmoid" => {
                 let a = self.bind(n, &["x"], &args, span)?;
                 let x = self.required(n, "x", &a[0], span)?;
-                let v = self.to_value(&x.0, &x.1)?;
+                let v = self.value_of(&x.0, &x.1)?;
                 let d = self.ty(v).dtype().unwrap_or(DType::F32);
                 let f = self.cast(v, if d == DType::F64 { d } else { DType::F32 }, span);
                 let neg = self.unary(UnOp::Neg, f, span);
@@ -614,7 +614,7 @@ impl Lowerer<'_> {
                 let den =
                     self.binary(PyOp::Add, &KVal::C(ConstVal::Float(1.0)), &KVal::T(e), span)?;
                 let r = self.binary(PyOp::TrueDiv, &KVal::C(ConstVal::Float(1.0)), &den, span)?;
-                let rv = self.to_value(&r, span)?;
+                let rv = self.value_of(&r, span)?;
                 Ok(KVal::T(if d.is_float() {
                     self.cast(rv, d, span)
                 } else {
@@ -624,7 +624,7 @@ impl Lowerer<'_> {
             "softmax" => {
                 let a = self.bind(n, &["x", "dim", "keep_dims", "ieee_rounding"], &args, span)?;
                 let x = self.required(n, "x", &a[0], span)?;
-                let v = self.to_value(&x.0, &x.1)?;
+                let v = self.value_of(&x.0, &x.1)?;
                 let rank = self.ty(v).shape.len();
                 if rank == 0 {
                     return Err(self.err("ValueError", "tl.softmax needs a block", span));
@@ -632,9 +632,9 @@ impl Lowerer<'_> {
                 let axis = self.axis_arg(&a[1], rank, span)?.unwrap_or(rank - 1);
                 let m = self.reduce(Combine::Max, v, Some(axis), true, span)?;
                 let z = self.binary(PyOp::Sub, &KVal::T(v), &KVal::T(m), span)?;
-                let z = self.to_value(&z, span)?;
+                let z = self.value_of(&z, span)?;
                 let num = self.math(UnOp::Exp, &KVal::T(z), "tl.exp", span)?;
-                let num = self.to_value(&num, span)?;
+                let num = self.value_of(&num, span)?;
                 let den = self.reduce(Combine::Add, num, Some(axis), true, span)?;
                 self.binary(PyOp::TrueDiv, &KVal::T(num), &KVal::T(den), span)
             }
@@ -648,8 +648,8 @@ impl Lowerer<'_> {
                 let a = self.bind(n, &["x", "y"], &args, span)?;
                 let x = self.required(n, "x", &a[0], span)?;
                 let y = self.required(n, "y", &a[1], span)?;
-                let xv = self.to_value(&x.0, &x.1)?;
-                let yv = self.to_value(&y.0, &y.1)?;
+                let xv = self.value_of(&x.0, &x.1)?;
+                let yv = self.value_of(&y.0, &y.1)?;
                 let (xv, yv) = self.broadcast_pair(xv, yv, span)?;
                 let t = self.ty(xv);
                 if !t.dtype().is_some_and(|d| d.is_int() && d.bits() >= 32) || self.ty(yv) != t {
@@ -680,7 +680,7 @@ impl Lowerer<'_> {
                 };
                 let a = self.bind(n, params, &args, span)?;
                 let input = self.required(n, "input", &a[0], span)?;
-                let v = self.to_value(&input.0, &input.1)?;
+                let v = self.value_of(&input.0, &input.1)?;
                 let rank = self.ty(v).shape.len();
                 let axis = self.axis_arg(&a[1], rank, span)?;
                 let keep =
@@ -732,7 +732,7 @@ impl Lowerer<'_> {
             "cumsum" | "cumprod" => {
                 let a = self.bind(n, &["input", "axis", "reverse", "dtype"], &args, span)?;
                 let input = self.required(n, "input", &a[0], span)?;
-                let v = self.to_value(&input.0, &input.1)?;
+                let v = self.value_of(&input.0, &input.1)?;
                 let t = self.ty(v);
                 if !t.is_block() {
                     return Err(self.err("ValueError", format!("tl.{n} needs a block"), span));
@@ -762,7 +762,7 @@ impl Lowerer<'_> {
                 let a = self.bind(n, &["input", "axis"], &args, span)?;
                 let input = self.required(n, "input", &a[0], span)?;
                 let axis_v = self.required(n, "axis", &a[1], span)?;
-                let mut v = self.to_value(&input.0, &input.1)?;
+                let mut v = self.value_of(&input.0, &input.1)?;
                 let axes: Vec<i64> = match &axis_v.0 {
                     KVal::C(ConstVal::Tuple(t)) => t
                         .iter()
@@ -795,15 +795,15 @@ impl Lowerer<'_> {
                 let input = self.required(n, "input", &a[0], span)?;
                 let shape_v = self.required(n, "shape", &a[1], span)?;
                 let shape = self.shape_from_star(&shape_v)?;
-                let v = self.to_value(&input.0, &input.1)?;
+                let v = self.value_of(&input.0, &input.1)?;
                 Ok(KVal::T(self.broadcast_to(v, &shape, span)?))
             }
             "broadcast" => {
                 let a = self.bind(n, &["input", "other"], &args, span)?;
                 let x = self.required(n, "input", &a[0], span)?;
                 let y = self.required(n, "other", &a[1], span)?;
-                let xv = self.to_value(&x.0, &x.1)?;
-                let yv = self.to_value(&y.0, &y.1)?;
+                let xv = self.value_of(&x.0, &x.1)?;
+                let yv = self.value_of(&y.0, &y.1)?;
                 let (xv, yv) = self.broadcast_pair(xv, yv, span)?;
                 Ok(KVal::Tuple(vec![KVal::T(xv), KVal::T(yv)]))
             }
@@ -812,13 +812,13 @@ impl Lowerer<'_> {
                 let input = self.required(n, "input", &a[0], span)?;
                 let shape_v = self.required(n, "shape", &a[1], span)?;
                 let shape = self.shape_from_star(&shape_v)?;
-                let v = self.to_value(&input.0, &input.1)?;
+                let v = self.value_of(&input.0, &input.1)?;
                 self.reshape(v, shape, span)
             }
             "trans" | "permute" => {
                 let a = self.bind(n, &["input", "*dims"], &args, span)?;
                 let input = self.required(n, "input", &a[0], span)?;
-                let v = self.to_value(&input.0, &input.1)?;
+                let v = self.value_of(&input.0, &input.1)?;
                 let t = self.ty(v);
                 let perm: Vec<usize> = match &a[1] {
                     None => (0..t.shape.len()).rev().collect(),
@@ -893,7 +893,7 @@ impl Lowerer<'_> {
                 };
                 let mut vals = vec![];
                 for (v, s) in rest {
-                    vals.push(self.to_value(&v, &s)?);
+                    vals.push(self.value_of(&v, &s)?);
                 }
                 self.emit(OpKind::Print(prefix), vals, vec![], span);
                 Ok(KVal::C(ConstVal::None))
@@ -911,8 +911,8 @@ impl Lowerer<'_> {
                     }
                     return Ok(KVal::C(ConstVal::None));
                 }
-                let v = self.to_value(&c.0, &c.1)?;
-                let v = self.to_bool(v, span)?;
+                let v = self.value_of(&c.0, &c.1)?;
+                let v = self.condition_of(v, span)?;
                 self.emit(OpKind::Assert(msg), vec![v], vec![], span);
                 Ok(KVal::C(ConstVal::None))
             }
@@ -920,7 +920,7 @@ impl Lowerer<'_> {
                 let a = self.bind(n, &["input", "values"], &args, span)?;
                 let input = self.required(n, "input", &a[0], span)?;
                 let vals = self.required(n, "values", &a[1], span)?;
-                let v = self.to_value(&input.0, &input.1)?;
+                let v = self.value_of(&input.0, &input.1)?;
                 let list = self.shape_from_star_raw(&vals)?;
                 let t = self.ty(v);
                 let kind = if n == "multiple_of" {
@@ -1017,7 +1017,7 @@ impl Lowerer<'_> {
                         };
                         let v = *v;
                         if d == DType::I1 {
-                            return Ok(KVal::T(self.to_bool(v, span)?));
+                            return Ok(KVal::T(self.condition_of(v, span)?));
                         }
                         Ok(KVal::T(self.cast(v, d, span)))
                     }
@@ -1064,7 +1064,7 @@ impl Lowerer<'_> {
             KVal::C(ConstVal::Int(i)) => Ok(KVal::C(ConstVal::Float(*i as f64))),
             KVal::C(c) => Ok(KVal::C(c.clone())),
             other => {
-                let v = self.to_value(other, &x.1)?;
+                let v = self.value_of(other, &x.1)?;
                 let d = self.ty(v).dtype().unwrap_or(DType::F32);
                 Ok(KVal::T(if d.is_float() {
                     v
@@ -1164,7 +1164,7 @@ impl Lowerer<'_> {
                 Ok(KVal::T(self.constant(cv, ty, span)))
             }
             other => {
-                let v = self.to_value(other, span)?;
+                let v = self.value_of(other, span)?;
                 if self.ty(v).is_block() {
                     return Err(self.err("TypeError", "tl.full needs a scalar value", span));
                 }
@@ -1186,7 +1186,7 @@ impl Lowerer<'_> {
             let v = self.const_tensor(c, span)?;
             return Ok(KVal::T(self.cast(v, d, span)));
         }
-        let v = self.to_value(&input.0, &input.1)?;
+        let v = self.value_of(&input.0, &input.1)?;
         let t = self.ty(v);
         if bitcast {
             let Some(src) = t.dtype() else {
@@ -1221,7 +1221,7 @@ impl Lowerer<'_> {
                 "cannot convert a pointer with .to(); pointers keep their element type",
                 span,
             )),
-            Elem::Scalar(_) if d == DType::I1 => Ok(KVal::T(self.to_bool(v, span)?)),
+            Elem::Scalar(_) if d == DType::I1 => Ok(KVal::T(self.condition_of(v, span)?)),
             Elem::Scalar(_) => Ok(KVal::T(self.cast(v, d, span))),
         }
     }
@@ -1327,7 +1327,7 @@ impl Lowerer<'_> {
         };
         let mut vals = vec![];
         for it in &inputs {
-            vals.push(self.to_value(it, &input.1)?);
+            vals.push(self.value_of(it, &input.1)?);
         }
         let t0 = self.ty(vals[0]);
         if !t0.is_block() {
@@ -1398,7 +1398,7 @@ impl Lowerer<'_> {
             let y = match o {
                 KVal::C(c) => self.const_as(c, *d, span),
                 other => {
-                    let y = self.to_value(other, span)?;
+                    let y = self.value_of(other, span)?;
                     self.cast(y, *d, span)
                 }
             };
@@ -1467,7 +1467,7 @@ impl Lowerer<'_> {
             span,
         )?;
         let p = self.required("load", "pointer", &a[0], span)?;
-        let ptr = self.to_value(&p.0, &p.1)?;
+        let ptr = self.value_of(&p.0, &p.1)?;
         let pt = self.ty(ptr);
         let Elem::Ptr(pointee) = pt.elem else {
             return Err(self.err(
@@ -1505,7 +1505,7 @@ impl Lowerer<'_> {
             let ov = match &o.0 {
                 KVal::C(c) => self.const_as(c, pointee, &o.1),
                 other => {
-                    let ov = self.to_value(other, &o.1)?;
+                    let ov = self.value_of(other, &o.1)?;
                     self.cast(ov, pointee, &o.1)
                 }
             };
@@ -1542,8 +1542,8 @@ impl Lowerer<'_> {
                 Ok(None)
             }
             Some((v, s)) => {
-                let mv = self.to_value(v, s)?;
-                Ok(Some(self.to_bool(mv, s)?))
+                let mv = self.value_of(v, s)?;
+                Ok(Some(self.condition_of(mv, s)?))
             }
         }
     }
@@ -1564,7 +1564,7 @@ impl Lowerer<'_> {
         )?;
         let p = self.required("store", "pointer", &a[0], span)?;
         let val = self.required("store", "value", &a[1], span)?;
-        let ptr = self.to_value(&p.0, &p.1)?;
+        let ptr = self.value_of(&p.0, &p.1)?;
         let pt = self.ty(ptr);
         let Elem::Ptr(pointee) = pt.elem else {
             return Err(self.err(
@@ -1576,7 +1576,7 @@ impl Lowerer<'_> {
         let v = match &val.0 {
             KVal::C(c) => self.const_as(c, pointee, &val.1),
             other => {
-                let v = self.to_value(other, &val.1)?;
+                let v = self.value_of(other, &val.1)?;
                 if self.ty(v).elem.is_ptr() {
                     return Err(self.err("TypeError", "storing pointers is not supported", &val.1));
                 }
@@ -1650,8 +1650,8 @@ impl Lowerer<'_> {
         )?;
         let x = self.required("dot", "input", &a[0], span)?;
         let y = self.required("dot", "other", &a[1], span)?;
-        let xv = self.to_value(&x.0, &x.1)?;
-        let yv = self.to_value(&y.0, &y.1)?;
+        let xv = self.value_of(&x.0, &x.1)?;
+        let yv = self.value_of(&y.0, &y.1)?;
         let (xt, yt) = (self.ty(xv), self.ty(yv));
         if xt.shape.len() != 2 || yt.shape.len() != 2 {
             return Err(self.err(
@@ -1742,7 +1742,7 @@ impl Lowerer<'_> {
                 span,
             ),
             Some((v, s)) => {
-                let av = self.to_value(v, s)?;
+                let av = self.value_of(v, s)?;
                 let at = self.ty(av);
                 if at.shape != vec![m, n] {
                     return Err(self.err(

@@ -302,8 +302,8 @@ impl<'g> Lowerer<'g> {
                         }
                     }
                     other => {
-                        let v = self.to_value(&other, &span)?;
-                        let v = self.to_bool(v, &span)?;
+                        let v = self.value_of(&other, &span)?;
+                        let v = self.condition_of(v, &span)?;
                         self.emit(OpKind::Assert(msg), vec![v], vec![], &span);
                     }
                 }
@@ -388,7 +388,7 @@ impl<'g> Lowerer<'g> {
             }
             return self.else_part(rest, range);
         }
-        let c = self.to_value(&cond, &span)?;
+        let c = self.value_of(&cond, &span)?;
         if self.ty(c).is_block() {
             return Err(self.err(
                 "TypeError",
@@ -396,7 +396,7 @@ impl<'g> Lowerer<'g> {
                 &span,
             ));
         }
-        let c = self.to_bool(c, &span)?;
+        let c = self.condition_of(c, &span)?;
         let before = self.locals.clone();
         self.runtime_depth += 1;
         self.blocks.push(vec![]);
@@ -509,7 +509,7 @@ impl<'g> Lowerer<'g> {
                 self.broadcast_to(s, &t.shape.clone(), span)
             }
             (KVal::T(x), _) => Ok(*x),
-            (KVal::C(_), _) => self.to_value(v, span),
+            (KVal::C(_), _) => self.value_of(v, span),
             _ => Err(self.err(
                 "TypeError",
                 format!(
@@ -652,7 +652,7 @@ impl<'g> Lowerer<'g> {
         // Runtime loop: bounds as integers of one type.
         let mut vals = vec![];
         for (v, s) in [&lb, &ub, &step] {
-            let x = self.to_value(v, s)?;
+            let x = self.value_of(v, s)?;
             let t = self.ty(x);
             if t.is_block() || !t.dtype().is_some_and(DType::is_int) {
                 return Err(self.err(
@@ -676,7 +676,7 @@ impl<'g> Lowerer<'g> {
         let mut inits = vec![];
         for n in &names {
             let v = self.locals[n].clone();
-            inits.push(self.to_value(&v, &span)?);
+            inits.push(self.value_of(&v, &span)?);
         }
         let before = self.locals.clone();
         let iv = self.k.new_value(Type::scalar(iv_ty));
@@ -735,7 +735,7 @@ impl<'g> Lowerer<'g> {
         let mut inits = vec![];
         for n in &names {
             let v = self.locals[n].clone();
-            inits.push(self.to_value(&v, &span)?);
+            inits.push(self.value_of(&v, &span)?);
         }
         let before = self.locals.clone();
         let mut regions = vec![];
@@ -751,7 +751,7 @@ impl<'g> Lowerer<'g> {
             if part == 0 {
                 let tspan = self.span(w.test.range());
                 let c = self.expr(&w.test)?;
-                let c = self.to_value(&c, &tspan)?;
+                let c = self.value_of(&c, &tspan)?;
                 if self.ty(c).is_block() {
                     return Err(self.err(
                         "TypeError",
@@ -759,7 +759,7 @@ impl<'g> Lowerer<'g> {
                         &tspan,
                     ));
                 }
-                let c = self.to_bool(c, &tspan)?;
+                let c = self.condition_of(c, &tspan)?;
                 self.emit(OpKind::Yield, vec![c], vec![], &tspan);
             } else {
                 self.stmts(&w.body)?;
@@ -880,10 +880,10 @@ impl<'g> Lowerer<'g> {
                         continue;
                     }
                     let rhs = self.expr(next)?;
-                    let x = self.to_value(&acc, &span)?;
-                    let x = self.to_bool(x, &span)?;
-                    let y = self.to_value(&rhs, &span)?;
-                    let y = self.to_bool(y, &span)?;
+                    let x = self.value_of(&acc, &span)?;
+                    let x = self.condition_of(x, &span)?;
+                    let y = self.value_of(&rhs, &span)?;
+                    let y = self.condition_of(y, &span)?;
                     let (x, y) = self.broadcast_pair(x, y, &span)?;
                     let t = self.ty(x);
                     let op = match b.op {
@@ -1094,10 +1094,10 @@ impl<'g> Lowerer<'g> {
         if let (KVal::C(x), KVal::C(y)) = (&a, &b) {
             return Ok(KVal::C(ConstVal::Bool(const_truth(x) && const_truth(y))));
         }
-        let x = self.to_value(&a, span)?;
-        let x = self.to_bool(x, span)?;
-        let y = self.to_value(&b, span)?;
-        let y = self.to_bool(y, span)?;
+        let x = self.value_of(&a, span)?;
+        let x = self.condition_of(x, span)?;
+        let y = self.value_of(&b, span)?;
+        let y = self.condition_of(y, span)?;
         let (x, y) = self.broadcast_pair(x, y, span)?;
         let t = self.ty(x);
         Ok(KVal::T(self.emit1(
@@ -1188,7 +1188,7 @@ impl<'g> Lowerer<'g> {
                 )),
             };
         }
-        let x = self.to_value(&v, span)?;
+        let x = self.value_of(&v, span)?;
         let t = self.ty(x);
         match op {
             U::UAdd => Ok(KVal::T(x)),
@@ -1209,7 +1209,7 @@ impl<'g> Lowerer<'g> {
                 Ok(KVal::T(self.unary(UnOp::Not, x, span)))
             }
             U::Not => {
-                let b = self.to_bool(x, span)?;
+                let b = self.condition_of(x, span)?;
                 Ok(KVal::T(self.unary(UnOp::Not, b, span)))
             }
         }
@@ -1267,7 +1267,7 @@ impl<'g> Lowerer<'g> {
                 let (v, s) = args.pos.first().cloned().ok_or_else(|| {
                     self.err("TypeError", "a dtype call takes one argument", span)
                 })?;
-                let x = self.to_value(&v, &s)?;
+                let x = self.value_of(&v, &s)?;
                 Ok(KVal::T(self.cast(x, d, span)))
             }
             other => Err(self.err(
@@ -1334,18 +1334,16 @@ impl<'g> Lowerer<'g> {
                 .chain(&params.kwonlyargs)
             {
                 let name = pw.parameter.name.to_string();
-                if !frame.contains_key(&name) {
+                if let std::collections::hash_map::Entry::Vacant(slot) = frame.entry(name) {
                     match &pw.default {
                         Some(d) => {
                             let v = self.expr(d)?;
-                            frame.insert(name, v);
+                            slot.insert(v);
                         }
                         None => {
-                            return Err(self.err(
-                                "TypeError",
-                                format!("{}() is missing the argument `{name}`", f.name),
-                                span,
-                            ));
+                            let msg =
+                                format!("{}() is missing the argument `{}`", f.name, slot.key());
+                            return Err(self.err("TypeError", msg, span));
                         }
                     }
                 }

@@ -214,7 +214,7 @@ impl Lowerer<'_> {
         self.constant(v, Type::scalar(d), span)
     }
 
-    pub fn to_value(&mut self, v: &KVal, span: &Span) -> LResult<Value> {
+    pub fn value_of(&mut self, v: &KVal, span: &Span) -> LResult<Value> {
         match v {
             KVal::T(v) => Ok(*v),
             KVal::C(c) => self.const_tensor(c, span),
@@ -342,14 +342,14 @@ impl Lowerer<'_> {
         let va = match a {
             KVal::C(c) => self.const_as(c, d, span),
             _ => {
-                let v = self.to_value(a, span)?;
+                let v = self.value_of(a, span)?;
                 self.cast(v, d, span)
             }
         };
         let vb = match b {
             KVal::C(c) => self.const_as(c, d, span),
             _ => {
-                let v = self.to_value(b, span)?;
+                let v = self.value_of(b, span)?;
                 self.cast(v, d, span)
             }
         };
@@ -445,8 +445,8 @@ impl Lowerer<'_> {
     }
 
     fn pointer_arith(&mut self, op: PyOp, a: &KVal, b: &KVal, span: &Span) -> LResult<Value> {
-        let va = self.to_value(a, span)?;
-        let vb = self.to_value(b, span)?;
+        let va = self.value_of(a, span)?;
+        let vb = self.value_of(b, span)?;
         let (pa, pb) = (self.ty(va).elem.is_ptr(), self.ty(vb).elem.is_ptr());
         let (ptr, off) = match (op, pa, pb) {
             (PyOp::Add, true, false) => (va, vb),
@@ -494,8 +494,8 @@ impl Lowerer<'_> {
         }
         let is_ptr = |s: &Self, v: &KVal| matches!(v, KVal::T(t) if s.k.ty(*t).elem.is_ptr());
         let (x, y) = if is_ptr(self, a) && is_ptr(self, b) {
-            let va = self.to_value(a, span)?;
-            let vb = self.to_value(b, span)?;
+            let va = self.value_of(a, span)?;
+            let vb = self.value_of(b, span)?;
             self.broadcast_pair(va, vb, span)?
         } else {
             let (x, y, _) = self.promote_pair(a, b, false, "a comparison", span)?;
@@ -506,7 +506,7 @@ impl Lowerer<'_> {
     }
 
     /// A tensor as an `i1` condition (`x != 0` for other dtypes).
-    pub fn to_bool(&mut self, v: Value, span: &Span) -> LResult<Value> {
+    pub fn condition_of(&mut self, v: Value, span: &Span) -> LResult<Value> {
         let t = self.ty(v);
         match t.dtype() {
             Some(DType::I1) => Ok(v),
@@ -531,7 +531,7 @@ impl Lowerer<'_> {
 
     /// A float-only math function; integers are converted to fp32 first, fp16/bf16 computed in fp32.
     pub fn math(&mut self, op: UnOp, v: &KVal, name: &str, span: &Span) -> LResult<KVal> {
-        let v = self.to_value(v, span)?;
+        let v = self.value_of(v, span)?;
         let t = self.ty(v);
         let Some(d) = t.dtype() else {
             return Err(self.err(
@@ -564,12 +564,12 @@ impl Lowerer<'_> {
                 b.clone()
             });
         }
-        let c = self.to_value(c, span)?;
-        let c = self.to_bool(c, span)?;
+        let c = self.value_of(c, span)?;
+        let c = self.condition_of(c, span)?;
         let ptr = |s: &Self, v: &KVal| matches!(v, KVal::T(t) if s.k.ty(*t).elem.is_ptr());
         let (x, y) = if ptr(self, a) || ptr(self, b) {
-            let va = self.to_value(a, span)?;
-            let vb = self.to_value(b, span)?;
+            let va = self.value_of(a, span)?;
+            let vb = self.value_of(b, span)?;
             self.broadcast_pair(va, vb, span)?
         } else {
             let (x, y, _) = self.promote_pair(a, b, false, "tl.where", span)?;
