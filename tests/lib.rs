@@ -24,3 +24,19 @@ pub fn root() -> std::path::PathBuf {
         .expect("workspace root")
         .to_path_buf()
 }
+
+/// Python source of a lowering golden file (`tests/ir/*.py`) without its
+/// header and expectations: the one copy of kernels shared by tests and bench.
+pub fn golden_source(name: &str) -> String {
+    let text = std::fs::read_to_string(root().join("tests/ir").join(name)).expect("golden file");
+    strip_golden(&text)
+}
+
+/// Drop the `# test` header line and the `# expect:` block.
+pub fn strip_golden(text: &str) -> String {
+    let body = text.split("# expect:").next().unwrap_or("");
+    body.lines()
+        .filter(|l| !l.starts_with("# test"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}

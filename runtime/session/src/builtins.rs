@@ -138,23 +138,7 @@ const TORCH_DTYPES: &[(&str, DType)] = &[
     ("float8_e4m3fn", DType::F8E4NV),
 ];
 
-const TL_DTYPES: &[(&str, DType)] = &[
-    ("int1", DType::I1),
-    ("int8", DType::I8),
-    ("int16", DType::I16),
-    ("int32", DType::I32),
-    ("int64", DType::I64),
-    ("uint8", DType::U8),
-    ("uint16", DType::U16),
-    ("uint32", DType::U32),
-    ("uint64", DType::U64),
-    ("float16", DType::F16),
-    ("bfloat16", DType::BF16),
-    ("float32", DType::F32),
-    ("float64", DType::F64),
-    ("float8e5", DType::F8E5),
-    ("float8e4nv", DType::F8E4NV),
-];
+use tilebook_frontend::kernel::TL_DTYPES;
 
 /// A builtin visible by bare name.
 pub fn builtin_name(name: &str) -> Option<Val> {

@@ -460,31 +460,7 @@ pub fn promote(a: DType, b: DType) -> DType {
     }
 }
 
-/// Broadcast shape of two shapes (numpy rules).
-pub fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
-    let n = a.len().max(b.len());
-    let mut out = vec![0; n];
-    for i in 0..n {
-        let da = if i + a.len() >= n {
-            a[i + a.len() - n]
-        } else {
-            1
-        };
-        let db = if i + b.len() >= n {
-            b[i + b.len() - n]
-        } else {
-            1
-        };
-        out[i] = if da == db || db == 1 {
-            da
-        } else if da == 1 {
-            db
-        } else {
-            return None;
-        };
-    }
-    Some(out)
-}
+pub use tilebook_tir::types::broadcast_shapes as broadcast_shape;
 
 // ---------------------------------------------------------------- printing
 

@@ -17,7 +17,8 @@ pub(crate) struct Args {
 /// Largest block Triton allows (elements).
 const MAX_NUMEL: usize = 1 << 20;
 
-const DTYPES: [(&str, DType); 19] = [
+/// `tl.` dtype names (with torch-style aliases Triton accepts).
+pub const DTYPES: [(&str, DType); 19] = [
     ("int1", DType::I1),
     ("int8", DType::I8),
     ("int16", DType::I16),

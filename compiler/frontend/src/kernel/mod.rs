@@ -13,7 +13,7 @@ mod lower;
 mod semantic;
 mod signature;
 
-pub use builtins::TL_FUNCTIONS;
+pub use builtins::{DTYPES as TL_DTYPES, TL_FUNCTIONS};
 pub use lower::lower_kernel;
 pub use signature::{parse_signature, SignatureArg};
 

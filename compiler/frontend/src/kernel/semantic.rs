@@ -130,31 +130,7 @@ pub(crate) fn computation_type(
     Ok(integer_promote(a, b))
 }
 
-/// Numpy-style broadcasting of two shapes (shorter one padded with leading 1s).
-pub(crate) fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
-    let n = a.len().max(b.len());
-    let mut out = vec![0; n];
-    for i in 0..n {
-        let da = if i + a.len() >= n {
-            a[i + a.len() - n]
-        } else {
-            1
-        };
-        let db = if i + b.len() >= n {
-            b[i + b.len() - n]
-        } else {
-            1
-        };
-        out[i] = if da == db || db == 1 {
-            da
-        } else if da == 1 {
-            db
-        } else {
-            return None;
-        };
-    }
-    Some(out)
-}
+pub(crate) use tilebook_tir::types::broadcast_shapes;
 
 pub(crate) fn shape_str(s: &[usize]) -> String {
     format!(
