@@ -64,8 +64,17 @@ pub fn is_complete(text: &str) -> Completeness {
         || msg.contains("unexpected end")
         || msg.contains("missing closing");
     let trailing_colon = text.trim_end().ends_with(':');
+    // A decorator waits for the `def` it decorates.
+    let trailing_decorator = text
+        .trim_end()
+        .lines()
+        .last()
+        .is_some_and(|l| l.trim_start().starts_with('@'));
     let open_brackets = bracket_depth(text) > 0;
-    if at_end && (unclosed || trailing_colon || open_brackets) && !text.ends_with("\n\n") {
+    if at_end
+        && (unclosed || trailing_colon || open_brackets || trailing_decorator)
+        && !text.ends_with("\n\n")
+    {
         Completeness::Incomplete
     } else {
         Completeness::Invalid
@@ -87,4 +96,39 @@ fn bracket_depth(text: &str) -> i32 {
         }
     }
     depth
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completeness_matches_ipython_on_the_usual_cases() {
+        use Completeness::*;
+        assert_eq!(is_complete("x = 1"), Complete);
+        assert_eq!(is_complete("def f(x):"), Incomplete);
+        assert_eq!(is_complete("x = (1 +"), Incomplete);
+        assert_eq!(is_complete("x = [1,\n 2"), Incomplete);
+        assert_eq!(is_complete("for i in range(3):\n    print(i)"), Incomplete);
+        assert_eq!(
+            is_complete("for i in range(3):\n    print(i)\n\n"),
+            Complete
+        );
+        assert_eq!(is_complete("x = = 1"), Invalid);
+        assert_eq!(is_complete("x = 1 +"), Invalid);
+        assert_eq!(is_complete("%timeit f(x)"), Complete);
+        assert_eq!(is_complete(""), Complete);
+        assert_eq!(is_complete("@triton.jit\n"), Incomplete);
+        assert_eq!(is_complete("@triton.jit\ndef k(x):\n    pass"), Incomplete);
+    }
+
+    #[test]
+    fn cells_parse_with_magics_and_report_syntax_errors_with_a_line() {
+        let ok = SourceFile::new("cell", "x = 1\n%time y = 2\n");
+        assert_eq!(parse_cell(&ok).unwrap().len(), 2);
+        let bad = SourceFile::new("cell", "x = 1\ny = (2,\n");
+        let d = parse_cell(&bad).unwrap_err();
+        assert_eq!(d.kind, "SyntaxError");
+        assert!(d.line().is_some());
+    }
 }
