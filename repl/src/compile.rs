@@ -14,16 +14,25 @@ pub fn compile(
         .map_err(|e| format!("tilebook: cannot read {file}: {e}\n"))?;
     let source = SourceFile::new(file, text);
     let k = tilebook_frontend::aot::lower_file(&source, kernel, signature)?;
+    let warps = tilebook_frontend::kernel::parse_signature_options(signature).num_warps;
     match emit {
         "ir" => Ok(tilebook_tir::print::print_kernel(&k)),
         "clif" => {
             let ck = tilebook_cpu::compile(&k, &tilebook_cpu::CpuOptions::default())?;
             Ok(ck.clif)
         }
-        "llvm" | "ptx" | "cubin" => Err(format!(
-            "tilebook: --emit {emit}{} needs the GPU backend, which is not part of this build yet\n",
-            target.map(|t| format!(" (target {t})")).unwrap_or_default()
+        "llvm" | "ptx" => {
+            let options = tilebook_nvptx::GpuOptions {
+                num_warps: warps,
+                arch: target.unwrap_or("sm_90").to_string(),
+            };
+            let g =
+                tilebook_nvptx::compile(&k, &options).map_err(|e| format!("tilebook: {e}\n"))?;
+            Ok(if emit == "llvm" { g.llvm_ir } else { g.ptx })
+        }
+        "cubin" => Err("tilebook: --emit cubin (through ptxas) is not implemented yet\n".into()),
+        other => Err(format!(
+            "tilebook: unknown --emit {other} (expected ir, clif, llvm, ptx or cubin)\n"
         )),
-        other => Err(format!("tilebook: unknown --emit {other} (expected ir, clif, llvm, ptx or cubin)\n")),
     }
 }

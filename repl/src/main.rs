@@ -124,12 +124,6 @@ fn run(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Some(d) = device {
-        if d != "cpu" && d != "cuda" {
-            eprintln!("tilebook: --device must be cpu or cuda, got {d}");
-            return ExitCode::from(2);
-        }
-    }
     let cells = match cells_of(file, &text) {
         Ok(c) => c,
         Err(e) => {
@@ -137,7 +131,17 @@ fn run(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut session = Session::new();
+    let device = device
+        .map(str::to_string)
+        .or_else(|| std::env::var("TILEBOOK_DEVICE").ok())
+        .unwrap_or_else(|| "auto".into());
+    let mut session = match Session::with_device(&device) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("tilebook: --device {device}: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let mut failed = false;
     for (name, src) in cells {
         let r = session.run_cell_named(&src, &name);

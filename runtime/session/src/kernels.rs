@@ -9,7 +9,7 @@
 
 use crate::interp::R;
 use crate::value::{Exc, Val};
-use crate::Session;
+use crate::{Backend, Session};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -26,7 +26,10 @@ pub struct Compiled {
     pub key: String,
     pub signature: String,
     pub tir: String,
+    /// Always built: the reference, and the kernel when no GPU is in use.
     pub kernel: CpuKernel,
+    /// PTX and the loaded function when the session runs on a GPU.
+    pub gpu: Option<(tilebook_nvptx::GpuKernel, tilebook_cuda::GpuFunction)>,
     pub compile_seconds: f64,
 }
 
@@ -255,11 +258,10 @@ pub fn launch(
     named.extend(meta.iter().cloned());
     let grid = grid_dims(s, grid, &named)?;
 
-    // Specialize.
+    // Specialize. Alignment comes from the view's offset (storage is 64-byte
+    // aligned on both devices), so no host or device copy is touched here.
     let mut specs = vec![];
-    let mut raw_args = vec![];
-    let mut bounds = vec![];
-    let mut tensors = vec![];
+    let mut args: Vec<KernelArg> = vec![];
     for (p, v) in jit.params.iter().zip(&bound) {
         let dns = jit.do_not_specialize.contains(&p.name);
         let spec = if p.constexpr {
@@ -273,24 +275,20 @@ pub fn launch(
         } else {
             match v {
                 Val::Tensor(t) => {
-                    raw_args.push(t.data_ptr());
-                    bounds.push(t.storage_bounds());
-                    tensors.push(Some(t.clone()));
+                    args.push(KernelArg::Tensor(t.clone()));
                     ArgSpec::Ptr {
                         dtype: t.dtype,
-                        aligned: t.data_ptr() % 16 == 0,
+                        aligned: (t.offset * t.dtype.size_bytes()) % 16 == 0,
                     }
                 }
                 Val::Int(i) => {
                     let i = *i;
-                    raw_args.push(i as u64);
-                    bounds.push([0, 0]);
-                    tensors.push(None);
                     let dtype = if i32::try_from(i).is_ok() {
                         DType::I32
                     } else {
                         DType::I64
                     };
+                    args.push(KernelArg::Int(i, dtype));
                     let spec = if dns {
                         IntSpec::None
                     } else if i == 1 {
@@ -303,18 +301,14 @@ pub fn launch(
                     ArgSpec::Int { dtype, spec }
                 }
                 Val::Bool(b) => {
-                    raw_args.push(*b as u64);
-                    bounds.push([0, 0]);
-                    tensors.push(None);
+                    args.push(KernelArg::Int(*b as i64, DType::I1));
                     ArgSpec::Int {
                         dtype: DType::I1,
                         spec: IntSpec::None,
                     }
                 }
                 Val::Float(f) => {
-                    raw_args.push((*f as f32).to_bits() as u64);
-                    bounds.push([0, 0]);
-                    tensors.push(None);
+                    args.push(KernelArg::Float(*f as f32));
                     ArgSpec::Float { dtype: DType::F32 }
                 }
                 other => ArgSpec::Const(const_of(other).ok_or_else(|| {
@@ -342,8 +336,12 @@ pub fn launch(
         .map(|s| s.to_string())
         .collect::<Vec<_>>()
         .join(", ");
+    let gpu = match &s.backend {
+        Backend::Cuda(g) => Some(g.clone()),
+        Backend::Cpu => None,
+    };
     let key = format!(
-        "{}|{signature}|{}|warps={}|stages={}|cpu",
+        "{}|{signature}|{}|warps={}|stages={}|{}",
         source_key(s, &jit),
         meta_consts
             .iter()
@@ -351,39 +349,25 @@ pub fn launch(
             .collect::<Vec<_>>()
             .join(","),
         options.num_warps,
-        options.num_stages
+        options.num_stages,
+        gpu.as_ref()
+            .map(|g| g.arch.clone())
+            .unwrap_or_else(|| "cpu".into())
     );
     let cached = k.cache.borrow().get(&key).cloned();
     let compiled = match cached {
         Some(c) => c,
         None => {
-            let start = Instant::now();
-            let globals = SessionGlobals { s };
-            let (mut kernel, static_out) =
-                lower_kernel(&jit, &specs, &meta_consts, &globals, &options).map_err(diag_exc)?;
-            if !static_out.is_empty() {
-                s.emit_stream("stdout", &static_out);
-            }
-            tilebook_tir::passes::optimize(&mut kernel);
-            if let Err(e) = tilebook_tir::verify::verify(&kernel) {
-                return Err(Exc::new(
-                    "CompilationError",
-                    format!(
-                        "internal error: the tile IR of `{}` failed verification: {e}",
-                        jit.name
-                    ),
-                ));
-            }
-            let tir = tilebook_tir::print::print_kernel(&kernel);
-            let cpu = tilebook_cpu::compile(&kernel, &CpuOptions::default())
-                .map_err(|e| Exc::new("CompilationError", format!("CPU backend: {e}")))?;
-            let c = Rc::new(Compiled {
-                key: key.clone(),
-                signature: signature.clone(),
-                tir,
-                kernel: cpu,
-                compile_seconds: start.elapsed().as_secs_f64(),
-            });
+            let c = Rc::new(compile(
+                s,
+                &jit,
+                &specs,
+                &meta_consts,
+                &options,
+                gpu.as_deref(),
+                key.clone(),
+                signature,
+            )?);
             k.cache.borrow_mut().insert(key, c.clone());
             k.compiles.set(k.compiles.get() + 1);
             s.total_compiles += 1;
@@ -395,23 +379,250 @@ pub fn launch(
     if total == 0 {
         return Ok(Val::None);
     }
+    match (&gpu, &compiled.gpu) {
+        (Some(g), Some(gk)) => {
+            // With the check on, run the CPU backend on copies first and compare after.
+            let reference = if s.check_gpu {
+                Some(run_cpu_on_copies(&jit, &compiled, grid, &args)?)
+            } else {
+                None
+            };
+            launch_gpu(g, &jit, gk, grid, &args)?;
+            if let Some(copies) = reference {
+                compare_with_cpu(&jit, &args, &copies)?;
+            }
+            Ok(Val::None)
+        }
+        _ => {
+            let out = run_cpu(&jit, &compiled, grid, &args)?;
+            if !out.is_empty() {
+                s.emit_stream("stdout", &out);
+            }
+            Ok(Val::None)
+        }
+    }
+}
+
+/// A launch argument as the host holds it.
+#[derive(Clone)]
+enum KernelArg {
+    Tensor(Rc<crate::tensor::Tensor>),
+    Int(i64, DType),
+    Float(f32),
+}
+
+/// Lower, optimise, verify, and compile for the CPU (always: it is the
+/// reference) and for the GPU when one is in use.
+#[allow(clippy::too_many_arguments)]
+fn compile(
+    s: &mut Session,
+    jit: &JitFunction,
+    specs: &[ArgSpec],
+    meta: &[(String, ConstVal)],
+    options: &CompileOptions,
+    gpu: Option<&tilebook_cuda::Gpu>,
+    key: String,
+    signature: String,
+) -> R<Compiled> {
+    let start = Instant::now();
+    let globals = SessionGlobals { s };
+    let (mut kernel, static_out) =
+        lower_kernel(jit, specs, meta, &globals, options).map_err(diag_exc)?;
+    if !static_out.is_empty() {
+        s.emit_stream("stdout", &static_out);
+    }
+    tilebook_tir::passes::optimize(&mut kernel);
+    if let Err(e) = tilebook_tir::verify::verify(&kernel) {
+        return Err(Exc::new(
+            "CompilationError",
+            format!(
+                "internal error: the tile IR of `{}` failed verification: {e}",
+                jit.name
+            ),
+        ));
+    }
+    let tir = tilebook_tir::print::print_kernel(&kernel);
+    let cpu = tilebook_cpu::compile(&kernel, &CpuOptions::default())
+        .map_err(|e| Exc::new("CompilationError", format!("CPU backend: {e}")))?;
+    if gpu.is_none() && s.check_ptx {
+        let opts = tilebook_nvptx::GpuOptions {
+            num_warps: options.num_warps,
+            arch: "sm_90".into(),
+        };
+        tilebook_nvptx::compile(&kernel, &opts).map_err(|e| {
+            Exc::new(
+                "CompilationError",
+                format!("GPU backend (PTX check), kernel `{}`: {e}", jit.name),
+            )
+        })?;
+    }
+    let gpu = match gpu {
+        None => None,
+        Some(g) => {
+            let opts = tilebook_nvptx::GpuOptions {
+                num_warps: options.num_warps,
+                arch: g.arch.clone(),
+            };
+            let gk = tilebook_nvptx::compile(&kernel, &opts).map_err(|e| {
+                Exc::new(
+                    "CompilationError",
+                    format!("GPU backend, kernel `{}`: {e}", jit.name),
+                )
+            })?;
+            let f = g
+                .load(&gk.ptx, &gk.name, gk.shared_bytes, 32 * gk.num_warps)
+                .map_err(|e| Exc::new("CompilationError", e))?;
+            Some((gk, f))
+        }
+    };
+    Ok(Compiled {
+        key,
+        signature,
+        tir,
+        kernel: cpu,
+        gpu,
+        compile_seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+fn run_cpu(jit: &JitFunction, c: &Compiled, grid: [u32; 3], args: &[KernelArg]) -> R<String> {
+    let mut raw = vec![];
+    let mut bounds = vec![];
+    let mut tensors = vec![];
+    for a in args {
+        match a {
+            KernelArg::Tensor(t) => {
+                raw.push(t.data_ptr());
+                bounds.push(t.storage_bounds());
+                tensors.push(Some(t.clone()));
+            }
+            KernelArg::Int(i, _) => {
+                raw.push(*i as u64);
+                bounds.push([0, 0]);
+                tensors.push(None);
+            }
+            KernelArg::Float(f) => {
+                raw.push(f.to_bits() as u64);
+                bounds.push([0, 0]);
+                tensors.push(None);
+            }
+        }
+    }
     let allocations: Vec<(u64, u64)> = bounds
         .iter()
         .filter(|b| b[1] > 0)
         .map(|b| (b[0], b[1]))
         .collect();
-    match compiled
-        .kernel
-        .launch(grid, &raw_args, &bounds, allocations)
-    {
-        Ok(out) => {
-            if !out.printed.is_empty() {
-                s.emit_stream("stdout", &out.printed);
-            }
-            Ok(Val::None)
-        }
-        Err(e) => Err(launch_exc(&jit, &compiled, e, &tensors)),
+    match c.kernel.launch(grid, &raw, &bounds, allocations) {
+        Ok(out) => Ok(out.printed),
+        Err(e) => Err(launch_exc(jit, c, e, &tensors)),
     }
+}
+
+fn launch_gpu(
+    g: &Rc<tilebook_cuda::Gpu>,
+    jit: &JitFunction,
+    gk: &(tilebook_nvptx::GpuKernel, tilebook_cuda::GpuFunction),
+    grid: [u32; 3],
+    args: &[KernelArg],
+) -> R<()> {
+    use tilebook_cuda::Arg;
+    let mut raw = vec![];
+    for a in args {
+        raw.push(match a {
+            KernelArg::Tensor(t) => {
+                let base = t
+                    .storage
+                    .device_address(g)
+                    .map_err(|e| Exc::new("RuntimeError", e))?;
+                Arg::Ptr(base + (t.offset * t.dtype.size_bytes()) as u64)
+            }
+            KernelArg::Int(i, DType::I64) => Arg::I64(*i),
+            KernelArg::Int(i, _) => Arg::I32(*i as i32),
+            KernelArg::Float(f) => Arg::F32(*f),
+        });
+    }
+    let result = g.launch(&gk.1, grid, &raw).and_then(|_| g.synchronize());
+    for a in args {
+        if let KernelArg::Tensor(t) = a {
+            t.storage.mark_device_written();
+        }
+    }
+    result.map_err(|e| {
+        Exc::new(
+            "RuntimeError",
+            format!("CUDA error in kernel `{}`: {e}", jit.name),
+        )
+    })
+}
+
+/// Run the CPU backend on copies of the tensor arguments (the reference).
+fn run_cpu_on_copies(
+    jit: &JitFunction,
+    c: &Compiled,
+    grid: [u32; 3],
+    args: &[KernelArg],
+) -> R<Vec<KernelArg>> {
+    let copies: Vec<KernelArg> = args
+        .iter()
+        .map(|a| match a {
+            KernelArg::Tensor(t) => {
+                let storage = crate::tensor::Storage::new(t.storage.bytes());
+                // SAFETY: both storages hold `bytes` bytes.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(t.storage.ptr(), storage.ptr(), t.storage.bytes())
+                };
+                let mut copy = (**t).clone();
+                copy.storage = storage;
+                KernelArg::Tensor(Rc::new(copy))
+            }
+            other => other.clone(),
+        })
+        .collect();
+    run_cpu(jit, c, grid, &copies)?;
+    Ok(copies)
+}
+
+/// Compare every tensor argument after a GPU launch with the CPU backend's result.
+fn compare_with_cpu(jit: &JitFunction, args: &[KernelArg], copies: &[KernelArg]) -> R<()> {
+    let names: Vec<&str> = jit
+        .params
+        .iter()
+        .filter(|p| !p.constexpr)
+        .map(|p| p.name.as_str())
+        .collect();
+    for (i, (a, c)) in args.iter().zip(copies).enumerate() {
+        let (KernelArg::Tensor(g), KernelArg::Tensor(cpu)) = (a, c) else {
+            continue;
+        };
+        let (tol_abs, tol_rel) = match g.dtype {
+            DType::F64 => (1e-9, 1e-9),
+            DType::F32 => (1e-5, 2e-4),
+            DType::F16 => (1e-3, 2e-3),
+            DType::BF16 => (1e-2, 1e-2),
+            d if d.is_float() => (1e-1, 1e-1),
+            _ => (0.0, 0.0),
+        };
+        let gv = g.values();
+        let cv = cpu.values();
+        for (j, (x, y)) in gv.iter().zip(&cv).enumerate() {
+            let (x, y) = (x.f(), y.f());
+            let same = x == y
+                || (x.is_nan() && y.is_nan())
+                || (x - y).abs() <= tol_abs + tol_rel * y.abs();
+            if !same {
+                return Err(Exc::new(
+                    "AssertionError",
+                    format!(
+                        "GPU and CPU backends disagree in kernel `{}` on `{}` element {j}: GPU {x}, CPU {y}",
+                        jit.name,
+                        names.get(i).copied().unwrap_or("?")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn diag_exc(d: Diagnostic) -> Exc {

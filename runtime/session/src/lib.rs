@@ -94,9 +94,10 @@ impl CellResult {
 }
 
 /// Which backend runs kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub enum Backend {
     Cpu,
+    Cuda(Rc<tilebook_cuda::Gpu>),
 }
 
 pub struct Session {
@@ -111,6 +112,10 @@ pub struct Session {
     pub backend: Backend,
     /// Print the "runs on the CPU backend" note once (off in tests that compare output).
     pub announce: bool,
+    /// Run every GPU launch on the CPU backend too and compare (`TILEBOOK_CHECK_GPU=1`).
+    pub check_gpu: bool,
+    /// Without a GPU, also compile every kernel to PTX (`TILEBOOK_CHECK_PTX=1`).
+    pub check_ptx: bool,
 }
 
 impl Default for Session {
@@ -132,17 +137,44 @@ impl Session {
             total_compiles: 0,
             backend: Backend::Cpu,
             announce: true,
+            check_gpu: std::env::var("TILEBOOK_CHECK_GPU").is_ok_and(|v| v == "1"),
+            check_ptx: std::env::var("TILEBOOK_CHECK_PTX").is_ok_and(|v| v == "1"),
         }
+    }
+
+    /// A session on `device`: `cpu`, `cuda` (an error when no GPU can be used),
+    /// or `auto` (the GPU when there is one, else the CPU backend).
+    pub fn with_device(device: &str) -> Result<Session, String> {
+        let mut s = Session::new();
+        match device {
+            "cpu" => {}
+            "cuda" => s.backend = Backend::Cuda(Rc::new(tilebook_cuda::Gpu::open()?)),
+            "auto" => {
+                if let Ok(g) = tilebook_cuda::Gpu::open() {
+                    s.backend = Backend::Cuda(Rc::new(g));
+                }
+            }
+            other => {
+                return Err(format!(
+                    "unknown device `{other}` (expected cpu, cuda or auto)"
+                ))
+            }
+        }
+        Ok(s)
     }
 
     pub fn backend_name(&self) -> &'static str {
         match self.backend {
             Backend::Cpu => "cpu",
+            Backend::Cuda(_) => "cuda",
         }
     }
 
     pub fn device_name(&self) -> String {
-        "CPU backend (no GPU)".into()
+        match &self.backend {
+            Backend::Cpu => "CPU backend (no GPU)".into(),
+            Backend::Cuda(g) => g.name.clone(),
+        }
     }
 
     /// `triton.runtime.driver.active.get_current_target()`.
@@ -158,7 +190,7 @@ impl Session {
     }
 
     pub(crate) fn announce_backend(&mut self) {
-        if self.announced || !self.announce {
+        if self.announced || !self.announce || matches!(self.backend, Backend::Cuda(_)) {
             return;
         }
         self.announced = true;

@@ -8,7 +8,9 @@
 
 use half::{bf16, f16};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use tilebook_cuda::{DeviceBuffer, Gpu};
 use tilebook_tir::fp8::{decode_fp8, encode_fp8};
 use tilebook_tir::DType;
 
@@ -16,6 +18,12 @@ use tilebook_tir::DType;
 pub struct Storage {
     ptr: *mut u8,
     bytes: usize,
+    /// The copy on the GPU, when a kernel there has used this storage.
+    device: RefCell<Option<(Rc<Gpu>, DeviceBuffer)>>,
+    /// Whether the host bytes are current (false after a GPU kernel wrote them).
+    host_valid: Cell<bool>,
+    /// Whether the device copy is current (false after the host touched the bytes).
+    device_valid: Cell<bool>,
 }
 
 impl Storage {
@@ -26,13 +34,60 @@ impl Storage {
         if ptr.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
-        Rc::new(Storage { ptr, bytes })
+        Rc::new(Storage {
+            ptr,
+            bytes,
+            device: RefCell::new(None),
+            host_valid: Cell::new(true),
+            device_valid: Cell::new(false),
+        })
     }
+
+    /// The host bytes, brought up to date from the GPU first. Callers may
+    /// write through the pointer, so the device copy counts as stale after.
     pub fn ptr(&self) -> *mut u8 {
+        if !self.host_valid.get() {
+            if let Some((gpu, buf)) = &*self.device.borrow() {
+                // SAFETY: `ptr` holds `bytes` bytes, as many as the device buffer.
+                let host = unsafe { std::slice::from_raw_parts_mut(self.ptr, self.bytes) };
+                if let Err(e) = gpu.download(buf, host) {
+                    panic!("reading a tensor back from the GPU failed: {e}");
+                }
+            }
+            self.host_valid.set(true);
+        }
+        self.device_valid.set(false);
         self.ptr
     }
+
     pub fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// The device address of this storage on `gpu`, uploading the host bytes
+    /// when the device copy is stale.
+    pub fn device_address(&self, gpu: &Rc<Gpu>) -> Result<u64, String> {
+        let mut dev = self.device.borrow_mut();
+        if dev.is_none() {
+            *dev = Some((gpu.clone(), gpu.alloc(self.bytes)?));
+            self.device_valid.set(false);
+        }
+        let (g, buf) = dev.as_mut().expect("device copy");
+        if !self.device_valid.get() {
+            // SAFETY: the host copy is current whenever the device copy is stale.
+            let host = unsafe { std::slice::from_raw_parts(self.ptr, self.bytes) };
+            g.upload(host, buf)?;
+            self.device_valid.set(true);
+        }
+        Ok(g.address(buf))
+    }
+
+    /// A kernel on the GPU may have written the device copy.
+    pub fn mark_device_written(&self) {
+        if self.device.borrow().is_some() {
+            self.host_valid.set(false);
+            self.device_valid.set(true);
+        }
     }
 }
 

@@ -15,7 +15,7 @@ mod signature;
 
 pub use builtins::{DTYPES as TL_DTYPES, TL_FUNCTIONS};
 pub use lower::lower_kernel;
-pub use signature::{parse_signature, SignatureArg};
+pub use signature::{parse_signature, parse_signature_options, SignatureArg};
 
 use crate::source::{SourceFile, Span};
 use ruff_python_ast::StmtFunctionDef;

@@ -155,3 +155,20 @@ pub fn parse_signature(
     }
     Ok((specs, options))
 }
+
+/// Only the launch options (`num_warps=`, `num_stages=`) of a signature.
+pub fn parse_signature_options(sig: &str) -> CompileOptions {
+    let mut options = CompileOptions::default();
+    for e in split_entries(sig) {
+        if let Some((name, value)) = e.split_once('=') {
+            if let Ok(ConstVal::Int(n)) = parse_const(value) {
+                match name.trim() {
+                    "num_warps" => options.num_warps = n as u32,
+                    "num_stages" => options.num_stages = n as u32,
+                    _ => {}
+                }
+            }
+        }
+    }
+    options
+}

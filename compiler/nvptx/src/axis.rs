@@ -1,0 +1,182 @@
+//! Axis analysis along the fastest (last) dimension, as `docs/layouts.md`
+//! describes: contiguity, divisibility and constancy of integer and pointer
+//! values. It decides when a group of `vec` registers can be one vector load
+//! or store.
+//!
+//! Divisibility of pointers is in bytes. Unknown values get (1, 1, 1).
+
+use std::collections::HashMap;
+use tilebook_tir::{walk_ops, BinOp, Const, Kernel, Op, OpKind, Value};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct AxisInfo {
+    /// Runs of this many consecutive integers (pointers: consecutive elements).
+    pub contiguity: u64,
+    /// The first value of each run is a multiple of this (pointers: bytes).
+    pub divisibility: u64,
+    /// Runs of this many equal values.
+    pub constancy: u64,
+}
+
+const UNKNOWN: AxisInfo = AxisInfo {
+    contiguity: 1,
+    divisibility: 1,
+    constancy: 1,
+};
+/// Divisibility we assume for 0 (any power of two divides it).
+const HUGE: u64 = 1 << 30;
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn pow2_factor(v: i64) -> u64 {
+    if v == 0 {
+        HUGE
+    } else {
+        1u64 << v.unsigned_abs().trailing_zeros().min(30)
+    }
+}
+
+pub fn analyze(k: &Kernel) -> HashMap<Value, AxisInfo> {
+    let mut info: HashMap<Value, AxisInfo> = HashMap::new();
+    for p in &k.params {
+        // Pointers: bytes; integers: the value.
+        let div = p.attrs.divisibility.max(1) as u64;
+        info.insert(
+            p.value,
+            AxisInfo {
+                contiguity: 1,
+                divisibility: div,
+                constancy: 1,
+            },
+        );
+    }
+    walk_ops(&k.body, &mut |op: &Op| {
+        let Some(&r) = op.results.first() else { return };
+        let last = k.ty(r).shape.last().copied().unwrap_or(1) as u64;
+        let get = |v: &Value| info.get(v).copied().unwrap_or(UNKNOWN);
+        let a = op.args.first().map(get);
+        let b = op.args.get(1).map(get);
+        let result = match &op.kind {
+            OpKind::Const(c) => {
+                let div = match c {
+                    Const::Int(i) => pow2_factor(*i),
+                    Const::Float(_) => 1,
+                };
+                AxisInfo {
+                    contiguity: 1,
+                    divisibility: div,
+                    constancy: last,
+                }
+            }
+            OpKind::Arange(start, end) => AxisInfo {
+                contiguity: (end - start) as u64,
+                divisibility: pow2_factor(*start),
+                constancy: 1,
+            },
+            OpKind::Splat => {
+                let x = a.unwrap_or(UNKNOWN);
+                AxisInfo {
+                    contiguity: 1,
+                    divisibility: x.divisibility,
+                    constancy: last,
+                }
+            }
+            OpKind::Broadcast | OpKind::ExpandDims(_) | OpKind::Reshape => {
+                let x = a.unwrap_or(UNKNOWN);
+                let src_last = k.ty(op.args[0]).shape.last().copied().unwrap_or(1) as u64;
+                if src_last == 1 && last > 1 {
+                    AxisInfo {
+                        contiguity: 1,
+                        divisibility: x.divisibility,
+                        constancy: last,
+                    }
+                } else if src_last == last {
+                    x
+                } else {
+                    UNKNOWN
+                }
+            }
+            OpKind::MultipleOf(v) => {
+                let x = a.unwrap_or(UNKNOWN);
+                AxisInfo {
+                    divisibility: x.divisibility.max(*v.last().unwrap_or(&1) as u64),
+                    ..x
+                }
+            }
+            OpKind::MaxContiguous(v) => {
+                let x = a.unwrap_or(UNKNOWN);
+                AxisInfo {
+                    contiguity: x.contiguity.max(*v.last().unwrap_or(&1) as u64),
+                    ..x
+                }
+            }
+            OpKind::AddPtr => {
+                let (p, o) = (a.unwrap_or(UNKNOWN), b.unwrap_or(UNKNOWN));
+                let size = k
+                    .ty(r)
+                    .elem
+                    .pointee()
+                    .map(|d| d.size_bytes() as u64)
+                    .unwrap_or(1);
+                AxisInfo {
+                    contiguity: o.contiguity.max(1),
+                    divisibility: gcd(p.divisibility, o.divisibility.saturating_mul(size)),
+                    constancy: gcd(p.constancy, o.constancy),
+                }
+            }
+            OpKind::Binary(BinOp::Add) | OpKind::Binary(BinOp::Sub) => {
+                let (x, y) = (a.unwrap_or(UNKNOWN), b.unwrap_or(UNKNOWN));
+                AxisInfo {
+                    contiguity: gcd(x.contiguity, y.constancy).max(gcd(y.contiguity, x.constancy)),
+                    divisibility: gcd(x.divisibility, y.divisibility),
+                    constancy: gcd(x.constancy, y.constancy),
+                }
+            }
+            OpKind::Binary(BinOp::Mul) => {
+                let (x, y) = (a.unwrap_or(UNKNOWN), b.unwrap_or(UNKNOWN));
+                AxisInfo {
+                    contiguity: 1,
+                    divisibility: x.divisibility.saturating_mul(y.divisibility).min(HUGE),
+                    constancy: gcd(x.constancy, y.constancy),
+                }
+            }
+            OpKind::Cmp(_) => {
+                let (x, y) = (a.unwrap_or(UNKNOWN), b.unwrap_or(UNKNOWN));
+                // `offsets < n`: constant over runs that start at multiples of
+                // both divisibilities and stay inside a contiguous run.
+                let run = |c: &AxisInfo, s: &AxisInfo| {
+                    if s.constancy >= c.contiguity.max(1) {
+                        gcd(c.contiguity, gcd(c.divisibility, s.divisibility))
+                    } else {
+                        1
+                    }
+                };
+                let c = gcd(x.constancy, y.constancy)
+                    .max(run(&x, &y))
+                    .max(run(&y, &x));
+                AxisInfo {
+                    contiguity: 1,
+                    divisibility: 1,
+                    constancy: c,
+                }
+            }
+            OpKind::Binary(BinOp::And) | OpKind::Binary(BinOp::Or) => {
+                let (x, y) = (a.unwrap_or(UNKNOWN), b.unwrap_or(UNKNOWN));
+                AxisInfo {
+                    contiguity: 1,
+                    divisibility: 1,
+                    constancy: gcd(x.constancy, y.constancy),
+                }
+            }
+            _ => UNKNOWN,
+        };
+        info.insert(r, result);
+    });
+    info
+}

@@ -1,0 +1,73 @@
+//! The flattened blocked layout (see `docs/layouts.md`): a block of `n`
+//! elements over `t` threads. When `n >= t`, thread `tid` holds `n / t`
+//! registers in runs of `vec` consecutive elements:
+//!
+//! ```text
+//! element(r, tid) = (r / vec) * (t * vec) + tid * vec + (r % vec)
+//!
+//! n = 1024, t = 128, vec = 4:  tid 0 holds 0..3, 512..515; tid 1 holds 4..7, 516..519; ...
+//! ```
+//!
+//! When `n < t` every element is held by several threads (`tid % n`); only
+//! the first holder stores it.
+
+/// Where the registers of a block live.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub n: usize,
+    pub threads: usize,
+    pub vec: usize,
+}
+
+impl Layout {
+    pub fn new(n: usize, threads: usize) -> Layout {
+        let vec = if n >= threads {
+            (n / threads).min(4)
+        } else {
+            1
+        };
+        Layout { n, threads, vec }
+    }
+
+    /// Registers per thread.
+    pub fn regs(&self) -> usize {
+        (self.n / self.threads).max(1)
+    }
+
+    /// Whether each element has exactly one holder.
+    pub fn replicated(&self) -> bool {
+        self.n < self.threads
+    }
+
+    /// `(constant part, tid multiplier)` of register `r`'s element index when
+    /// not replicated: `element = base + tid * vec`.
+    pub fn base(&self, r: usize) -> usize {
+        (r / self.vec) * (self.threads * self.vec) + (r % self.vec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_element_has_one_holder() {
+        for (n, t) in [(1024, 128), (64, 128), (4096, 256), (128, 128), (256, 128)] {
+            let l = Layout::new(n, t);
+            let mut seen = vec![0; n];
+            for tid in 0..t {
+                for r in 0..l.regs() {
+                    let e = if l.replicated() {
+                        tid % n
+                    } else {
+                        l.base(r) + tid * l.vec
+                    };
+                    if !l.replicated() || tid < n {
+                        seen[e] += 1;
+                    }
+                }
+            }
+            assert!(seen.iter().all(|&c| c == 1), "n={n} t={t}");
+        }
+    }
+}

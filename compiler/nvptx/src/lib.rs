@@ -1,0 +1,101 @@
+//! The GPU backend: tile IR → LLVM IR (NVVM intrinsics) → PTX.
+//!
+//! First version of the layouts of `docs/layouts.md`: every block value uses
+//! the flattened blocked layout of its element count (`layout::Layout`), so
+//! values of one size share a layout and elementwise ops, `reshape` and
+//! `expand_dims` need no data movement. Broadcasts, transposes, reductions,
+//! scans and `tl.dot` read their operands through shared memory (the
+//! conversion path of the design). Loads and stores become vector accesses
+//! where the axis analysis proves runs of contiguous, aligned addresses under
+//! a uniform mask. Tensor-core `mma.sync`, warp-shuffle reductions and
+//! `cp.async` pipelining are the next steps (see the GPU issue).
+//!
+//! Architecture invariant: depends on the tile IR and LLVM only; knows nothing
+//! of the CUDA driver (that is `tilebook-cuda`) or the session.
+
+mod axis;
+mod codegen;
+mod layout;
+
+use inkwell::context::Context;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{
+    CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetTriple,
+};
+use inkwell::OptimizationLevel;
+use tilebook_tir::Kernel;
+
+/// Options of one GPU compilation.
+#[derive(Clone, Debug)]
+pub struct GpuOptions {
+    pub num_warps: u32,
+    /// `sm_80`, `sm_90`, ...
+    pub arch: String,
+}
+
+impl Default for GpuOptions {
+    fn default() -> Self {
+        GpuOptions {
+            num_warps: 4,
+            arch: "sm_90".into(),
+        }
+    }
+}
+
+/// A compiled kernel: its stage texts and what a launch needs.
+#[derive(Clone, Debug)]
+pub struct GpuKernel {
+    pub name: String,
+    pub llvm_ir: String,
+    pub ptx: String,
+    /// Dynamic shared memory per program (bytes).
+    pub shared_bytes: u32,
+    pub num_warps: u32,
+}
+
+/// The highest PTX ISA LLVM 19 emits.
+pub const PTX_FEATURES: &str = "+ptx85";
+
+/// Compile one specialization to PTX.
+pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
+    Target::initialize_nvptx(&InitializationConfig::default());
+    let context = Context::create();
+    let module = context.create_module(&k.name);
+    let triple = TargetTriple::create("nvptx64-nvidia-cuda");
+    module.set_triple(&triple);
+    let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
+    let machine = target
+        .create_target_machine(
+            &triple,
+            &options.arch,
+            PTX_FEATURES,
+            OptimizationLevel::Aggressive,
+            RelocMode::Default,
+            CodeModel::Default,
+        )
+        .ok_or_else(|| format!("LLVM cannot target {}", options.arch))?;
+    module.set_data_layout(&machine.get_target_data().get_data_layout());
+    let shared_bytes = codegen::emit(&context, &module, k, options.num_warps)?;
+    module.verify().map_err(|e| {
+        format!(
+            "internal error: invalid LLVM IR for `{}`: {}",
+            k.name,
+            e.to_string()
+        )
+    })?;
+    module
+        .run_passes("default<O3>", &machine, PassBuilderOptions::create())
+        .map_err(|e| format!("LLVM optimisation failed: {}", e.to_string()))?;
+    let llvm_ir = module.print_to_string().to_string();
+    let buf = machine
+        .write_to_memory_buffer(&module, FileType::Assembly)
+        .map_err(|e| e.to_string())?;
+    let ptx = String::from_utf8_lossy(buf.as_slice()).into_owned();
+    Ok(GpuKernel {
+        name: k.name.clone(),
+        llvm_ir,
+        ptx,
+        shared_bytes,
+        num_warps: options.num_warps,
+    })
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The GPU conformance run (on a machine with an NVIDIA GPU): every case of
+# the CPU conformance suite, plus the tutorial kernels, through the GPU
+# backend. TILEBOOK_CHECK_GPU=1 also runs every launch on the CPU backend and
+# compares all tensor arguments, so a case passes only if the GPU agrees with
+# the CPU reference and with the case's own host references.
+#
+# Usage: tests/gpu/run.sh [path/to/tilebook]   (default ./target/release/tilebook)
+set -u
+BIN=${1:-./target/release/tilebook}
+export TILEBOOK_CHECK_GPU=1
+SEED=${TILEBOOK_SEED:-$RANDOM}
+tmp=$(mktemp -d)
+pass=0
+fail=0
+run_case() {
+    local name=$1 file=$2
+    if out=$("$BIN" run --device cuda "$file" 2>&1); then
+        pass=$((pass + 1))
+        echo "ok      $name"
+    else
+        fail=$((fail + 1))
+        echo "FAILED  $name"
+        echo "$out" | sed 's/^/        /' | tail -15
+    fi
+}
+echo "GPU conformance run, seed $SEED"
+for f in tests/conformance/*.py; do
+    name=$(basename "$f")
+    [ "$name" = prelude.py ] && continue
+    { echo "SEED = $SEED"; cat tests/conformance/prelude.py; cat "$f"; } > "$tmp/$name"
+    run_case "conformance/$name" "$tmp/$name"
+done
+run_case "tutorials/01-vector-add.py" tutorials/01-vector-add.py
+for f in tests/gpu/*.py; do
+    { cat tests/ir/matmul.py; cat "$f"; } > "$tmp/$(basename "$f")"
+    run_case "gpu/$(basename "$f")" "$tmp/$(basename "$f")"
+done
+echo "passed $pass, failed $fail"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,45 @@
+# Tutorial 02 (fused softmax) and tutorial 03 (matmul, from tests/ir/matmul.py,
+# prepended by run.sh) on the GPU at sizes that are not multiples of the blocks.
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols, BLOCK_SIZE: tl.constexpr,
+                   num_stages: tl.constexpr):
+    row_start = tl.program_id(0)
+    row_step = tl.num_programs(0)
+    for row_idx in tl.range(row_start, n_rows, row_step, num_stages=num_stages):
+        row_start_ptr = input_ptr + row_idx * input_row_stride
+        col_offsets = tl.arange(0, BLOCK_SIZE)
+        input_ptrs = row_start_ptr + col_offsets
+        mask = col_offsets < n_cols
+        row = tl.load(input_ptrs, mask=mask, other=-float('inf'))
+        row_minus_max = row - tl.max(row, axis=0)
+        numerator = tl.exp(row_minus_max)
+        denominator = tl.sum(numerator, axis=0)
+        softmax_output = numerator / denominator
+        output_row_start_ptr = output_ptr + row_idx * output_row_stride
+        output_ptrs = output_row_start_ptr + col_offsets
+        tl.store(output_ptrs, softmax_output, mask=mask)
+
+
+for rows, cols in [(1823, 781), (64, 1024), (7, 4000)]:
+    x = torch.randn(rows, cols, device='cuda')
+    y = torch.empty_like(x)
+    softmax_kernel[(min(rows, 132),)](y, x, x.stride(0), y.stride(0), rows, cols, triton.next_power_of_2(cols), 2, num_warps=8)
+    ref = torch.softmax(x, 1)
+    assert torch.allclose(y, ref, atol=1e-5), torch.max(torch.abs(y - ref))
+print("softmax ok")
+
+for m, n, k in [(100, 77, 50), (257, 129, 95), (512, 512, 512)]:
+    a = torch.randn((m, k), device='cuda', dtype=torch.float16)
+    b = torch.randn((k, n), device='cuda', dtype=torch.float16)
+    c = torch.empty((m, n), device='cuda', dtype=torch.float16)
+    grid = (triton.cdiv(m, 64) * triton.cdiv(n, 64),)
+    matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                        BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, GROUP_SIZE_M=8, ACTIVATION="leaky_relu")
+    ref = torch.nn.functional.leaky_relu(torch.matmul(a, b).float(), 0.01).half()
+    assert torch.allclose(c, ref, atol=2e-2, rtol=1e-2), torch.max(torch.abs(c - ref))
+print("matmul ok")
