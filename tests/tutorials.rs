@@ -14,30 +14,10 @@ fn tutorial_01_script_runs_unchanged() {
     );
 }
 
-const SOFTMAX: &str = r#"
+/// Host code of tutorial 02; the kernel comes from `tests/ir/softmax.py`.
+const SOFTMAX_HOST: &str = r#"
 import torch
 import triton
-import triton.language as tl
-
-@triton.jit
-def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols, BLOCK_SIZE: tl.constexpr,
-                   num_stages: tl.constexpr):
-    # starting row of the program
-    row_start = tl.program_id(0)
-    row_step = tl.num_programs(0)
-    for row_idx in tl.range(row_start, n_rows, row_step, num_stages=num_stages):
-        row_start_ptr = input_ptr + row_idx * input_row_stride
-        col_offsets = tl.arange(0, BLOCK_SIZE)
-        input_ptrs = row_start_ptr + col_offsets
-        mask = col_offsets < n_cols
-        row = tl.load(input_ptrs, mask=mask, other=-float('inf'))
-        row_minus_max = row - tl.max(row, axis=0)
-        numerator = tl.exp(row_minus_max)
-        denominator = tl.sum(numerator, axis=0)
-        softmax_output = numerator / denominator
-        output_row_start_ptr = output_ptr + row_idx * output_row_stride
-        output_ptrs = output_row_start_ptr + col_offsets
-        tl.store(output_ptrs, softmax_output, mask=mask)
 
 def softmax(x, programs):
     n_rows, n_cols = x.shape
@@ -50,7 +30,8 @@ def softmax(x, programs):
 #[test]
 fn tutorial_02_fused_softmax_matches_torch() {
     let mut s = session();
-    ok(&mut s, SOFTMAX);
+    ok(&mut s, &golden_source("softmax.py"));
+    ok(&mut s, SOFTMAX_HOST);
     for (rows, cols, programs) in [(1823, 781, 7), (5, 1, 2), (33, 1000, 40), (4, 2049, 3)] {
         ok(
             &mut s,

@@ -33,7 +33,7 @@ for f in tests/conformance/*.py; do
 done
 run_case "tutorials/01-vector-add.py" tutorials/01-vector-add.py
 for f in tests/gpu/*.py; do
-    { cat tests/ir/matmul.py; cat "$f"; } > "$tmp/$(basename "$f")"
+    { cat tests/ir/matmul.py tests/ir/softmax.py; cat "$f"; } > "$tmp/$(basename "$f")"
     run_case "gpu/$(basename "$f")" "$tmp/$(basename "$f")"
 done
 echo "passed $pass, failed $fail"

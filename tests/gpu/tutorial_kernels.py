@@ -1,28 +1,9 @@
-# Tutorial 02 (fused softmax) and tutorial 03 (matmul, from tests/ir/matmul.py,
-# prepended by run.sh) on the GPU at sizes that are not multiples of the blocks.
+# Tutorial 02 (fused softmax) and tutorial 03 (matmul) on the GPU at sizes that
+# are not multiples of the blocks; run.sh prepends the kernels from
+# tests/ir/softmax.py and tests/ir/matmul.py.
 import torch
 import triton
 import triton.language as tl
-
-
-@triton.jit
-def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols, BLOCK_SIZE: tl.constexpr,
-                   num_stages: tl.constexpr):
-    row_start = tl.program_id(0)
-    row_step = tl.num_programs(0)
-    for row_idx in tl.range(row_start, n_rows, row_step, num_stages=num_stages):
-        row_start_ptr = input_ptr + row_idx * input_row_stride
-        col_offsets = tl.arange(0, BLOCK_SIZE)
-        input_ptrs = row_start_ptr + col_offsets
-        mask = col_offsets < n_cols
-        row = tl.load(input_ptrs, mask=mask, other=-float('inf'))
-        row_minus_max = row - tl.max(row, axis=0)
-        numerator = tl.exp(row_minus_max)
-        denominator = tl.sum(numerator, axis=0)
-        softmax_output = numerator / denominator
-        output_row_start_ptr = output_ptr + row_idx * output_row_stride
-        output_ptrs = output_row_start_ptr + col_offsets
-        tl.store(output_ptrs, softmax_output, mask=mask)
 
 
 for rows, cols in [(1823, 781), (64, 1024), (7, 4000)]:

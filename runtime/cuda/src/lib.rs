@@ -153,6 +153,11 @@ impl Gpu {
             .map_err(|e| format!("launch failed: {e:?}"))
     }
 
+    /// Overwrite `buf` with zeros on the stream (used to flush the L2 cache).
+    pub fn zero(&self, buf: &mut DeviceBuffer) -> Result<(), String> {
+        self.stream.memset_zeros(&mut buf.slice).map_err(err)
+    }
+
     /// Milliseconds a closure's GPU work takes, measured with events on the stream.
     pub fn time<T>(&self, f: impl FnOnce() -> Result<T, String>) -> Result<(T, f32), String> {
         let start = self.ctx.new_event(None).map_err(err)?;

@@ -164,6 +164,7 @@ pub fn import(name: &str) -> Option<Val> {
         "triton.language.math" => "tl.math",
         "triton.runtime.driver" => "triton.runtime.driver",
         "os" => "os",
+        "time" => "time",
         _ => return None,
     };
     Some(Val::Module(Rc::from(m)))
@@ -205,6 +206,8 @@ fn module_attr(s: &mut Session, m: &str, name: &str) -> R<Val> {
             env!("CARGO_PKG_VERSION"),
             ")"
         ))),
+        ("triton.testing", "do_bench") => b("triton.testing.do_bench"),
+        ("time", "perf_counter" | "time") => b(&format!("time.{name}")),
         ("triton.runtime", "driver") => Ok(Val::Module(Rc::from("triton.runtime.driver"))),
         ("triton.runtime.driver", "active") => Ok(s.active_driver()),
         ("tl" | "tl.math", n) if TL_DTYPES.iter().any(|(k, _)| *k == n) => Ok(Val::DType(
@@ -1099,7 +1102,8 @@ pub fn call_builtin(s: &mut Session, name: &str, pos: Vec<Val>, kw: Vec<(String,
         n if n.starts_with("torch.")
             || n.starts_with("math.")
             || n.starts_with("triton.")
-            || n.starts_with("driver.") =>
+            || n.starts_with("driver.")
+            || n.starts_with("time.") =>
         {
             crate::torch::call(s, n, a)
         }

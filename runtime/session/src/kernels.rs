@@ -542,7 +542,12 @@ fn launch_gpu(
             KernelArg::Float(f) => Arg::F32(*f),
         });
     }
-    let result = g.launch(&gk.1, grid, &raw).and_then(|_| g.synchronize());
+    // Asynchronous, like CUDA: reading a result or synchronising waits for it.
+    let result = if std::env::var("TILEBOOK_SYNC_LAUNCH").is_ok_and(|v| v == "1") {
+        g.launch(&gk.1, grid, &raw).and_then(|_| g.synchronize())
+    } else {
+        g.launch(&gk.1, grid, &raw)
+    };
     for a in args {
         if let KernelArg::Tensor(t) = a {
             t.storage.mark_device_written();

@@ -17,6 +17,7 @@
 // every `Err` would add noise for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod bench;
 pub mod builtins;
 pub mod format;
 pub mod interp;
@@ -116,6 +117,10 @@ pub struct Session {
     pub check_gpu: bool,
     /// Without a GPU, also compile every kernel to PTX (`TILEBOOK_CHECK_PTX=1`).
     pub check_ptx: bool,
+    /// When the session started (for `time.perf_counter`).
+    started: std::time::Instant,
+    /// A 256 MB device buffer overwritten between timed runs to flush the L2.
+    pub(crate) l2_flush: Option<tilebook_cuda::DeviceBuffer>,
 }
 
 impl Default for Session {
@@ -139,6 +144,8 @@ impl Session {
             announce: true,
             check_gpu: std::env::var("TILEBOOK_CHECK_GPU").is_ok_and(|v| v == "1"),
             check_ptx: std::env::var("TILEBOOK_CHECK_PTX").is_ok_and(|v| v == "1"),
+            started: std::time::Instant::now(),
+            l2_flush: None,
         }
     }
 
@@ -161,6 +168,11 @@ impl Session {
             }
         }
         Ok(s)
+    }
+
+    /// Seconds since the session started.
+    pub fn clock(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
     }
 
     pub fn backend_name(&self) -> &'static str {

@@ -133,7 +133,15 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
             };
             Ok(Val::DType(crate::tensor::promote(dt(&a.req(0, "tensor1")?), dt(&a.req(1, "tensor2")?)), true))
         }
-        "torch.cuda.synchronize" | "torch.cuda.empty_cache" => Ok(Val::None),
+        "torch.cuda.synchronize" => {
+            if let crate::Backend::Cuda(g) = &s.backend {
+                g.synchronize().map_err(|e| Exc::new("RuntimeError", e))?;
+            }
+            Ok(Val::None)
+        }
+        "torch.cuda.empty_cache" => Ok(Val::None),
+        "triton.testing.do_bench" => crate::bench::do_bench(s, &a),
+        "time.perf_counter" | "time.time" => Ok(Val::Float(s.clock())),
         "torch.cuda.is_available" => Ok(Val::Bool(s.backend_name() == "cuda")),
         "torch.cuda.current_device" => Ok(Val::Int(0)),
         "torch.cuda.device_count" => Ok(Val::Int(1)),

@@ -1,0 +1,52 @@
+"""Pair tilebook's ROW lines with peers.json and write latest.json (ratios ours/peer).
+
+Usage: python3 bench/merge.py peers.json tilebook.txt out.json
+Time-like units (s, us) have ratio = ours / peer (lower is better); rates have
+ratio = ours / peer (higher is better). The table printed says which.
+"""
+import json
+import sys
+import datetime
+
+peers = json.load(open(sys.argv[1]))
+ours = []
+for line in open(sys.argv[2]):
+    if line.startswith("ROW "):
+        _, w, size, unit, value = line.split()
+        ours.append((w, int(size), unit, float(value)))
+
+
+def peer_for(w, size):
+    if w == "vadd":
+        r = [v for v in peers["vadd"] if v["n"] == size]
+        return ("triton", r[0]["triton_GBps"]) if r else (None, None)
+    if w == "softmax":
+        r = [v for v in peers["softmax"] if v["N"] == size]
+        return ("triton", r[0]["triton_GBps"]) if r else (None, None)
+    if w == "matmul_fp16":
+        r = [v for v in peers["matmul_fp16"] if v["n"] == size]
+        return ("triton", r[0]["triton_TFLOPs"]) if r else (None, None)
+    if w == "first_launch_matmul":
+        return ("triton", peers.get("mm_first_call_s"))
+    if w == "launch_overhead":
+        return ("triton", peers.get("vadd_launch_us_triton"))
+    return (None, None)
+
+
+rows = []
+for w, size, unit, value in ours:
+    peer, pv = peer_for(w, size)
+    rows.append(dict(workload=w, size=size, unit=unit, tilebook=value, peer=peer, peer_value=pv,
+                     ratio=(value / pv) if pv else None))
+    extra = ""
+    if w == "matmul_fp16":
+        r = [v for v in peers["matmul_fp16"] if v["n"] == size]
+        if r:
+            rows.append(dict(workload=w, size=size, unit=unit, tilebook=value, peer="cublas",
+                             peer_value=r[0]["cublas_TFLOPs"], ratio=value / r[0]["cublas_TFLOPs"]))
+            extra = f"  (cuBLAS {r[0]['cublas_TFLOPs']:.1f})"
+    better = "lower is better" if unit in ("s", "us") else "higher is better"
+    print(f"{w:20s} {size:>10d} {value:12.3f} {unit:6s} vs {peer} {pv if pv is None else round(pv, 3)}  ratio {rows[-1 if not extra else -2]['ratio'] if pv else None}  ({better}){extra}")
+
+out = dict(device=peers.get("device"), date=datetime.datetime.now().isoformat(timespec="seconds"), rows=rows)
+json.dump(out, open(sys.argv[3], "w"), indent=1)

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The GPU benchmark, in one invocation on the GPU machine: Triton and torch
+# peers (peers.py, carried from shared/bench into .carry/), then tilebook's
+# side, then ratios into latest.json. Writes into $OUT when set.
+# Usage: bench/run_gpu.sh [path/to/tilebook]
+set -eu
+BIN=${1:-./target/release/tilebook}
+OUTDIR=${OUT:-bench/results}
+mkdir -p "$OUTDIR"
+(cd "$OUTDIR" && OUT="$OUTDIR" python3 "$OLDPWD/.carry/peers.py" --quick) > "$OUTDIR/peers.log" 2>&1 || { cat "$OUTDIR/peers.log"; exit 1; }
+tmp=$(mktemp -d)
+cat tests/ir/matmul.py bench/gpu_bench.py > "$tmp/gpu_bench.py"
+"$BIN" run --device cuda "$tmp/gpu_bench.py" | tee "$OUTDIR/tilebook.txt"
+python3 bench/merge.py "$OUTDIR/peers.json" "$OUTDIR/tilebook.txt" "$OUTDIR/latest.json"

@@ -1,0 +1,84 @@
+//! `triton.testing.do_bench` with Triton's semantics: estimate one call's
+//! time, then run warm-up and measured repetitions sized in milliseconds,
+//! flushing the L2 cache before each measured call and timing each with
+//! device events (wall clock on the CPU backend). Returns the mean by default,
+//! `return_mode` ("min", "max", "mean", "median", "all") or `quantiles`.
+
+use crate::builtins::{to_f64, Args};
+use crate::interp::R;
+use crate::value::{Exc, Val};
+use crate::{Backend, Session};
+use std::time::Instant;
+
+/// Milliseconds of one call of `f`.
+fn time_once(s: &mut Session, f: &Val) -> R<f64> {
+    match s.backend.clone() {
+        Backend::Cuda(g) => {
+            if s.l2_flush.is_none() {
+                s.l2_flush = Some(g.alloc(256 << 20).map_err(|e| Exc::new("RuntimeError", e))?);
+            }
+            if let Some(buf) = s.l2_flush.as_mut() {
+                g.zero(buf).map_err(|e| Exc::new("RuntimeError", e))?;
+            }
+            let mut inner = Ok(Val::None);
+            let (_, ms) = g
+                .time(|| {
+                    inner = s.call(f, vec![], vec![]);
+                    Ok(())
+                })
+                .map_err(|e| Exc::new("RuntimeError", e))?;
+            inner?;
+            Ok(ms as f64)
+        }
+        Backend::Cpu => {
+            let t = Instant::now();
+            s.call(f, vec![], vec![])?;
+            Ok(t.elapsed().as_secs_f64() * 1e3)
+        }
+    }
+}
+
+pub fn do_bench(s: &mut Session, a: &Args) -> R<Val> {
+    let f = a.req(0, "fn")?;
+    let warmup = a.get(1, "warmup").map(|v| to_f64(&v)).transpose()?.unwrap_or(25.0);
+    let rep = a.get(2, "rep").map(|v| to_f64(&v)).transpose()?.unwrap_or(100.0);
+    let mode = a.kw("return_mode").map(|v| v.to_str()).unwrap_or_else(|| "mean".into());
+    let quantiles = a.kw("quantiles").filter(|v| !matches!(v, Val::None));
+    // Estimate with a few calls.
+    time_once(s, &f)?;
+    let mut est = 0.0;
+    for _ in 0..5 {
+        est += time_once(s, &f)?;
+    }
+    let est = (est / 5.0).max(1e-4);
+    let n_warmup = ((warmup / est) as usize).clamp(1, 10_000);
+    let n_rep = ((rep / est) as usize).clamp(1, 10_000);
+    for _ in 0..n_warmup {
+        s.check_interrupt()?;
+        s.call(&f, vec![], vec![])?;
+    }
+    let mut times = Vec::with_capacity(n_rep);
+    for _ in 0..n_rep {
+        s.check_interrupt()?;
+        times.push(time_once(s, &f)?);
+    }
+    times.sort_by(|x, y| x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal));
+    let q = |p: f64| {
+        let pos = p * (times.len() - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        times[lo] + (times[hi] - times[lo]) * (pos - lo as f64)
+    };
+    if let Some(qs) = quantiles {
+        let items = s.iterate(&qs)?;
+        let vals: Vec<Val> = items.iter().map(|v| to_f64(v).map(|p| Val::Float(q(p)))).collect::<R<_>>()?;
+        return Ok(if vals.len() == 1 { vals[0].clone() } else { Val::list(vals) });
+    }
+    Ok(match mode.as_str() {
+        "min" => Val::Float(times[0]),
+        "max" => Val::Float(times[times.len() - 1]),
+        "median" => Val::Float(q(0.5)),
+        "all" => Val::list(times.iter().map(|&t| Val::Float(t)).collect()),
+        "mean" => Val::Float(times.iter().sum::<f64>() / times.len() as f64),
+        other => return Err(Exc::value_error(format!("return_mode must be min, max, mean, median or all, got '{other}'"))),
+    })
+}
