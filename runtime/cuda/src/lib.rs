@@ -160,8 +160,10 @@ impl Gpu {
 
     /// Milliseconds a closure's GPU work takes, measured with events on the stream.
     pub fn time<T>(&self, f: impl FnOnce() -> Result<T, String>) -> Result<(T, f32), String> {
-        let start = self.ctx.new_event(None).map_err(err)?;
-        let end = self.ctx.new_event(None).map_err(err)?;
+        // cudarc's default events cannot be timed; ask for timing explicitly.
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.ctx.new_event(timing).map_err(err)?;
+        let end = self.ctx.new_event(timing).map_err(err)?;
         start.record(&self.stream).map_err(err)?;
         let r = f()?;
         end.record(&self.stream).map_err(err)?;
