@@ -8,6 +8,7 @@
 
 use crate::axis::{analyze, AxisInfo};
 use crate::layout::Layout;
+use crate::mma::{plan, MmaLayout};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
@@ -51,8 +52,10 @@ struct Gen<'ctx, 'a> {
     vals: HashMap<Value, Reg<'ctx>>,
     tid: IntValue<'ctx>,
     smem: PointerValue<'ctx>,
-    smem_bytes: usize,
+    smem_bytes: std::cell::Cell<usize>,
     axis: HashMap<Value, AxisInfo>,
+    /// Values whose registers are in an MMA layout.
+    mma: HashMap<Value, MmaLayout>,
 }
 
 /// Emit the kernel into `module`; returns the dynamic shared memory it needs.
@@ -91,8 +94,9 @@ pub fn emit<'ctx>(
         vals: HashMap::new(),
         tid: ctx.i32_type().const_zero(),
         smem: smem_global.as_pointer_value(),
-        smem_bytes: 0,
+        smem_bytes: std::cell::Cell::new(0),
         axis: analyze(k),
+        mma: plan(k, threads / 32),
     };
     let run = |g: &mut Gen<'ctx, '_>| -> R<()> {
         g.tid = g.sreg("llvm.nvvm.read.ptx.sreg.tid.x")?;
@@ -114,7 +118,7 @@ pub fn emit<'ctx>(
         Ok(())
     };
     run(&mut g).map_err(|e| e.0)?;
-    Ok(g.smem_bytes as u32)
+    Ok(g.smem_bytes.get() as u32)
 }
 
 fn param_type<'ctx>(ctx: &'ctx Context, t: &Type) -> BasicTypeEnum<'ctx> {
@@ -201,8 +205,25 @@ impl<'ctx> Gen<'ctx, '_> {
         }
     }
 
-    /// The registers of a block value (a scalar broadcasts to every register).
+    fn need_smem(&self, bytes: usize) {
+        self.smem_bytes.set(self.smem_bytes.get().max(bytes));
+    }
+
+    /// The registers of a value as stored (MMA layout for MMA values).
+    fn raw(&self, v: Value) -> R<Vec<BasicValueEnum<'ctx>>> {
+        match self.vals.get(&v) {
+            Some(Reg::B(r)) => Ok(r.clone()),
+            Some(Reg::S(x)) => Ok(vec![*x]),
+            None => fail(format!("internal: value %{} is not defined", v.0)),
+        }
+    }
+
+    /// The registers of a block value in the blocked layout (a scalar
+    /// broadcasts to every register; MMA values are converted).
     fn regs(&self, v: Value, n: usize) -> R<Vec<BasicValueEnum<'ctx>>> {
+        if let Some(l) = self.mma.get(&v).copied() {
+            return self.mma_to_blocked(v, &l);
+        }
         match self.vals.get(&v) {
             Some(Reg::B(r)) => Ok(r.clone()),
             Some(Reg::S(x)) => Ok(vec![*x; n]),
@@ -1123,7 +1144,7 @@ impl<'ctx> Gen<'ctx, '_> {
             self.smem_store(base, idx, t.elem, *x)?;
         }
         let bytes = t.numel().max(1) * size;
-        self.smem_bytes = self.smem_bytes.max(base + bytes);
+        self.need_smem(base + bytes);
         Ok(bytes)
     }
 
@@ -1439,7 +1460,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 g.smem_store(0, warp, st.elem, a2)?;
                 Ok(vec![])
             })?;
-            self.smem_bytes = self.smem_bytes.max(warps * 4);
+            self.need_smem(warps * 4);
             self.barrier()?;
             acc = self.smem_load(0, self.i32c(0), st.elem)?;
             for w in 1..warps {
@@ -1502,6 +1523,9 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     fn dot(&mut self, op: &Op) -> R<()> {
+        if let Some(l) = self.mma.get(&op.results[0]).copied() {
+            return self.dot_mma(op, &l);
+        }
         let (a, bm, acc, r) = (op.args[0], op.args[1], op.args[2], op.results[0]);
         let at = self.ty(a).clone();
         let bt = self.ty(bm).clone();
@@ -1552,6 +1576,178 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         self.barrier()?;
         self.set(r, Reg::B(out));
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ tensor cores
+
+    /// (warp_m, warp_n, g = lane / 4, t = lane % 4) of this thread.
+    fn mma_coords(&self, l: &MmaLayout) -> R<[IntValue<'ctx>; 4]> {
+        let warp = self.b.build_int_unsigned_div(self.tid, self.i32c(32), "")?;
+        let lane = self.b.build_int_unsigned_rem(self.tid, self.i32c(32), "")?;
+        let wm = self.b.build_int_unsigned_rem(warp, self.i32c(l.wm as i64), "")?;
+        let wn = self.b.build_int_unsigned_div(warp, self.i32c(l.wm as i64), "")?;
+        let g = self.b.build_int_unsigned_div(lane, self.i32c(4), "")?;
+        let t = self.b.build_int_unsigned_rem(lane, self.i32c(4), "")?;
+        Ok([wm, wn, g, t])
+    }
+
+    /// Row and column of MMA register `(rep_m, rep_n, r)`.
+    fn mma_pos(&self, l: &MmaLayout, c: &[IntValue<'ctx>; 4], rm: usize, rn: usize, r: usize) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
+        let [wm, wn, g, t] = *c;
+        let row = self.b.build_int_mul(wm, self.i32c((l.m / l.wm) as i64), "")?;
+        let row = self.b.build_int_add(row, g, "")?;
+        let row = self.b.build_int_add(row, self.i32c((rm * 16 + 8 * (r / 2)) as i64), "")?;
+        let col = self.b.build_int_mul(wn, self.i32c((l.n / l.wn) as i64), "")?;
+        let col = self.b.build_int_add(col, self.b.build_int_mul(t, self.i32c(2), "")?, "")?;
+        let col = self.b.build_int_add(col, self.i32c((rn * 8 + r % 2) as i64), "")?;
+        Ok((row, col))
+    }
+
+    fn mma_linear(&self, l: &MmaLayout, c: &[IntValue<'ctx>; 4], idx: usize) -> R<IntValue<'ctx>> {
+        let (rep, r) = (idx / 4, idx % 4);
+        let (rm, rn) = (rep / l.reps_n(), rep % l.reps_n());
+        let (row, col) = self.mma_pos(l, c, rm, rn, r)?;
+        let lin = self.b.build_int_mul(row, self.i32c(l.n as i64), "")?;
+        Ok(self.b.build_int_add(lin, col, "")?)
+    }
+
+    fn mma_to_blocked(&self, v: Value, l: &MmaLayout) -> R<Vec<BasicValueEnum<'ctx>>> {
+        let regs = self.raw(v)?;
+        let t = self.ty(v).clone();
+        let c = self.mma_coords(l)?;
+        self.barrier()?;
+        for (i, x) in regs.iter().enumerate() {
+            let lin = self.mma_linear(l, &c, i)?;
+            self.smem_store(0, lin, t.elem, *x)?;
+        }
+        self.need_smem(l.m * l.n * 4);
+        self.barrier()?;
+        let bl = self.layout(&t);
+        let mut out = vec![];
+        for r in 0..bl.regs() {
+            let e = self.elem_index(&bl, r)?;
+            out.push(self.smem_load(0, e, t.elem)?);
+        }
+        self.barrier()?;
+        Ok(out)
+    }
+
+    fn blocked_to_mma(&mut self, v: Value, l: &MmaLayout) -> R<Vec<BasicValueEnum<'ctx>>> {
+        let t = self.ty(v).clone();
+        self.barrier()?;
+        self.spill(v, 0)?;
+        self.barrier()?;
+        let c = self.mma_coords(l)?;
+        let mut out = vec![];
+        for i in 0..l.regs() {
+            let lin = self.mma_linear(l, &c, i)?;
+            out.push(self.smem_load(0, lin, t.elem)?);
+        }
+        self.barrier()?;
+        Ok(out)
+    }
+
+    /// Store one operand element as a half at `(row, col)` of a padded tile.
+    fn store_half(&self, base: usize, row: IntValue<'ctx>, col: IntValue<'ctx>, row_len: usize, x: BasicValueEnum<'ctx>, bf16: bool) -> R<()> {
+        let idx = self.b.build_int_mul(row, self.i32c(row_len as i64), "")?;
+        let idx = self.b.build_int_add(idx, col, "")?;
+        let p = self.smem_addr(base, idx, 2)?;
+        let h = if bf16 { self.ctx.bf16_type() } else { self.ctx.f16_type() };
+        let v = self.b.build_float_trunc(x.into_float_value(), h, "")?;
+        self.b.build_store(p, v)?;
+        Ok(())
+    }
+
+    /// Two consecutive halves at `(row, col)` as one 32-bit register.
+    fn load_pair(&self, base: usize, row: IntValue<'ctx>, col: IntValue<'ctx>, row_len: usize) -> R<BasicValueEnum<'ctx>> {
+        let idx = self.b.build_int_mul(row, self.i32c(row_len as i64), "")?;
+        let idx = self.b.build_int_add(idx, col, "")?;
+        let p = self.smem_addr(base, idx, 2)?;
+        let x = self.b.build_load(self.ctx.i32_type(), p, "")?;
+        if let Some(i) = x.as_instruction_value() {
+            let _ = i.set_alignment(4);
+        }
+        Ok(x)
+    }
+
+    fn dot_mma(&mut self, op: &Op, l: &MmaLayout) -> R<()> {
+        let (a, bm, acc, r) = (op.args[0], op.args[1], op.args[2], op.results[0]);
+        // The accumulator in MMA registers (converting first, before smem holds the operands).
+        let mut accs = if self.mma.contains_key(&acc) { self.raw(acc)? } else { self.blocked_to_mma(acc, l)? };
+        let (at, bt) = (self.ty(a).clone(), self.ty(bm).clone());
+        let (la, lb) = (self.layout(&at), self.layout(&bt));
+        let a_regs = self.regs(a, la.regs())?;
+        let b_regs = self.regs(bm, lb.regs())?;
+        let rk = l.row_k();
+        let b_base = l.m * rk * 2;
+        self.need_smem(l.smem_bytes());
+        self.barrier()?;
+        for (i, x) in a_regs.iter().enumerate() {
+            let e = self.elem_index(&la, i)?;
+            let row = self.b.build_int_unsigned_div(e, self.i32c(l.k as i64), "")?;
+            let col = self.b.build_int_unsigned_rem(e, self.i32c(l.k as i64), "")?;
+            self.store_half(0, row, col, rk, *x, l.bf16)?;
+        }
+        // B is stored transposed: its fragment pairs become contiguous.
+        for (i, x) in b_regs.iter().enumerate() {
+            let e = self.elem_index(&lb, i)?;
+            let kk = self.b.build_int_unsigned_div(e, self.i32c(l.n as i64), "")?;
+            let nn = self.b.build_int_unsigned_rem(e, self.i32c(l.n as i64), "")?;
+            self.store_half(b_base, nn, kk, rk, *x, l.bf16)?;
+        }
+        self.barrier()?;
+        let [wm, wn, g, t] = self.mma_coords(l)?;
+        let f32t = self.ctx.f32_type();
+        let i32t = self.ctx.i32_type();
+        let ret = self.ctx.struct_type(&[f32t.into(); 4], false);
+        let fn_ty = ret.fn_type(&[i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), f32t.into(), f32t.into(), f32t.into(), f32t.into()], false);
+        let ty = if l.bf16 { "bf16" } else { "f16" };
+        let asm = self.ctx.create_inline_asm(
+            fn_ty,
+            format!("mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, {{$10,$11,$12,$13}};"),
+            "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3".into(),
+            false,
+            false,
+            None,
+            false,
+        );
+        let t2 = self.b.build_int_mul(t, self.i32c(2), "")?;
+        let row0 = self.b.build_int_mul(wm, self.i32c((l.m / l.wm) as i64), "")?;
+        let row0 = self.b.build_int_add(row0, g, "")?;
+        let col0 = self.b.build_int_mul(wn, self.i32c((l.n / l.wn) as i64), "")?;
+        let col0 = self.b.build_int_add(col0, g, "")?;
+        for k0 in (0..l.k).step_by(16) {
+            let ka = self.b.build_int_add(t2, self.i32c(k0 as i64), "")?;
+            let kb = self.b.build_int_add(ka, self.i32c(8), "")?;
+            let mut afrag = vec![];
+            for rm in 0..l.reps_m() {
+                let r0 = self.b.build_int_add(row0, self.i32c((rm * 16) as i64), "")?;
+                let r8 = self.b.build_int_add(r0, self.i32c(8), "")?;
+                afrag.push([
+                    self.load_pair(0, r0, ka, rk)?,
+                    self.load_pair(0, r8, ka, rk)?,
+                    self.load_pair(0, r0, kb, rk)?,
+                    self.load_pair(0, r8, kb, rk)?,
+                ]);
+            }
+            for rn in 0..l.reps_n() {
+                let c = self.b.build_int_add(col0, self.i32c((rn * 8) as i64), "")?;
+                let b0 = self.load_pair(b_base, c, ka, rk)?;
+                let b1 = self.load_pair(b_base, c, kb, rk)?;
+                for (rm, af) in afrag.iter().enumerate() {
+                    let base = (rm * l.reps_n() + rn) * 4;
+                    let args: Vec<_> = af.iter().chain([&b0, &b1]).chain(accs[base..base + 4].iter()).map(|v| (*v).into()).collect();
+                    let call = self.b.build_indirect_call(fn_ty, asm, &args, "mma")?;
+                    let res = call.try_as_basic_value().basic().ok_or_else(|| GenError("mma result".into()))?.into_struct_value();
+                    for j in 0..4 {
+                        accs[base + j] = self.b.build_extract_value(res, j as u32, "")?;
+                    }
+                }
+            }
+        }
+        self.barrier()?;
+        self.set(r, Reg::B(accs));
         Ok(())
     }
 
@@ -1732,10 +1928,9 @@ impl<'ctx> Gen<'ctx, '_> {
         let mut shape = vec![];
         for &v in vals {
             let t = self.ty(v).clone();
-            let n = self.layout(&t).regs();
-            let regs = self.regs(v, n)?;
-            shape.push((t.is_block(), if t.is_block() { n } else { 1 }));
-            flat.extend(if t.is_block() { regs } else { vec![regs[0]] });
+            let regs = if t.is_block() { self.raw(v)? } else { vec![self.scalar(v)?] };
+            shape.push((t.is_block(), regs.len()));
+            flat.extend(regs);
         }
         Ok((flat, shape))
     }
@@ -1759,7 +1954,24 @@ impl<'ctx> Gen<'ctx, '_> {
         let lb = self.scalar(op.args[0])?.into_int_value();
         let ub = self.scalar(op.args[1])?.into_int_value();
         let step = self.scalar(op.args[2])?.into_int_value();
-        let (init, shape) = self.flat(&op.args[3..])?;
+        // Accumulators carried in an MMA layout enter the loop in it.
+        let mut init = vec![];
+        let mut shape = vec![];
+        for (i, &v) in op.args[3..].iter().enumerate() {
+            let carried = region.args[i + 1];
+            match (self.mma.get(&carried).copied(), self.mma.contains_key(&v)) {
+                (Some(l), false) => {
+                    let regs = self.blocked_to_mma(v, &l)?;
+                    shape.push((true, regs.len()));
+                    init.extend(regs);
+                }
+                _ => {
+                    let (f, s) = self.flat(&[v])?;
+                    init.extend(f);
+                    shape.extend(s);
+                }
+            }
+        }
         let pre = self.current_block()?;
         let header = self.ctx.append_basic_block(self.func, "for");
         let body = self.ctx.append_basic_block(self.func, "for_body");

@@ -16,6 +16,7 @@
 mod axis;
 mod codegen;
 mod layout;
+mod mma;
 
 use inkwell::context::Context;
 use inkwell::passes::PassBuilderOptions;

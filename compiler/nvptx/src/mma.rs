@@ -1,0 +1,112 @@
+//! `tl.dot` on tensor cores with `mma.sync.aligned.m16n8k16` (fp16/bf16
+//! inputs, fp32 accumulators), and the MMA accumulator layout of
+//! `docs/layouts.md`.
+//!
+//! Warps tile the `M x N` accumulator `wm x wn` (warps along M first). Each
+//! warp repeats the 16x8 instruction tile `reps_m x reps_n` times; lane `l`
+//! holds, for each repetition, four fp32 registers at
+//!
+//! ```text
+//! row = warp_m * (M / wm) + rep_m * 16 + l / 4 + 8 * (r / 2)
+//! col = warp_n * (N / wn) + rep_n * 8 + 2 * (l % 4) + r % 2
+//! ```
+//!
+//! Operands go through shared memory as fp16: A row-major and B transposed,
+//! rows padded by 8 halves so the fragment loads of a warp hit 32 different
+//! banks. The accumulator stays in this layout across the K loop (the plan
+//! below marks the loop-carried values); other uses convert it to the blocked
+//! layout through shared memory.
+
+use std::collections::HashMap;
+use tilebook_tir::{DType, Kernel, Op, OpKind, Region, Value};
+
+/// The MMA layout of one accumulator.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct MmaLayout {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub wm: usize,
+    pub wn: usize,
+    /// `.f16` or `.bf16` operands.
+    pub bf16: bool,
+}
+
+impl MmaLayout {
+    pub fn reps_m(&self) -> usize {
+        self.m / (16 * self.wm)
+    }
+    pub fn reps_n(&self) -> usize {
+        self.n / (8 * self.wn)
+    }
+    pub fn regs(&self) -> usize {
+        self.reps_m() * self.reps_n() * 4
+    }
+    /// Padded row length (in halves) of the operands in shared memory.
+    pub fn row_k(&self) -> usize {
+        self.k + 8
+    }
+    /// Shared-memory bytes of both operands.
+    pub fn smem_bytes(&self) -> usize {
+        (self.m + self.n) * self.row_k() * 2
+    }
+}
+
+/// Which dots run on tensor cores, for a CTA of `warps` warps.
+fn layout_for(k: &Kernel, op: &Op, warps: usize) -> Option<MmaLayout> {
+    let (a, b, acc) = (k.ty(op.args[0]), k.ty(op.args[1]), k.ty(op.args[2]));
+    let da = a.dtype()?;
+    if !matches!(da, DType::F16 | DType::BF16) || b.dtype() != Some(da) || acc.dtype() != Some(DType::F32) {
+        return None;
+    }
+    let (m, kk, n) = (a.shape[0], a.shape[1], b.shape[1]);
+    if kk % 16 != 0 || m % 16 != 0 || n % 8 != 0 {
+        return None;
+    }
+    let wm = warps.min(m / 16);
+    let wn = warps / wm;
+    if wn == 0 || n % (8 * wn) != 0 || wm * wn != warps {
+        return None;
+    }
+    let l = MmaLayout { m, n, k: kk, wm, wn, bf16: da == DType::BF16 };
+    // Keep the accumulator within a sane register budget.
+    (l.regs() <= 256).then_some(l)
+}
+
+/// Values whose registers are in an MMA layout: tensor-core dot results and
+/// the loop-carried accumulators they flow into.
+pub fn plan(k: &Kernel, warps: usize) -> HashMap<Value, MmaLayout> {
+    let mut out = HashMap::new();
+    // Two rounds settle loops nested in loops.
+    for _ in 0..2 {
+        visit(k, &k.body, warps, &mut out);
+    }
+    out
+}
+
+fn visit(k: &Kernel, r: &Region, warps: usize, out: &mut HashMap<Value, MmaLayout>) {
+    for op in &r.ops {
+        for sub in &op.regions {
+            visit(k, sub, warps, out);
+        }
+        match op.kind {
+            OpKind::Dot { .. } => {
+                if let Some(l) = layout_for(k, op, warps) {
+                    out.insert(op.results[0], l);
+                }
+            }
+            OpKind::For => {
+                let region = &op.regions[0];
+                if let Some(y) = region.ops.last() {
+                    for (i, v) in y.args.iter().enumerate() {
+                        if let Some(&l) = out.get(v) {
+                            out.insert(region.args[i + 1], l);
+                            out.insert(op.results[i], l);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
