@@ -56,6 +56,12 @@ struct Gen<'ctx, 'a> {
     axis: HashMap<Value, AxisInfo>,
     /// Values whose registers are in an MMA layout.
     mma: HashMap<Value, MmaLayout>,
+    /// The op defining each value (for rematerialisation).
+    defs: HashMap<Value, &'a Op>,
+    /// MMA values already converted to the blocked layout, with the region
+    /// depth of the conversion (valid until that region ends).
+    converted: std::cell::RefCell<Vec<(usize, Value, Vec<BasicValueEnum<'ctx>>)>>,
+    depth: usize,
 }
 
 /// Emit the kernel into `module`; returns the dynamic shared memory it needs.
@@ -97,7 +103,15 @@ pub fn emit<'ctx>(
         smem_bytes: std::cell::Cell::new(0),
         axis: analyze(k),
         mma: plan(k, threads / 32),
+        defs: HashMap::new(),
+        converted: std::cell::RefCell::new(vec![]),
+        depth: 0,
     };
+    tilebook_tir::walk_ops(&k.body, &mut |op| {
+        for &r in &op.results {
+            g.defs.insert(r, op);
+        }
+    });
     let run = |g: &mut Gen<'ctx, '_>| -> R<()> {
         g.tid = g.sreg("llvm.nvvm.read.ptx.sreg.tid.x")?;
         for (i, p) in k.params.iter().enumerate() {
@@ -243,13 +257,23 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     fn region(&mut self, r: &Region) -> R<Vec<Value>> {
-        for op in &r.ops {
-            if op.kind == OpKind::Yield {
-                return Ok(op.args.clone());
+        self.depth += 1;
+        let result = (|| {
+            for op in &r.ops {
+                if op.kind == OpKind::Yield {
+                    return Ok(op.args.clone());
+                }
+                self.op(op)?;
             }
-            self.op(op)?;
-        }
-        Ok(vec![])
+            Ok(vec![])
+        })();
+        // Conversions made inside this region do not dominate what follows it.
+        let d = self.depth;
+        self.converted
+            .borrow_mut()
+            .retain(|(depth, _, _)| *depth < d);
+        self.depth -= 1;
+        result
     }
 
     fn set(&mut self, v: Value, r: Reg<'ctx>) {
@@ -1171,10 +1195,112 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(out)
     }
 
+    /// Whether `v` can be recomputed at any index from aranges, splats,
+    /// constants, shape ops and elementwise ops, within `budget` nodes.
+    fn can_remat(&self, v: Value, budget: &mut usize) -> bool {
+        if *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
+        if !self.ty(v).is_block() {
+            return matches!(self.vals.get(&v), Some(Reg::S(_)));
+        }
+        if self.mma.contains_key(&v) {
+            return false;
+        }
+        let Some(op) = self.defs.get(&v).copied() else {
+            return false;
+        };
+        match &op.kind {
+            OpKind::Const(_) | OpKind::Arange(..) | OpKind::Splat => true,
+            OpKind::ExpandDims(_) | OpKind::Reshape | OpKind::Broadcast | OpKind::Trans(_) => {
+                self.can_remat(op.args[0], budget)
+            }
+            k if k.is_elementwise() => op.args.iter().all(|&a| self.can_remat(a, budget)),
+            _ => false,
+        }
+    }
+
+    /// The element of `v` at multi-index `idx` (of `v`'s shape), recomputed.
+    fn remat(&mut self, v: Value, idx: &[IntValue<'ctx>]) -> R<BasicValueEnum<'ctx>> {
+        let t = self.ty(v).clone();
+        if !t.is_block() {
+            return self.scalar(v);
+        }
+        let op = self
+            .defs
+            .get(&v)
+            .copied()
+            .ok_or_else(|| GenError("remat of an undefined value".into()))?;
+        match &op.kind {
+            OpKind::Const(c) => self.constant(*c, t.elem),
+            OpKind::Arange(start, _) => {
+                Ok(self.b.build_int_add(idx[0], self.i32c(*start), "")?.into())
+            }
+            OpKind::Splat => self.scalar(op.args[0]),
+            OpKind::ExpandDims(axis) => {
+                let mut i = idx.to_vec();
+                i.remove(*axis);
+                self.remat(op.args[0], &i)
+            }
+            OpKind::Reshape => {
+                let strides = Self::strides(&t.shape);
+                let mut lin = self.i32c(0);
+                for (d, s) in strides.iter().enumerate() {
+                    let x = self.b.build_int_mul(idx[d], self.i32c(*s as i64), "")?;
+                    lin = self.b.build_int_add(lin, x, "")?;
+                }
+                let src_shape = self.ty(op.args[0]).shape.clone();
+                let i = self.unravel(lin, &src_shape)?;
+                self.remat(op.args[0], &i)
+            }
+            OpKind::Broadcast => {
+                let src_shape = self.ty(op.args[0]).shape.clone();
+                let i: Vec<_> = idx
+                    .iter()
+                    .zip(&src_shape)
+                    .map(|(x, &n)| if n == 1 { self.i32c(0) } else { *x })
+                    .collect();
+                self.remat(op.args[0], &i)
+            }
+            OpKind::Trans(perm) => {
+                let mut i = idx.to_vec();
+                for (d, &p) in perm.iter().enumerate() {
+                    i[p] = idx[d];
+                }
+                self.remat(op.args[0], &i)
+            }
+            _ => {
+                let mut args = vec![];
+                for &a in &op.args {
+                    args.push(self.remat(a, idx)?);
+                }
+                self.elementwise(op, &args)
+            }
+        }
+    }
+
     fn permute_through_smem(&mut self, op: &Op) -> R<()> {
         let (src, r) = (op.args[0], op.results[0]);
         let st = self.ty(src).clone();
         let rt = self.ty(r).clone();
+        if matches!(op.kind, OpKind::Broadcast) && self.can_remat(src, &mut 64) {
+            // Recompute each element in place: no shared memory, no barrier.
+            let l = self.layout(&rt);
+            let mut out = vec![];
+            for reg in 0..l.regs() {
+                let e = self.elem_index(&l, reg)?;
+                let idx = self.unravel(e, &rt.shape)?;
+                let src_idx: Vec<_> = idx
+                    .iter()
+                    .zip(&st.shape)
+                    .map(|(x, &n)| if n == 1 { self.i32c(0) } else { *x })
+                    .collect();
+                out.push(self.remat(src, &src_idx)?);
+            }
+            self.set(r, Reg::B(out));
+            return Ok(());
+        }
         self.barrier()?;
         self.spill(src, 0)?;
         self.barrier()?;
@@ -1585,22 +1711,43 @@ impl<'ctx> Gen<'ctx, '_> {
     fn mma_coords(&self, l: &MmaLayout) -> R<[IntValue<'ctx>; 4]> {
         let warp = self.b.build_int_unsigned_div(self.tid, self.i32c(32), "")?;
         let lane = self.b.build_int_unsigned_rem(self.tid, self.i32c(32), "")?;
-        let wm = self.b.build_int_unsigned_rem(warp, self.i32c(l.wm as i64), "")?;
-        let wn = self.b.build_int_unsigned_div(warp, self.i32c(l.wm as i64), "")?;
+        let wm = self
+            .b
+            .build_int_unsigned_rem(warp, self.i32c(l.wm as i64), "")?;
+        let wn = self
+            .b
+            .build_int_unsigned_div(warp, self.i32c(l.wm as i64), "")?;
         let g = self.b.build_int_unsigned_div(lane, self.i32c(4), "")?;
         let t = self.b.build_int_unsigned_rem(lane, self.i32c(4), "")?;
         Ok([wm, wn, g, t])
     }
 
     /// Row and column of MMA register `(rep_m, rep_n, r)`.
-    fn mma_pos(&self, l: &MmaLayout, c: &[IntValue<'ctx>; 4], rm: usize, rn: usize, r: usize) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
+    fn mma_pos(
+        &self,
+        l: &MmaLayout,
+        c: &[IntValue<'ctx>; 4],
+        rm: usize,
+        rn: usize,
+        r: usize,
+    ) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
         let [wm, wn, g, t] = *c;
-        let row = self.b.build_int_mul(wm, self.i32c((l.m / l.wm) as i64), "")?;
+        let row = self
+            .b
+            .build_int_mul(wm, self.i32c((l.m / l.wm) as i64), "")?;
         let row = self.b.build_int_add(row, g, "")?;
-        let row = self.b.build_int_add(row, self.i32c((rm * 16 + 8 * (r / 2)) as i64), "")?;
-        let col = self.b.build_int_mul(wn, self.i32c((l.n / l.wn) as i64), "")?;
-        let col = self.b.build_int_add(col, self.b.build_int_mul(t, self.i32c(2), "")?, "")?;
-        let col = self.b.build_int_add(col, self.i32c((rn * 8 + r % 2) as i64), "")?;
+        let row = self
+            .b
+            .build_int_add(row, self.i32c((rm * 16 + 8 * (r / 2)) as i64), "")?;
+        let col = self
+            .b
+            .build_int_mul(wn, self.i32c((l.n / l.wn) as i64), "")?;
+        let col = self
+            .b
+            .build_int_add(col, self.b.build_int_mul(t, self.i32c(2), "")?, "")?;
+        let col = self
+            .b
+            .build_int_add(col, self.i32c((rn * 8 + r % 2) as i64), "")?;
         Ok((row, col))
     }
 
@@ -1613,6 +1760,9 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     fn mma_to_blocked(&self, v: Value, l: &MmaLayout) -> R<Vec<BasicValueEnum<'ctx>>> {
+        if let Some((_, _, regs)) = self.converted.borrow().iter().find(|(_, x, _)| *x == v) {
+            return Ok(regs.clone());
+        }
         let regs = self.raw(v)?;
         let t = self.ty(v).clone();
         let c = self.mma_coords(l)?;
@@ -1630,11 +1780,19 @@ impl<'ctx> Gen<'ctx, '_> {
             out.push(self.smem_load(0, e, t.elem)?);
         }
         self.barrier()?;
+        self.converted
+            .borrow_mut()
+            .push((self.depth, v, out.clone()));
         Ok(out)
     }
 
     fn blocked_to_mma(&mut self, v: Value, l: &MmaLayout) -> R<Vec<BasicValueEnum<'ctx>>> {
         let t = self.ty(v).clone();
+        // A constant (the usual zero accumulator) is the same in every layout.
+        if let Some(OpKind::Const(c)) = self.defs.get(&v).map(|op| &op.kind) {
+            let x = self.constant(*c, t.elem)?;
+            return Ok(vec![x; l.regs()]);
+        }
         self.barrier()?;
         self.spill(v, 0)?;
         self.barrier()?;
@@ -1649,18 +1807,36 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     /// Store one operand element as a half at `(row, col)` of a padded tile.
-    fn store_half(&self, base: usize, row: IntValue<'ctx>, col: IntValue<'ctx>, row_len: usize, x: BasicValueEnum<'ctx>, bf16: bool) -> R<()> {
+    fn store_half(
+        &self,
+        base: usize,
+        row: IntValue<'ctx>,
+        col: IntValue<'ctx>,
+        row_len: usize,
+        x: BasicValueEnum<'ctx>,
+        bf16: bool,
+    ) -> R<()> {
         let idx = self.b.build_int_mul(row, self.i32c(row_len as i64), "")?;
         let idx = self.b.build_int_add(idx, col, "")?;
         let p = self.smem_addr(base, idx, 2)?;
-        let h = if bf16 { self.ctx.bf16_type() } else { self.ctx.f16_type() };
+        let h = if bf16 {
+            self.ctx.bf16_type()
+        } else {
+            self.ctx.f16_type()
+        };
         let v = self.b.build_float_trunc(x.into_float_value(), h, "")?;
         self.b.build_store(p, v)?;
         Ok(())
     }
 
     /// Two consecutive halves at `(row, col)` as one 32-bit register.
-    fn load_pair(&self, base: usize, row: IntValue<'ctx>, col: IntValue<'ctx>, row_len: usize) -> R<BasicValueEnum<'ctx>> {
+    fn load_pair(
+        &self,
+        base: usize,
+        row: IntValue<'ctx>,
+        col: IntValue<'ctx>,
+        row_len: usize,
+    ) -> R<BasicValueEnum<'ctx>> {
         let idx = self.b.build_int_mul(row, self.i32c(row_len as i64), "")?;
         let idx = self.b.build_int_add(idx, col, "")?;
         let p = self.smem_addr(base, idx, 2)?;
@@ -1674,7 +1850,11 @@ impl<'ctx> Gen<'ctx, '_> {
     fn dot_mma(&mut self, op: &Op, l: &MmaLayout) -> R<()> {
         let (a, bm, acc, r) = (op.args[0], op.args[1], op.args[2], op.results[0]);
         // The accumulator in MMA registers (converting first, before smem holds the operands).
-        let mut accs = if self.mma.contains_key(&acc) { self.raw(acc)? } else { self.blocked_to_mma(acc, l)? };
+        let mut accs = if self.mma.contains_key(&acc) {
+            self.raw(acc)?
+        } else {
+            self.blocked_to_mma(acc, l)?
+        };
         let (at, bt) = (self.ty(a).clone(), self.ty(bm).clone());
         let (la, lb) = (self.layout(&at), self.layout(&bt));
         let a_regs = self.regs(a, la.regs())?;
@@ -1685,15 +1865,23 @@ impl<'ctx> Gen<'ctx, '_> {
         self.barrier()?;
         for (i, x) in a_regs.iter().enumerate() {
             let e = self.elem_index(&la, i)?;
-            let row = self.b.build_int_unsigned_div(e, self.i32c(l.k as i64), "")?;
-            let col = self.b.build_int_unsigned_rem(e, self.i32c(l.k as i64), "")?;
+            let row = self
+                .b
+                .build_int_unsigned_div(e, self.i32c(l.k as i64), "")?;
+            let col = self
+                .b
+                .build_int_unsigned_rem(e, self.i32c(l.k as i64), "")?;
             self.store_half(0, row, col, rk, *x, l.bf16)?;
         }
         // B is stored transposed: its fragment pairs become contiguous.
         for (i, x) in b_regs.iter().enumerate() {
             let e = self.elem_index(&lb, i)?;
-            let kk = self.b.build_int_unsigned_div(e, self.i32c(l.n as i64), "")?;
-            let nn = self.b.build_int_unsigned_rem(e, self.i32c(l.n as i64), "")?;
+            let kk = self
+                .b
+                .build_int_unsigned_div(e, self.i32c(l.n as i64), "")?;
+            let nn = self
+                .b
+                .build_int_unsigned_rem(e, self.i32c(l.n as i64), "")?;
             self.store_half(b_base, nn, kk, rk, *x, l.bf16)?;
         }
         self.barrier()?;
@@ -1701,7 +1889,21 @@ impl<'ctx> Gen<'ctx, '_> {
         let f32t = self.ctx.f32_type();
         let i32t = self.ctx.i32_type();
         let ret = self.ctx.struct_type(&[f32t.into(); 4], false);
-        let fn_ty = ret.fn_type(&[i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), f32t.into(), f32t.into(), f32t.into(), f32t.into()], false);
+        let fn_ty = ret.fn_type(
+            &[
+                i32t.into(),
+                i32t.into(),
+                i32t.into(),
+                i32t.into(),
+                i32t.into(),
+                i32t.into(),
+                f32t.into(),
+                f32t.into(),
+                f32t.into(),
+                f32t.into(),
+            ],
+            false,
+        );
         let ty = if l.bf16 { "bf16" } else { "f16" };
         let asm = self.ctx.create_inline_asm(
             fn_ty,
@@ -1713,16 +1915,22 @@ impl<'ctx> Gen<'ctx, '_> {
             false,
         );
         let t2 = self.b.build_int_mul(t, self.i32c(2), "")?;
-        let row0 = self.b.build_int_mul(wm, self.i32c((l.m / l.wm) as i64), "")?;
+        let row0 = self
+            .b
+            .build_int_mul(wm, self.i32c((l.m / l.wm) as i64), "")?;
         let row0 = self.b.build_int_add(row0, g, "")?;
-        let col0 = self.b.build_int_mul(wn, self.i32c((l.n / l.wn) as i64), "")?;
+        let col0 = self
+            .b
+            .build_int_mul(wn, self.i32c((l.n / l.wn) as i64), "")?;
         let col0 = self.b.build_int_add(col0, g, "")?;
         for k0 in (0..l.k).step_by(16) {
             let ka = self.b.build_int_add(t2, self.i32c(k0 as i64), "")?;
             let kb = self.b.build_int_add(ka, self.i32c(8), "")?;
             let mut afrag = vec![];
             for rm in 0..l.reps_m() {
-                let r0 = self.b.build_int_add(row0, self.i32c((rm * 16) as i64), "")?;
+                let r0 = self
+                    .b
+                    .build_int_add(row0, self.i32c((rm * 16) as i64), "")?;
                 let r8 = self.b.build_int_add(r0, self.i32c(8), "")?;
                 afrag.push([
                     self.load_pair(0, r0, ka, rk)?,
@@ -1737,9 +1945,18 @@ impl<'ctx> Gen<'ctx, '_> {
                 let b1 = self.load_pair(b_base, c, kb, rk)?;
                 for (rm, af) in afrag.iter().enumerate() {
                     let base = (rm * l.reps_n() + rn) * 4;
-                    let args: Vec<_> = af.iter().chain([&b0, &b1]).chain(accs[base..base + 4].iter()).map(|v| (*v).into()).collect();
+                    let args: Vec<_> = af
+                        .iter()
+                        .chain([&b0, &b1])
+                        .chain(accs[base..base + 4].iter())
+                        .map(|v| (*v).into())
+                        .collect();
                     let call = self.b.build_indirect_call(fn_ty, asm, &args, "mma")?;
-                    let res = call.try_as_basic_value().basic().ok_or_else(|| GenError("mma result".into()))?.into_struct_value();
+                    let res = call
+                        .try_as_basic_value()
+                        .basic()
+                        .ok_or_else(|| GenError("mma result".into()))?
+                        .into_struct_value();
                     for j in 0..4 {
                         accs[base + j] = self.b.build_extract_value(res, j as u32, "")?;
                     }
@@ -1928,7 +2145,11 @@ impl<'ctx> Gen<'ctx, '_> {
         let mut shape = vec![];
         for &v in vals {
             let t = self.ty(v).clone();
-            let regs = if t.is_block() { self.raw(v)? } else { vec![self.scalar(v)?] };
+            let regs = if t.is_block() {
+                self.raw(v)?
+            } else {
+                vec![self.scalar(v)?]
+            };
             shape.push((t.is_block(), regs.len()));
             flat.extend(regs);
         }

@@ -56,7 +56,10 @@ impl MmaLayout {
 fn layout_for(k: &Kernel, op: &Op, warps: usize) -> Option<MmaLayout> {
     let (a, b, acc) = (k.ty(op.args[0]), k.ty(op.args[1]), k.ty(op.args[2]));
     let da = a.dtype()?;
-    if !matches!(da, DType::F16 | DType::BF16) || b.dtype() != Some(da) || acc.dtype() != Some(DType::F32) {
+    if !matches!(da, DType::F16 | DType::BF16)
+        || b.dtype() != Some(da)
+        || acc.dtype() != Some(DType::F32)
+    {
         return None;
     }
     let (m, kk, n) = (a.shape[0], a.shape[1], b.shape[1]);
@@ -68,7 +71,14 @@ fn layout_for(k: &Kernel, op: &Op, warps: usize) -> Option<MmaLayout> {
     if wn == 0 || n % (8 * wn) != 0 || wm * wn != warps {
         return None;
     }
-    let l = MmaLayout { m, n, k: kk, wm, wn, bf16: da == DType::BF16 };
+    let l = MmaLayout {
+        m,
+        n,
+        k: kk,
+        wm,
+        wn,
+        bf16: da == DType::BF16,
+    };
     // Keep the accumulator within a sane register budget.
     (l.regs() <= 256).then_some(l)
 }

@@ -15,7 +15,10 @@ fn time_once(s: &mut Session, f: &Val) -> R<f64> {
     match s.backend.clone() {
         Backend::Cuda(g) => {
             if s.l2_flush.is_none() {
-                s.l2_flush = Some(g.alloc(256 << 20).map_err(|e| Exc::new("RuntimeError", e))?);
+                s.l2_flush = Some(
+                    g.alloc(256 << 20)
+                        .map_err(|e| Exc::new("RuntimeError", e))?,
+                );
             }
             if let Some(buf) = s.l2_flush.as_mut() {
                 g.zero(buf).map_err(|e| Exc::new("RuntimeError", e))?;
@@ -40,9 +43,20 @@ fn time_once(s: &mut Session, f: &Val) -> R<f64> {
 
 pub fn do_bench(s: &mut Session, a: &Args) -> R<Val> {
     let f = a.req(0, "fn")?;
-    let warmup = a.get(1, "warmup").map(|v| to_f64(&v)).transpose()?.unwrap_or(25.0);
-    let rep = a.get(2, "rep").map(|v| to_f64(&v)).transpose()?.unwrap_or(100.0);
-    let mode = a.kw("return_mode").map(|v| v.to_str()).unwrap_or_else(|| "mean".into());
+    let warmup = a
+        .get(1, "warmup")
+        .map(|v| to_f64(&v))
+        .transpose()?
+        .unwrap_or(25.0);
+    let rep = a
+        .get(2, "rep")
+        .map(|v| to_f64(&v))
+        .transpose()?
+        .unwrap_or(100.0);
+    let mode = a
+        .kw("return_mode")
+        .map(|v| v.to_str())
+        .unwrap_or_else(|| "mean".into());
     let quantiles = a.kw("quantiles").filter(|v| !matches!(v, Val::None));
     // Estimate with a few calls.
     time_once(s, &f)?;
@@ -70,8 +84,15 @@ pub fn do_bench(s: &mut Session, a: &Args) -> R<Val> {
     };
     if let Some(qs) = quantiles {
         let items = s.iterate(&qs)?;
-        let vals: Vec<Val> = items.iter().map(|v| to_f64(v).map(|p| Val::Float(q(p)))).collect::<R<_>>()?;
-        return Ok(if vals.len() == 1 { vals[0].clone() } else { Val::list(vals) });
+        let vals: Vec<Val> = items
+            .iter()
+            .map(|v| to_f64(v).map(|p| Val::Float(q(p))))
+            .collect::<R<_>>()?;
+        return Ok(if vals.len() == 1 {
+            vals[0].clone()
+        } else {
+            Val::list(vals)
+        });
     }
     Ok(match mode.as_str() {
         "min" => Val::Float(times[0]),
@@ -79,6 +100,10 @@ pub fn do_bench(s: &mut Session, a: &Args) -> R<Val> {
         "median" => Val::Float(q(0.5)),
         "all" => Val::list(times.iter().map(|&t| Val::Float(t)).collect()),
         "mean" => Val::Float(times.iter().sum::<f64>() / times.len() as f64),
-        other => return Err(Exc::value_error(format!("return_mode must be min, max, mean, median or all, got '{other}'"))),
+        other => {
+            return Err(Exc::value_error(format!(
+                "return_mode must be min, max, mean, median or all, got '{other}'"
+            )))
+        }
     })
 }
