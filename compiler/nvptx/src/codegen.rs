@@ -1806,6 +1806,95 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(out)
     }
 
+    /// Write a blocked operand tile as halves into a padded row-major tile,
+    /// one 8-byte vector per run of four elements.
+    fn store_tile(
+        &self,
+        base: usize,
+        lay: &Layout,
+        regs: &[BasicValueEnum<'ctx>],
+        cols: usize,
+        row_len: usize,
+        bf16: bool,
+    ) -> R<()> {
+        let h = if bf16 {
+            self.ctx.bf16_type()
+        } else {
+            self.ctx.f16_type()
+        };
+        let w = if lay.vec >= 4 && cols % 4 == 0 && !lay.replicated() {
+            4
+        } else {
+            1
+        };
+        for g0 in (0..regs.len()).step_by(w) {
+            let e = self.elem_index(lay, g0)?;
+            let row = self
+                .b
+                .build_int_unsigned_div(e, self.i32c(cols as i64), "")?;
+            let col = self
+                .b
+                .build_int_unsigned_rem(e, self.i32c(cols as i64), "")?;
+            if w == 1 {
+                self.store_half(base, row, col, row_len, regs[g0], bf16)?;
+                continue;
+            }
+            let idx = self.b.build_int_mul(row, self.i32c(row_len as i64), "")?;
+            let idx = self.b.build_int_add(idx, col, "")?;
+            let p = self.smem_addr(base, idx, 2)?;
+            let vt = h.vec_type(4);
+            let mut v = vt.get_undef();
+            for j in 0..4 {
+                let x = self
+                    .b
+                    .build_float_trunc(regs[g0 + j].into_float_value(), h, "")?;
+                v = self.b.build_insert_element(v, x, self.i32c(j as i64), "")?;
+            }
+            let st = self.b.build_store(p, v)?;
+            let _ = st.set_alignment(8);
+        }
+        Ok(())
+    }
+
+    /// `ldmatrix.x2.trans` of two 8x8 half matrices at rows `krow` (this lane's
+    /// row, lanes 0..15) and column `n0`: the B fragment of `mma.m16n8k16`.
+    fn ldmatrix_x2_trans(
+        &self,
+        base: usize,
+        krow: IntValue<'ctx>,
+        n0: IntValue<'ctx>,
+        row_len: usize,
+    ) -> R<[BasicValueEnum<'ctx>; 2]> {
+        let idx = self.b.build_int_mul(krow, self.i32c(row_len as i64), "")?;
+        let idx = self.b.build_int_add(idx, n0, "")?;
+        let p = self.smem_addr(base, idx, 2)?;
+        let addr = self.b.build_ptr_to_int(p, self.ctx.i32_type(), "")?;
+        let i32t = self.ctx.i32_type();
+        let ret = self.ctx.struct_type(&[i32t.into(), i32t.into()], false);
+        let fn_ty = ret.fn_type(&[i32t.into()], false);
+        let asm = self.ctx.create_inline_asm(
+            fn_ty,
+            "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0, $1}, [$2];".into(),
+            "=r,=r,r".into(),
+            true,
+            false,
+            None,
+            false,
+        );
+        let call = self
+            .b
+            .build_indirect_call(fn_ty, asm, &[addr.into()], "ldm")?;
+        let s = call
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| GenError("ldmatrix result".into()))?
+            .into_struct_value();
+        Ok([
+            self.b.build_extract_value(s, 0, "")?,
+            self.b.build_extract_value(s, 1, "")?,
+        ])
+    }
+
     /// Store one operand element as a half at `(row, col)` of a padded tile.
     fn store_half(
         &self,
@@ -1860,30 +1949,12 @@ impl<'ctx> Gen<'ctx, '_> {
         let a_regs = self.regs(a, la.regs())?;
         let b_regs = self.regs(bm, lb.regs())?;
         let rk = l.row_k();
-        let b_base = l.m * rk * 2;
+        let rn = l.row_n();
+        let b_base = l.b_base();
         self.need_smem(l.smem_bytes());
         self.barrier()?;
-        for (i, x) in a_regs.iter().enumerate() {
-            let e = self.elem_index(&la, i)?;
-            let row = self
-                .b
-                .build_int_unsigned_div(e, self.i32c(l.k as i64), "")?;
-            let col = self
-                .b
-                .build_int_unsigned_rem(e, self.i32c(l.k as i64), "")?;
-            self.store_half(0, row, col, rk, *x, l.bf16)?;
-        }
-        // B is stored transposed: its fragment pairs become contiguous.
-        for (i, x) in b_regs.iter().enumerate() {
-            let e = self.elem_index(&lb, i)?;
-            let kk = self
-                .b
-                .build_int_unsigned_div(e, self.i32c(l.n as i64), "")?;
-            let nn = self
-                .b
-                .build_int_unsigned_rem(e, self.i32c(l.n as i64), "")?;
-            self.store_half(b_base, nn, kk, rk, *x, l.bf16)?;
-        }
+        self.store_tile(0, &la, &a_regs, l.k, rk, l.bf16)?;
+        self.store_tile(b_base, &lb, &b_regs, l.n, rn, l.bf16)?;
         self.barrier()?;
         let [wm, wn, g, t] = self.mma_coords(l)?;
         let f32t = self.ctx.f32_type();
@@ -1919,10 +1990,12 @@ impl<'ctx> Gen<'ctx, '_> {
             .b
             .build_int_mul(wm, self.i32c((l.m / l.wm) as i64), "")?;
         let row0 = self.b.build_int_add(row0, g, "")?;
-        let col0 = self
+        // ldmatrix: lanes 0..15 address the 16 rows (k) of the two 8x8 matrices.
+        let ncol0 = self
             .b
             .build_int_mul(wn, self.i32c((l.n / l.wn) as i64), "")?;
-        let col0 = self.b.build_int_add(col0, g, "")?;
+        let lane = self.b.build_int_unsigned_rem(self.tid, self.i32c(32), "")?;
+        let lane16 = self.b.build_int_unsigned_rem(lane, self.i32c(16), "")?;
         for k0 in (0..l.k).step_by(16) {
             let ka = self.b.build_int_add(t2, self.i32c(k0 as i64), "")?;
             let kb = self.b.build_int_add(ka, self.i32c(8), "")?;
@@ -1939,12 +2012,15 @@ impl<'ctx> Gen<'ctx, '_> {
                     self.load_pair(0, r8, kb, rk)?,
                 ]);
             }
-            for rn in 0..l.reps_n() {
-                let c = self.b.build_int_add(col0, self.i32c((rn * 8) as i64), "")?;
-                let b0 = self.load_pair(b_base, c, ka, rk)?;
-                let b1 = self.load_pair(b_base, c, kb, rk)?;
+            for rep_n in 0..l.reps_n() {
+                let rn_i = rep_n;
+                let n0 = self
+                    .b
+                    .build_int_add(ncol0, self.i32c((rn_i * 8) as i64), "")?;
+                let krow = self.b.build_int_add(lane16, self.i32c(k0 as i64), "")?;
+                let [b0, b1] = self.ldmatrix_x2_trans(b_base, krow, n0, rn)?;
                 for (rm, af) in afrag.iter().enumerate() {
-                    let base = (rm * l.reps_n() + rn) * 4;
+                    let base = (rm * l.reps_n() + rn_i) * 4;
                     let args: Vec<_> = af
                         .iter()
                         .chain([&b0, &b1])

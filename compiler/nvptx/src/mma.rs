@@ -11,9 +11,9 @@
 //! col = warp_n * (N / wn) + rep_n * 8 + 2 * (l % 4) + r % 2
 //! ```
 //!
-//! Operands go through shared memory as fp16: A row-major and B transposed,
-//! rows padded by 8 halves so the fragment loads of a warp hit 32 different
-//! banks. The accumulator stays in this layout across the K loop (the plan
+//! Operands go through shared memory as fp16, both row-major with rows padded
+//! by 8 halves (so a warp's accesses spread over the banks), written as 8-byte
+//! vectors; A fragments are 32-bit loads, B fragments `ldmatrix.x2.trans`. The accumulator stays in this layout across the K loop (the plan
 //! below marks the loop-carried values); other uses convert it to the blocked
 //! layout through shared memory.
 
@@ -42,13 +42,21 @@ impl MmaLayout {
     pub fn regs(&self) -> usize {
         self.reps_m() * self.reps_n() * 4
     }
-    /// Padded row length (in halves) of the operands in shared memory.
+    /// Padded row length (in halves) of A (`M x K`) in shared memory.
     pub fn row_k(&self) -> usize {
         self.k + 8
     }
+    /// Padded row length (in halves) of B (`K x N`, row-major) in shared memory.
+    pub fn row_n(&self) -> usize {
+        self.n + 8
+    }
+    /// Byte offset of B's tile.
+    pub fn b_base(&self) -> usize {
+        self.m * self.row_k() * 2
+    }
     /// Shared-memory bytes of both operands.
     pub fn smem_bytes(&self) -> usize {
-        (self.m + self.n) * self.row_k() * 2
+        self.b_base() + self.k * self.row_n() * 2
     }
 }
 
