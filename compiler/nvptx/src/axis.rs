@@ -6,7 +6,7 @@
 //! Divisibility of pointers is in bytes. Unknown values get (1, 1, 1).
 
 use std::collections::HashMap;
-use tilebook_tir::{walk_ops, BinOp, Const, Kernel, Op, OpKind, Value};
+use tilebook_tir::{BinOp, Const, Kernel, Op, OpKind, Value};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct AxisInfo {
@@ -56,7 +56,51 @@ pub fn analyze(k: &Kernel) -> HashMap<Value, AxisInfo> {
             },
         );
     }
-    walk_ops(&k.body, &mut |op: &Op| {
+    // Loop-carried values get the meet of their initial and yielded values;
+    // a few rounds reach the fixpoint.
+    for _ in 0..3 {
+        region(k, &k.body, &mut info);
+    }
+    info
+}
+
+fn meet(a: AxisInfo, b: AxisInfo) -> AxisInfo {
+    AxisInfo {
+        contiguity: gcd(a.contiguity, b.contiguity),
+        divisibility: gcd(a.divisibility, b.divisibility),
+        constancy: gcd(a.constancy, b.constancy),
+    }
+}
+
+fn region(k: &Kernel, r: &tilebook_tir::Region, info: &mut HashMap<Value, AxisInfo>) {
+    for op in &r.ops {
+        if op.kind == OpKind::For {
+            let body = &op.regions[0];
+            let yields = body.ops.last().map(|y| y.args.clone()).unwrap_or_default();
+            for (i, &init) in op.args[3..].iter().enumerate() {
+                let a = info.get(&init).copied().unwrap_or(UNKNOWN);
+                let carried = match yields.get(i).and_then(|y| info.get(y)) {
+                    Some(&y) => meet(a, y),
+                    None => a,
+                };
+                info.insert(body.args[i + 1], carried);
+            }
+            region(k, body, info);
+            for (i, &res) in op.results.iter().enumerate() {
+                let c = info.get(&body.args[i + 1]).copied().unwrap_or(UNKNOWN);
+                info.insert(res, c);
+            }
+            continue;
+        }
+        for sub in &op.regions {
+            region(k, sub, info);
+        }
+        one(k, op, info);
+    }
+}
+
+fn one(k: &Kernel, op: &Op, info: &mut HashMap<Value, AxisInfo>) {
+    {
         let Some(&r) = op.results.first() else { return };
         let last = k.ty(r).shape.last().copied().unwrap_or(1) as u64;
         let get = |v: &Value| info.get(v).copied().unwrap_or(UNKNOWN);
@@ -125,7 +169,8 @@ pub fn analyze(k: &Kernel) -> HashMap<Value, AxisInfo> {
                     .map(|d| d.size_bytes() as u64)
                     .unwrap_or(1);
                 AxisInfo {
-                    contiguity: o.contiguity.max(1),
+                    // As for `add`: a contiguous run plus a uniform offset stays contiguous.
+                    contiguity: gcd(p.contiguity, o.constancy).max(gcd(o.contiguity, p.constancy)),
                     divisibility: gcd(p.divisibility, o.divisibility.saturating_mul(size)),
                     constancy: gcd(p.constancy, o.constancy),
                 }
@@ -134,6 +179,21 @@ pub fn analyze(k: &Kernel) -> HashMap<Value, AxisInfo> {
                 let (x, y) = (a.unwrap_or(UNKNOWN), b.unwrap_or(UNKNOWN));
                 AxisInfo {
                     contiguity: gcd(x.contiguity, y.constancy).max(gcd(y.contiguity, x.constancy)),
+                    divisibility: gcd(x.divisibility, y.divisibility),
+                    constancy: gcd(x.constancy, y.constancy),
+                }
+            }
+            OpKind::Binary(BinOp::Rem) => {
+                let (x, y) = (a.unwrap_or(UNKNOWN), b.unwrap_or(UNKNOWN));
+                // `offsets % n` with a uniform `n`: a contiguous run that starts
+                // at a multiple of n's divisibility does not wrap before it.
+                let uniform = y.constancy >= last;
+                AxisInfo {
+                    contiguity: if uniform {
+                        gcd(x.contiguity, y.divisibility)
+                    } else {
+                        1
+                    },
                     divisibility: gcd(x.divisibility, y.divisibility),
                     constancy: gcd(x.constancy, y.constancy),
                 }
@@ -177,6 +237,5 @@ pub fn analyze(k: &Kernel) -> HashMap<Value, AxisInfo> {
             _ => UNKNOWN,
         };
         info.insert(r, result);
-    });
-    info
+    }
 }

@@ -76,6 +76,14 @@ pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
         )
         .ok_or_else(|| format!("LLVM cannot target {}", options.arch))?;
     module.set_data_layout(&machine.get_target_data().get_data_layout());
+    // GPU-only stage: prefetch the next iteration's loads in K loops.
+    let mut k = k.clone();
+    if tilebook_tir::pipeline::pipeline_loads(&mut k) {
+        tilebook_tir::passes::optimize(&mut k);
+        tilebook_tir::verify::verify(&k)
+            .map_err(|e| format!("internal error: pipelining produced invalid tile IR: {e}"))?;
+    }
+    let k = &k;
     let shared_bytes = codegen::emit(&context, &module, k, options.num_warps)?;
     module.verify().map_err(|e| {
         format!(

@@ -12,6 +12,7 @@ pub mod fp8;
 pub mod ir;
 pub mod parse;
 pub mod passes;
+pub mod pipeline;
 pub mod print;
 pub mod types;
 pub mod verify;

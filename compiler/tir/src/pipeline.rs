@@ -1,0 +1,305 @@
+//! Software pipelining of `for` loops by one stage: the loads of iteration
+//! `i + 1` are issued at the top of iteration `i`, carried to the next
+//! iteration as loop arguments, so their latency overlaps this iteration's
+//! work (on the GPU: the tensor-core MMAs of the previous tile).
+//!
+//! A load qualifies when its operands (pointer, mask, other) are computed in
+//! the loop body only from the loop's arguments, the induction variable and
+//! values defined outside, through pure ops. The prefetch's mask is ANDed
+//! with `iv + step < ub`, so the extra iteration at the end touches no memory.
+//!
+//! ```text
+//! for iv, (p) { x = load(p); ...; yield p + 32 }
+//! ==>
+//! x0 = load(p0, lb < ub)
+//! for iv, (p, x) { p' = p + 32; x' = load(p', iv + step < ub); ...; yield p', x' }
+//! ```
+
+use crate::ir::*;
+use crate::types::{DType, Elem, Type};
+use std::collections::{HashMap, HashSet};
+
+/// Pipeline every innermost `for` loop that loads. Returns whether it changed anything.
+pub fn pipeline_loads(k: &mut Kernel) -> bool {
+    // Integer constants, to recognise loops with a positive constant step.
+    let mut consts = HashMap::new();
+    walk_ops(&k.body, &mut |op| {
+        if let (OpKind::Const(Const::Int(c)), [r]) = (&op.kind, op.results.as_slice()) {
+            consts.insert(*r, *c);
+        }
+    });
+    let mut body = std::mem::take(&mut k.body);
+    let changed = visit(k, &mut body, &consts);
+    k.body = body;
+    changed
+}
+
+fn visit(k: &mut Kernel, r: &mut Region, consts: &HashMap<Value, i64>) -> bool {
+    let mut changed = false;
+    let mut i = 0;
+    while i < r.ops.len() {
+        for sub in &mut r.ops[i].regions {
+            changed |= visit(k, sub, consts);
+        }
+        let positive_step = r.ops[i]
+            .args
+            .get(2)
+            .and_then(|s| consts.get(s))
+            .is_some_and(|&c| c > 0);
+        if r.ops[i].kind == OpKind::For && positive_step {
+            if let Some(prologue) = pipeline_one(k, &mut r.ops[i]) {
+                let n = prologue.len();
+                r.ops.splice(i..i, prologue);
+                i += n;
+                changed = true;
+            }
+        }
+        i += 1;
+    }
+    changed
+}
+
+/// Clone `ops` (in order) substituting values, giving results fresh values.
+fn clone_ops(k: &mut Kernel, ops: &[Op], subst: &mut HashMap<Value, Value>) -> Vec<Op> {
+    let mut out = vec![];
+    for op in ops {
+        let args = op.args.iter().map(|a| *subst.get(a).unwrap_or(a)).collect();
+        let types = op.results.iter().map(|&r| k.ty(r).clone()).collect();
+        let new = k.op(op.kind.clone(), args, types, op.loc);
+        for (&old, &n) in op.results.iter().zip(&new.results) {
+            subst.insert(old, n);
+        }
+        out.push(new);
+    }
+    out
+}
+
+/// The ops of `body` (in order) that compute `roots` from `allowed` values.
+/// `None` if some root depends on anything else inside the body.
+fn slice(body: &[Op], roots: &[Value], inside: &HashSet<Value>) -> Option<Vec<usize>> {
+    let def: HashMap<Value, usize> = body
+        .iter()
+        .enumerate()
+        .flat_map(|(i, op)| op.results.iter().map(move |&r| (r, i)))
+        .collect();
+    let mut need = HashSet::new();
+    let mut stack: Vec<Value> = roots.to_vec();
+    while let Some(v) = stack.pop() {
+        let Some(&i) = def.get(&v) else {
+            // Region arguments and outside values are fine; other body values are not.
+            if inside.contains(&v) {
+                return None;
+            }
+            continue;
+        };
+        let op = &body[i];
+        let pure =
+            op.regions.is_empty() && op.kind.is_pure() && !matches!(op.kind, OpKind::Load { .. });
+        if !pure {
+            return None;
+        }
+        if need.insert(i) {
+            stack.extend(op.args.iter().copied());
+        }
+    }
+    let mut idx: Vec<usize> = need.into_iter().collect();
+    idx.sort();
+    Some(idx)
+}
+
+/// Pipeline one loop; returns the prologue to place before it.
+fn pipeline_one(k: &mut Kernel, for_op: &mut Op) -> Option<Vec<Op>> {
+    let (lb, ub, step) = (for_op.args[0], for_op.args[1], for_op.args[2]);
+    let inits: Vec<Value> = for_op.args[3..].to_vec();
+    let region = &for_op.regions[0];
+    let iv = region.args[0];
+    let carried: Vec<Value> = region.args[1..].to_vec();
+    let body = &region.ops;
+    let yields = body.last()?.args.clone();
+    // Only loops whose loads feed a `dot`: that is where the overlap pays.
+    if !body.iter().any(|op| matches!(op.kind, OpKind::Dot { .. })) {
+        return None;
+    }
+    let inside: HashSet<Value> = body
+        .iter()
+        .flat_map(|op| op.results.iter().copied())
+        .collect();
+    let loads: Vec<usize> = body
+        .iter()
+        .enumerate()
+        .filter(|(_, op)| matches!(op.kind, OpKind::Load { .. }) && k.ty(op.results[0]).is_block())
+        .map(|(i, _)| i)
+        .collect();
+    // Each load's operands, and each carried value's next value, must be computable up front.
+    let mut plans = vec![];
+    for &li in &loads {
+        let ops_slice = slice(body, &body[li].args, &inside)?;
+        plans.push((li, ops_slice));
+    }
+    if plans.is_empty() {
+        return None;
+    }
+    // The carried values the loads' operands read need their next values up front.
+    let mut used: HashSet<Value> = HashSet::new();
+    for (li, sl) in &plans {
+        for &i in sl.iter().chain(std::iter::once(li)) {
+            used.extend(body[i].args.iter().copied());
+        }
+    }
+    let needed: Vec<usize> = (0..carried.len())
+        .filter(|&i| used.contains(&carried[i]))
+        .collect();
+    let needed_yields: Vec<Value> = needed.iter().map(|&i| yields[i]).collect();
+    let yield_slice = slice(body, &needed_yields, &inside)?;
+    let iv_ty = k.ty(iv).dtype().unwrap_or(DType::I32);
+    let loc = for_op.loc;
+
+    // Prologue: the first iteration's loads, guarded by lb < ub.
+    let mut prologue = vec![];
+    let first_cond = k.op(
+        OpKind::Cmp(CmpPred::Lt),
+        vec![lb, ub],
+        vec![Type::scalar(DType::I1)],
+        loc,
+    );
+    let first_cond_v = first_cond.results[0];
+    prologue.push(first_cond);
+    let mut first_loaded = vec![];
+    for (li, sl) in &plans {
+        let mut subst: HashMap<Value, Value> =
+            carried.iter().copied().zip(inits.iter().copied()).collect();
+        subst.insert(iv, lb);
+        let mut ops: Vec<Op> = sl.iter().map(|&i| body[i].clone()).collect();
+        ops.push(body[*li].clone());
+        let mut cloned = clone_ops(k, &ops, &mut subst);
+        let load = cloned.pop().expect("load");
+        prologue.extend(cloned);
+        let guarded = guard_load(k, load, first_cond_v, &mut prologue);
+        first_loaded.push(guarded.results[0]);
+        prologue.push(guarded);
+    }
+
+    // Top of the body: next iteration's carried values and loads.
+    let mut top = vec![];
+    let iv_next_op = k.op(
+        OpKind::Binary(BinOp::Add),
+        vec![iv, step],
+        vec![Type::scalar(iv_ty)],
+        loc,
+    );
+    let iv_next = iv_next_op.results[0];
+    top.push(iv_next_op);
+    // The loop runs forward (positive step) for prefetching; other loops are skipped below.
+    let cond_op = k.op(
+        OpKind::Cmp(CmpPred::Lt),
+        vec![iv_next, ub],
+        vec![Type::scalar(DType::I1)],
+        loc,
+    );
+    let cond = cond_op.results[0];
+    top.push(cond_op);
+    let mut subst_next: HashMap<Value, Value> = HashMap::new();
+    let yield_ops: Vec<Op> = yield_slice.iter().map(|&i| body[i].clone()).collect();
+    let mut ident: HashMap<Value, Value> = HashMap::new();
+    let cloned_yields = clone_ops(k, &yield_ops, &mut ident);
+    top.extend(cloned_yields);
+    for &i in &needed {
+        let y = yields[i];
+        subst_next.insert(carried[i], *ident.get(&y).unwrap_or(&y));
+    }
+    subst_next.insert(iv, iv_next);
+    let mut next_loaded = vec![];
+    for (li, sl) in &plans {
+        let mut subst = subst_next.clone();
+        let mut ops: Vec<Op> = sl.iter().map(|&i| body[i].clone()).collect();
+        ops.push(body[*li].clone());
+        let mut cloned = clone_ops(k, &ops, &mut subst);
+        let load = cloned.pop().expect("load");
+        top.extend(cloned);
+        let guarded = guard_load(k, load, cond, &mut top);
+        next_loaded.push(guarded.results[0]);
+        top.push(guarded);
+    }
+
+    // The current tiles become loop arguments; uses of the old loads read them.
+    let mut replace: HashMap<Value, Value> = HashMap::new();
+    let mut new_args = vec![];
+    for (li, _) in &plans {
+        let old = body[*li].results[0];
+        let arg = k.new_value(k.ty(old).clone());
+        replace.insert(old, arg);
+        new_args.push(arg);
+    }
+    let region = &mut for_op.regions[0];
+    let mut new_body: Vec<Op> = top;
+    for (i, op) in region.ops.drain(..).enumerate() {
+        if plans.iter().any(|(li, _)| *li == i) {
+            continue;
+        }
+        let mut op = op;
+        substitute(&mut op, &replace);
+        new_body.push(op);
+    }
+    // Yield the prefetched tiles as the next iteration's current ones.
+    if let Some(y) = new_body.last_mut() {
+        y.args.extend(next_loaded.iter().copied());
+    }
+    region.ops = new_body;
+    region.args.extend(new_args.iter().copied());
+    for_op.args.extend(first_loaded);
+    for &a in &new_args {
+        let r = k.new_value(k.ty(a).clone());
+        for_op.results.push(r);
+    }
+    Some(prologue)
+}
+
+/// Replace uses of values in an op and everything nested in it.
+fn substitute(op: &mut Op, replace: &HashMap<Value, Value>) {
+    for a in &mut op.args {
+        if let Some(n) = replace.get(a) {
+            *a = *n;
+        }
+    }
+    for r in &mut op.regions {
+        for inner in &mut r.ops {
+            substitute(inner, replace);
+        }
+    }
+}
+
+/// A copy of `load` whose mask is also ANDed with the scalar `cond`.
+fn guard_load(k: &mut Kernel, load: Op, cond: Value, out: &mut Vec<Op>) -> Op {
+    let OpKind::Load { mask, other } = load.kind else {
+        return load;
+    };
+    let t = k.ty(load.results[0]).clone();
+    let mt = t.with_elem(Elem::Scalar(DType::I1));
+    let splat = k.op(OpKind::Splat, vec![cond], vec![mt.clone()], load.loc);
+    let cv = splat.results[0];
+    out.push(splat);
+    let new_mask = if mask {
+        let and = k.op(
+            OpKind::Binary(BinOp::And),
+            vec![load.args[1], cv],
+            vec![mt],
+            load.loc,
+        );
+        let m = and.results[0];
+        out.push(and);
+        m
+    } else {
+        cv
+    };
+    let mut args = vec![load.args[0], new_mask];
+    if other {
+        args.push(load.args[load.args.len() - 1]);
+    }
+    Op {
+        kind: OpKind::Load { mask: true, other },
+        args,
+        results: load.results,
+        regions: vec![],
+        loc: load.loc,
+    }
+}
