@@ -1822,7 +1822,7 @@ impl<'ctx> Gen<'ctx, '_> {
         } else {
             self.ctx.f16_type()
         };
-        let w = if lay.vec >= 4 && cols % 4 == 0 && !lay.replicated() {
+        let w = if lay.vec >= 4 && cols.is_multiple_of(4) && !lay.replicated() {
             4
         } else {
             1
