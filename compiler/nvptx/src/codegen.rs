@@ -62,6 +62,8 @@ struct Gen<'ctx, 'a> {
     /// depth of the conversion (valid until that region ends).
     converted: std::cell::RefCell<Vec<(usize, Value, Vec<BasicValueEnum<'ctx>>)>>,
     depth: usize,
+    /// fp16/bf16 dot operands kept in half registers.
+    half_regs: std::collections::HashSet<Value>,
 }
 
 /// Emit the kernel into `module`; returns the dynamic shared memory it needs.
@@ -106,7 +108,9 @@ pub fn emit<'ctx>(
         defs: HashMap::new(),
         converted: std::cell::RefCell::new(vec![]),
         depth: 0,
+        half_regs: Default::default(),
     };
+    g.half_regs = crate::mma::dot_only_operands(k, &g.mma);
     tilebook_tir::walk_ops(&k.body, &mut |op| {
         for &r in &op.results {
             g.defs.insert(r, op);
@@ -963,6 +967,22 @@ impl<'ctx> Gen<'ctx, '_> {
             &l,
             esize,
         );
+        // Dot-only operands stay in their memory type (half) from here on.
+        let keep_half = self.half_regs.contains(&r);
+        let others: Vec<BasicValueEnum> = if keep_half {
+            let h = mem.into_float_type();
+            let mut o = vec![];
+            for x in &others {
+                o.push(
+                    self.b
+                        .build_float_trunc(x.into_float_value(), h, "")?
+                        .into(),
+                );
+            }
+            o
+        } else {
+            others
+        };
         let mut out = vec![];
         for g0 in (0..n).step_by(w) {
             let c = masks.as_ref().map(|m| m[g0].into_int_value());
@@ -971,7 +991,7 @@ impl<'ctx> Gen<'ctx, '_> {
             let vals = if w == 1 {
                 self.guarded(c, fallback, &mut |g| {
                     let x = g.b.build_load(mem, p, "")?;
-                    Ok(vec![g.decode_mem(x, d)?])
+                    Ok(vec![if keep_half { x } else { g.decode_mem(x, d)? }])
                 })?
             } else {
                 let vt = mem_vec_type(mem, w as u32);
@@ -984,7 +1004,7 @@ impl<'ctx> Gen<'ctx, '_> {
                     for j in 0..w {
                         let e =
                             g.b.build_extract_element(x.into_vector_value(), g.i32c(j as i64), "")?;
-                        v.push(g.decode_mem(e, d)?);
+                        v.push(if keep_half { e } else { g.decode_mem(e, d)? });
                     }
                     Ok(v)
                 })?

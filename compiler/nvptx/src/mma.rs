@@ -128,3 +128,82 @@ fn visit(k: &Kernel, r: &Region, warps: usize, out: &mut HashMap<Value, MmaLayou
         }
     }
 }
+
+/// fp16/bf16 values used only as `dot` operands (directly, or carried through
+/// `for` loops into one): their registers can stay in the memory type from
+/// the load to the shared-memory store, skipping a round trip through f32.
+pub fn dot_only_operands(
+    k: &Kernel,
+    plan: &HashMap<Value, MmaLayout>,
+) -> std::collections::HashSet<Value> {
+    use std::collections::HashSet;
+    // uses[v] = list of (op kind, operand position, op) for every use.
+    let mut uses: HashMap<Value, Vec<(&Op, usize)>> = HashMap::new();
+    let mut loops: Vec<&Op> = vec![];
+    tilebook_tir::walk_ops(&k.body, &mut |op| {
+        for (i, a) in op.args.iter().enumerate() {
+            uses.entry(*a).or_default().push((op, i));
+        }
+        if op.kind == OpKind::For {
+            loops.push(op);
+        }
+    });
+    // Yields of loop bodies: which region argument each yield position feeds.
+    let mut yield_target: HashMap<*const Op, Value> = HashMap::new();
+    let mut yield_pos: HashMap<(*const Op, usize), Value> = HashMap::new();
+    for l in &loops {
+        if let Some(y) = l.regions[0].ops.last() {
+            yield_target.insert(y as *const Op, l.regions[0].args[0]);
+            for (i, _) in y.args.iter().enumerate() {
+                yield_pos.insert((y as *const Op, i), l.regions[0].args[i + 1]);
+            }
+        }
+    }
+    let mut init_pos: HashMap<(*const Op, usize), Value> = HashMap::new();
+    for l in &loops {
+        for i in 3..l.args.len() {
+            init_pos.insert((*l as *const Op, i), l.regions[0].args[i - 2]);
+        }
+    }
+    let is_half = |v: &Value| {
+        matches!(k.ty(*v).dtype(), Some(DType::F16 | DType::BF16)) && k.ty(*v).is_block()
+    };
+    // Start from everything half-typed and remove values with a disqualifying use.
+    let mut set: HashSet<Value> = HashSet::new();
+    tilebook_tir::walk_ops(&k.body, &mut |op| {
+        for r in &op.results {
+            if is_half(r) {
+                set.insert(*r);
+            }
+        }
+        for r in &op.regions {
+            for a in &r.args {
+                if is_half(a) {
+                    set.insert(*a);
+                }
+            }
+        }
+    });
+    loop {
+        let before = set.len();
+        let snapshot = set.clone();
+        set.retain(|v| {
+            let Some(us) = uses.get(v) else { return false };
+            us.iter().all(|(op, i)| match op.kind {
+                OpKind::Dot { .. } => *i < 2 && plan.contains_key(&op.results[0]),
+                OpKind::Yield => yield_pos
+                    .get(&(*op as *const Op, *i))
+                    .is_some_and(|t| snapshot.contains(t)),
+                OpKind::For => init_pos
+                    .get(&(*op as *const Op, *i))
+                    .is_some_and(|t| snapshot.contains(t)),
+                _ => false,
+            })
+        });
+        if set.len() == before {
+            break;
+        }
+    }
+    let _ = yield_target;
+    set
+}
