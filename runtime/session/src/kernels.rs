@@ -26,8 +26,9 @@ pub struct Compiled {
     pub key: String,
     pub signature: String,
     pub tir: String,
-    /// Always built: the reference, and the kernel when no GPU is in use.
-    pub kernel: CpuKernel,
+    /// The CPU kernel: built when no GPU is in use, or as the reference when
+    /// GPU launches are cross-checked (`TILEBOOK_CHECK_GPU=1`).
+    pub kernel: Option<CpuKernel>,
     /// PTX and the loaded function when the session runs on a GPU.
     pub gpu: Option<(tilebook_nvptx::GpuKernel, tilebook_cuda::GpuFunction)>,
     pub compile_seconds: f64,
@@ -442,8 +443,14 @@ fn compile(
         ));
     }
     let tir = tilebook_tir::print::print_kernel(&kernel);
-    let cpu = tilebook_cpu::compile(&kernel, &CpuOptions::default())
-        .map_err(|e| Exc::new("CompilationError", format!("CPU backend: {e}")))?;
+    let cpu = if gpu.is_none() || s.check_gpu {
+        Some(
+            tilebook_cpu::compile(&kernel, &CpuOptions::default())
+                .map_err(|e| Exc::new("CompilationError", format!("CPU backend: {e}")))?,
+        )
+    } else {
+        None
+    };
     if gpu.is_none() && s.check_ptx {
         let opts = tilebook_nvptx::GpuOptions {
             num_warps: options.num_warps,
@@ -513,7 +520,13 @@ fn run_cpu(jit: &JitFunction, c: &Compiled, grid: [u32; 3], args: &[KernelArg]) 
         .filter(|b| b[1] > 0)
         .map(|b| (b[0], b[1]))
         .collect();
-    match c.kernel.launch(grid, &raw, &bounds, allocations) {
+    let Some(cpu) = &c.kernel else {
+        return Err(Exc::new(
+            "InternalError",
+            format!("no CPU code was compiled for `{}`", jit.name),
+        ));
+    };
+    match cpu.launch(grid, &raw, &bounds, allocations) {
         Ok(out) => Ok(out.printed),
         Err(e) => Err(launch_exc(jit, c, e, &tensors)),
     }
@@ -651,7 +664,13 @@ fn launch_exc(
         LaunchError::OutOfBounds { site, pid, .. }
         | LaunchError::AssertFailed { site, pid, .. } => (*site, *pid),
     };
-    let info = &c.kernel.sites[site];
+    let Some(cpu) = &c.kernel else {
+        return Exc::new(
+            "InternalError",
+            format!("launch error without CPU code in `{}`", jit.name),
+        );
+    };
+    let info = &cpu.sites[site];
     let (line, col) = (info.loc.line, info.loc.col);
     let message = match &e {
         LaunchError::OutOfBounds { addr, .. } => {
