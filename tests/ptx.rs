@@ -69,10 +69,9 @@ fn tutorial_matmul_compiles_to_ptx() {
     );
     let mmas = p.matches("mma.sync").count();
     assert_eq!(mmas, 16, "{mmas} mma instructions");
-    // Three barriers in the K loop (before and after writing the operand
-    // tiles, after the MMAs read them) and three for the one conversion of the
-    // accumulator in the epilogue. The K-loop masks are rematerialised, not
-    // broadcast through shared memory.
+    // One barrier in the K loop (the operand tiles are double-buffered) and
+    // three for the one conversion of the accumulator in the epilogue. The
+    // K-loop masks are rematerialised, not broadcast through shared memory.
     let barriers = p.matches("bar.sync").count();
-    assert_eq!(barriers, 6, "{barriers} barriers");
+    assert_eq!(barriers, 4, "{barriers} barriers");
 }

@@ -64,6 +64,8 @@ struct Gen<'ctx, 'a> {
     depth: usize,
     /// fp16/bf16 dot operands kept in half registers.
     half_regs: std::collections::HashSet<Value>,
+    /// A runtime byte offset added to shared-memory addresses (the double buffer in use).
+    smem_shift: std::cell::Cell<Option<IntValue<'ctx>>>,
 }
 
 /// Emit the kernel into `module`; returns the dynamic shared memory it needs.
@@ -109,6 +111,7 @@ pub fn emit<'ctx>(
         converted: std::cell::RefCell::new(vec![]),
         depth: 0,
         half_regs: Default::default(),
+        smem_shift: std::cell::Cell::new(None),
     };
     g.half_regs = crate::mma::dot_only_operands(k, &g.mma);
     tilebook_tir::walk_ops(&k.body, &mut |op| {
@@ -1094,6 +1097,10 @@ impl<'ctx> Gen<'ctx, '_> {
     fn smem_addr(&self, base: usize, idx: IntValue<'ctx>, size: usize) -> R<PointerValue<'ctx>> {
         let off = self.b.build_int_mul(idx, self.i32c(size as i64), "")?;
         let off = self.b.build_int_add(off, self.i32c(base as i64), "")?;
+        let off = match self.smem_shift.get() {
+            Some(shift) => self.b.build_int_add(off, shift, "")?,
+            None => off,
+        };
         // SAFETY: offsets stay inside the dynamic shared memory sized by `smem_bytes`.
         Ok(unsafe {
             self.b
@@ -1971,8 +1978,22 @@ impl<'ctx> Gen<'ctx, '_> {
         let rk = l.row_k();
         let rn = l.row_n();
         let b_base = l.b_base();
-        self.need_smem(l.smem_bytes());
-        self.barrier()?;
+        // Double buffering: successive dots alternate between two copies of
+        // the operand tiles, so writing tile i+1 cannot disturb readers of
+        // tile i; one barrier per dot remains (between writing and reading).
+        let slot = self.dot_counter()?;
+        let count = self
+            .b
+            .build_load(i32_type(self.ctx), slot, "")?
+            .into_int_value();
+        let parity = self.b.build_and(count, self.i32c(1), "")?;
+        let shift = self
+            .b
+            .build_int_mul(parity, self.i32c(l.smem_bytes() as i64), "")?;
+        let next = self.b.build_int_add(count, self.i32c(1), "")?;
+        self.b.build_store(slot, next)?;
+        self.need_smem(2 * l.smem_bytes());
+        self.smem_shift.set(Some(shift));
         self.store_tile(0, &la, &a_regs, l.k, rk, l.bf16)?;
         self.store_tile(b_base, &lb, &b_regs, l.n, rn, l.bf16)?;
         self.barrier()?;
@@ -2059,9 +2080,26 @@ impl<'ctx> Gen<'ctx, '_> {
                 }
             }
         }
-        self.barrier()?;
+        self.smem_shift.set(None);
         self.set(r, Reg::B(accs));
         Ok(())
+    }
+
+    /// A per-thread counter of tensor-core dots (for the double buffer), kept
+    /// in a stack slot that LLVM promotes to registers.
+    fn dot_counter(&self) -> R<PointerValue<'ctx>> {
+        let entry = self
+            .func
+            .get_first_basic_block()
+            .ok_or_else(|| GenError("no entry block".into()))?;
+        let tb = self.ctx.create_builder();
+        match entry.get_first_instruction() {
+            Some(i) => tb.position_before(&i),
+            None => tb.position_at_end(entry),
+        }
+        let slot = tb.build_alloca(i32_type(self.ctx), "dot_count")?;
+        tb.build_store(slot, self.i32c(0))?;
+        Ok(slot)
     }
 
     // ------------------------------------------------------------ debugging
@@ -2396,6 +2434,10 @@ impl<'ctx> Gen<'ctx, '_> {
 
 /// Registers of several values in one list, with (is_block, count) per value.
 type Flat<'ctx> = (Vec<BasicValueEnum<'ctx>>, Vec<(bool, usize)>);
+
+fn i32_type(ctx: &Context) -> inkwell::types::IntType<'_> {
+    ctx.i32_type()
+}
 
 fn mem_vec_type(t: BasicTypeEnum<'_>, n: u32) -> inkwell::types::VectorType<'_> {
     match t {
