@@ -10,5 +10,6 @@ mkdir -p "$OUTDIR"
 (cd "$OUTDIR" && OUT="$OUTDIR" python3 "$OLDPWD/.carry/peers.py" --quick) > "$OUTDIR/peers.log" 2>&1 || { cat "$OUTDIR/peers.log"; exit 1; }
 tmp=$(mktemp -d)
 cat tests/ir/matmul.py bench/gpu_bench.py > "$tmp/gpu_bench.py"
-"$BIN" run --device cuda "$tmp/gpu_bench.py" | tee "$OUTDIR/tilebook.txt"
+# No driver JIT cache: the first-launch time must include compiling the PTX.
+CUDA_CACHE_DISABLE=1 "$BIN" run --device cuda "$tmp/gpu_bench.py" | tee "$OUTDIR/tilebook.txt"
 python3 bench/merge.py "$OUTDIR/peers.json" "$OUTDIR/tilebook.txt" "$OUTDIR/latest.json"
