@@ -9,9 +9,11 @@
 //! inlined, `range` loops and runtime `if`/`while` become structured ops.
 
 mod builtins;
+mod control;
 mod lower;
 mod semantic;
 mod signature;
+mod tensor_ops;
 
 pub use builtins::{DTYPES as TL_DTYPES, TL_FUNCTIONS};
 pub use lower::lower_kernel;
