@@ -22,8 +22,10 @@ pub mod builtins;
 pub mod format;
 pub mod interp;
 pub mod kernels;
+pub mod methods;
 pub mod ops;
 pub mod tensor;
+pub mod tensor_lib;
 pub mod torch;
 pub mod value;
 

@@ -1,0 +1,459 @@
+//! The tensor library behind `torch.*` and tensor methods: creation
+//! (random numbers included), reductions with `dim`/`keepdim`, softmax,
+//! cumsum, allclose, elementwise math.
+
+use crate::builtins::{dtype_arg, shape_args, to_f64, to_int, to_tensor, Args};
+use crate::interp::R;
+use crate::ops::map_tensor;
+use crate::tensor::{Device, Scalar, Tensor};
+use crate::value::{Exc, Val};
+use crate::Session;
+use tilebook_tir::DType;
+
+pub(crate) fn parse_device(s: &str) -> R<Device> {
+    match s {
+        "cpu" => Ok(Device::Cpu),
+        "cuda" => Ok(Device::Cuda(0)),
+        s if s.starts_with("cuda:") => s[5..]
+            .parse()
+            .map(Device::Cuda)
+            .map_err(|_| Exc::new("RuntimeError", format!("Invalid device string: '{s}'"))),
+        _ => Err(Exc::new(
+            "RuntimeError",
+            format!("Expected one of cpu, cuda device type at start of device string: {s}"),
+        )),
+    }
+}
+
+/// Nested lists of numbers → (shape, values, any float, any bool).
+pub(crate) fn flatten_data(
+    v: &Val,
+    shape: &mut Vec<usize>,
+    depth: usize,
+    out: &mut Vec<Scalar>,
+) -> R<()> {
+    let items: Option<Vec<Val>> = match v {
+        Val::List(l) => Some(l.borrow().clone()),
+        Val::Tuple(t) => Some(t.to_vec()),
+        _ => None,
+    };
+    match items {
+        Some(items) => {
+            if shape.len() <= depth {
+                shape.push(items.len());
+            } else if shape[depth] != items.len() {
+                return Err(Exc::value_error("expected a rectangular nested sequence"));
+            }
+            for it in &items {
+                flatten_data(it, shape, depth + 1, out)?;
+            }
+            Ok(())
+        }
+        None => {
+            out.push(match v {
+                Val::Bool(b) => Scalar::B(*b),
+                Val::Int(i) => Scalar::I(*i),
+                Val::Float(f) => Scalar::F(*f),
+                Val::Tensor(t) if t.numel() == 1 => t.get_at(t.offset),
+                other => {
+                    return Err(Exc::type_error(format!(
+                        "cannot make a tensor from {}",
+                        other.type_name()
+                    )))
+                }
+            });
+            Ok(())
+        }
+    }
+}
+
+#[derive(Copy, Clone, PartialEq)]
+pub(crate) enum Red {
+    Sum,
+    Mean,
+    Max,
+    Min,
+    ArgMax,
+    ArgMin,
+    All,
+    Any,
+}
+
+/// Reduce over one dimension (or all): returns (values, indices).
+pub(crate) fn reduce(
+    t: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+    kind: Red,
+) -> R<(Tensor, Option<Tensor>)> {
+    let r = t.shape.len();
+    let (src, axis) = match dim {
+        None => (
+            t.contiguous().view(&[t.numel()]).expect("flat view"),
+            0usize,
+        ),
+        Some(d) => {
+            let d = if d < 0 { d + r as i64 } else { d };
+            if d < 0 || d as usize >= r.max(1) {
+                return Err(Exc::new(
+                    "IndexError",
+                    format!(
+                        "Dimension out of range (expected to be in range of [{}, {}], but got {d})",
+                        -(r as i64),
+                        r as i64 - 1
+                    ),
+                ));
+            }
+            (t.clone(), d as usize)
+        }
+    };
+    if src.shape.is_empty() {
+        return Ok((
+            src.clone(),
+            Some(Tensor::from_scalars(
+                &[],
+                DType::I64,
+                src.device.clone(),
+                [Scalar::I(0)],
+            )),
+        ));
+    }
+    let n = src.shape[axis];
+    if n == 0 && matches!(kind, Red::Max | Red::Min | Red::ArgMax | Red::ArgMin) {
+        return Err(Exc::new(
+            "RuntimeError",
+            "max(): Expected reduction dim to be specified for input.numel() == 0.",
+        ));
+    }
+    let moved = src.transpose(axis, src.shape.len() - 1);
+    let vals = moved.values();
+    let mut out_shape: Vec<usize> = moved.shape[..moved.shape.len() - 1].to_vec();
+    let float = t.dtype.is_float();
+    let mut res = vec![];
+    let mut idxs = vec![];
+    for chunk in vals.chunks(n.max(1)) {
+        let (mut best, mut bi) = (chunk.first().copied().unwrap_or(Scalar::F(0.0)), 0i64);
+        for (i, &x) in chunk.iter().enumerate().skip(1) {
+            let better = match kind {
+                Red::Max | Red::ArgMax => {
+                    if float {
+                        x.f() > best.f() || x.f().is_nan()
+                    } else {
+                        x.i() > best.i()
+                    }
+                }
+                Red::Min | Red::ArgMin => {
+                    if float {
+                        x.f() < best.f() || x.f().is_nan()
+                    } else {
+                        x.i() < best.i()
+                    }
+                }
+                _ => false,
+            };
+            if better && !(float && best.f().is_nan()) {
+                best = x;
+                bi = i as i64;
+            }
+        }
+        let v = match kind {
+            Red::Sum | Red::Mean => {
+                let s: f64 = chunk.iter().map(|x| x.f()).sum();
+                let s = if kind == Red::Mean { s / n as f64 } else { s };
+                if float || kind == Red::Mean {
+                    Scalar::F(s)
+                } else {
+                    Scalar::I(chunk.iter().map(|x| x.i()).sum())
+                }
+            }
+            Red::All => Scalar::B(chunk.iter().all(|x| x.truth())),
+            Red::Any => Scalar::B(chunk.iter().any(|x| x.truth())),
+            Red::ArgMax | Red::ArgMin => Scalar::I(bi),
+            _ => best,
+        };
+        res.push(v);
+        idxs.push(Scalar::I(bi));
+    }
+    let out_dtype = match kind {
+        Red::ArgMax | Red::ArgMin => DType::I64,
+        Red::All | Red::Any => DType::I1,
+        Red::Sum if t.dtype.is_int() => DType::I64,
+        Red::Mean if t.dtype.is_int() => DType::F32,
+        _ => t.dtype,
+    };
+    if keepdim && dim.is_some() {
+        out_shape.insert(axis, 1);
+    } else if keepdim {
+        out_shape = vec![1; r];
+    }
+    let values = Tensor::from_scalars(&out_shape, out_dtype, t.device.clone(), res);
+    let indices = Tensor::from_scalars(&out_shape, DType::I64, t.device.clone(), idxs);
+    Ok((values, Some(indices)))
+}
+
+pub(crate) fn softmax(t: &Tensor, dim: i64) -> R<Tensor> {
+    let r = t.shape.len() as i64;
+    let d = if dim < 0 { dim + r } else { dim };
+    if d < 0 || d >= r {
+        return Err(Exc::new("IndexError", "softmax dimension out of range"));
+    }
+    let moved = t.transpose(d as usize, t.shape.len() - 1);
+    let n = *moved.shape.last().unwrap_or(&1);
+    let vals = moved.values_f64();
+    let mut out = Vec::with_capacity(vals.len());
+    for row in vals.chunks(n.max(1)) {
+        let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let e: Vec<f64> = row.iter().map(|x| (x - m).exp()).collect();
+        let s: f64 = e.iter().sum();
+        out.extend(e.into_iter().map(|x| Scalar::F(x / s)));
+    }
+    let res = Tensor::from_scalars(&moved.shape, t.dtype, t.device.clone(), out);
+    Ok(res.transpose(d as usize, t.shape.len() - 1).contiguous())
+}
+
+pub(crate) fn allclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64) -> R<bool> {
+    let shape = crate::tensor::broadcast_shape(&a.shape, &b.shape)
+        .ok_or_else(|| Exc::new("RuntimeError", "allclose: shapes do not broadcast"))?;
+    let x = a.expand(&shape).expect("broadcast").values_f64();
+    let y = b.expand(&shape).expect("broadcast").values_f64();
+    Ok(x.iter()
+        .zip(&y)
+        .all(|(p, q)| (p - q).abs() <= atol + rtol * q.abs() || (p == q)))
+}
+
+pub(crate) fn unary_tensor(t: &Tensor, f: impl Fn(f64) -> f64) -> Tensor {
+    let d = if t.dtype.is_float() {
+        t.dtype
+    } else {
+        DType::F32
+    };
+    map_tensor(t, d, |x| Scalar::F(f(x.f())))
+}
+
+pub(crate) fn tensor_from(
+    s: &mut Session,
+    a: &Args,
+    shape: Vec<usize>,
+    default: DType,
+    fill: &mut dyn FnMut(&mut Session) -> Scalar,
+) -> R<Val> {
+    let dtype = dtype_arg(a.kw("dtype"), default)?;
+    let device = s.device_arg(a.kw("device"))?;
+    let n: usize = shape.iter().product();
+    let vals: Vec<Scalar> = (0..n).map(|_| fill(s)).collect();
+    Ok(Val::tensor(Tensor::from_scalars(
+        &shape, dtype, device, vals,
+    )))
+}
+
+/// `t.sum(dim)`, `torch.max(t, dim)` and friends.
+pub(crate) fn reduce_call(t: &Tensor, a: &Args, first_arg: usize, kind_name: &str) -> R<Val> {
+    let dim = a
+        .get(first_arg, "dim")
+        .filter(|v| !matches!(v, Val::None))
+        .map(|v| to_int(&v))
+        .transpose()?;
+    let keepdim = a
+        .kw("keepdim")
+        .map(|v| v.truth())
+        .transpose()?
+        .unwrap_or(false);
+    let kind = match kind_name {
+        "sum" => Red::Sum,
+        "mean" => Red::Mean,
+        "max" | "amax" => Red::Max,
+        "min" | "amin" => Red::Min,
+        "argmax" => Red::ArgMax,
+        "argmin" => Red::ArgMin,
+        "all" => Red::All,
+        _ => Red::Any,
+    };
+    let (vals, idx) = reduce(t, dim, keepdim, kind)?;
+    if dim.is_some() && matches!(kind, Red::Max | Red::Min) {
+        return Ok(Val::tuple(vec![
+            Val::tensor(vals),
+            Val::tensor(idx.expect("indices")),
+        ]));
+    }
+    Ok(Val::tensor(vals))
+}
+
+/// `torch.cumsum(t, dim)`.
+pub(crate) fn cumsum(t: &Tensor, dim: i64) -> R<Val> {
+    let r = t.shape.len() as i64;
+    let d = if dim < 0 { dim + r } else { dim };
+    if d < 0 || d >= r {
+        return Err(Exc::new("IndexError", "cumsum dimension out of range"));
+    }
+    let moved = t.transpose(d as usize, t.shape.len() - 1);
+    let n = *moved.shape.last().unwrap_or(&1);
+    let float = t.dtype.is_float();
+    let mut out = vec![];
+    for row in moved.values().chunks(n.max(1)) {
+        let (mut fa, mut ia) = (0.0, 0i64);
+        for x in row {
+            fa += x.f();
+            ia = ia.wrapping_add(x.i());
+            out.push(if float { Scalar::F(fa) } else { Scalar::I(ia) });
+        }
+    }
+    let d_out = if float { t.dtype } else { DType::I64 };
+    let res = Tensor::from_scalars(&moved.shape, d_out, t.device.clone(), out);
+    Ok(Val::tensor(
+        res.transpose(d as usize, t.shape.len() - 1).contiguous(),
+    ))
+}
+
+pub(crate) fn softmax_call(t: &Tensor, dim: i64) -> R<Val> {
+    Ok(Val::tensor(softmax(t, dim)?))
+}
+
+pub(crate) fn allclose_call(x: &Tensor, y: &Tensor, a: &Args) -> R<bool> {
+    let rtol = a
+        .kw("rtol")
+        .map(|v| to_f64(&v))
+        .transpose()?
+        .unwrap_or(1e-5);
+    let atol = a
+        .kw("atol")
+        .map(|v| to_f64(&v))
+        .transpose()?
+        .unwrap_or(1e-8);
+    allclose(x, y, rtol, atol)
+}
+
+pub(crate) fn creation(s: &mut Session, kind: &str, a: &Args) -> R<Val> {
+    let shape = shape_args(&a.pos)?;
+    match kind {
+        "empty" | "zeros" => tensor_from(s, a, shape, DType::F32, &mut |_| Scalar::I(0)),
+        "ones" => tensor_from(s, a, shape, DType::F32, &mut |_| Scalar::I(1)),
+        "rand" => tensor_from(s, a, shape, DType::F32, &mut |s| Scalar::F(s.uniform())),
+        "randn" => tensor_from(s, a, shape, DType::F32, &mut |s| Scalar::F(s.normal())),
+        _ => unreachable!(),
+    }
+}
+
+pub(crate) fn like(s: &mut Session, kind: &str, a: &Args) -> R<Val> {
+    let t = to_tensor(&a.req(0, "input")?)?;
+    let dtype = dtype_arg(a.kw("dtype"), t.dtype)?;
+    let device = match a.kw("device") {
+        Some(d) => s.device_arg(Some(d))?,
+        None => t.device.clone(),
+    };
+    let n = t.numel();
+    let vals: Vec<Scalar> = match kind {
+        "empty_like" | "zeros_like" => vec![Scalar::I(0); n],
+        "ones_like" => vec![Scalar::I(1); n],
+        "rand_like" => (0..n).map(|_| Scalar::F(s.uniform())).collect(),
+        "randn_like" => (0..n).map(|_| Scalar::F(s.normal())).collect(),
+        _ => {
+            let v = a.req(1, "fill_value")?;
+            vec![Scalar::F(to_f64(&v)?); n]
+        }
+    };
+    Ok(Val::tensor(Tensor::from_scalars(
+        &t.shape, dtype, device, vals,
+    )))
+}
+
+pub(crate) fn from_data(s: &mut Session, a: &Args) -> R<Val> {
+    let data = a.req(0, "data")?;
+    let mut shape = vec![];
+    let mut vals = vec![];
+    flatten_data(&data, &mut shape, 0, &mut vals)?;
+    let default = if vals.iter().any(|v| matches!(v, Scalar::F(_))) {
+        DType::F32
+    } else if !vals.is_empty() && vals.iter().all(|v| matches!(v, Scalar::B(_))) {
+        DType::I1
+    } else {
+        DType::I64
+    };
+    let dtype = dtype_arg(a.kw("dtype"), default)?;
+    let device = s.device_arg(a.kw("device"))?;
+    Ok(Val::tensor(Tensor::from_scalars(
+        &shape, dtype, device, vals,
+    )))
+}
+
+pub(crate) fn randint(s: &mut Session, a: &Args) -> R<Val> {
+    let (lo, hi, size) = if a.pos.len() >= 3 || a.kw("high").is_some() && a.pos.len() >= 2 {
+        (
+            to_int(&a.req(0, "low")?)?,
+            to_int(&a.req(1, "high")?)?,
+            a.req(2, "size")?,
+        )
+    } else {
+        (0, to_int(&a.req(0, "high")?)?, a.req(1, "size")?)
+    };
+    if hi <= lo {
+        return Err(Exc::new(
+            "RuntimeError",
+            format!("random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}"),
+        ));
+    }
+    let shape = shape_args(&[size])?;
+    let span = (hi - lo) as u64;
+    tensor_from(s, a, shape, DType::I64, &mut |s| {
+        Scalar::I(lo + (s.next_u64() % span) as i64)
+    })
+}
+
+pub(crate) fn arange(s: &mut Session, a: &Args) -> R<Val> {
+    let nums: Vec<f64> = a.pos.iter().map(to_f64).collect::<R<_>>()?;
+    let (start, end, step) = match nums.as_slice() {
+        [e] => (0.0, *e, 1.0),
+        [b, e] => (*b, *e, 1.0),
+        [b, e, st] => (*b, *e, *st),
+        _ => return Err(Exc::type_error("arange expects 1 to 3 numbers")),
+    };
+    let float = a.pos.iter().any(|v| matches!(v, Val::Float(_)));
+    let n = ((end - start) / step).ceil().max(0.0) as usize;
+    let mut i = 0usize;
+    let default = if float { DType::F32 } else { DType::I64 };
+    tensor_from(s, a, vec![n], default, &mut |_| {
+        let v = start + step * i as f64;
+        i += 1;
+        if float {
+            Scalar::F(v)
+        } else {
+            Scalar::I(v as i64)
+        }
+    })
+}
+
+pub(crate) fn full(s: &mut Session, a: &Args) -> R<Val> {
+    let shape = shape_args(&[a.req(0, "size")?])?;
+    let v = a.req(1, "fill_value")?;
+    let default = match v {
+        Val::Float(_) => DType::F32,
+        Val::Bool(_) => DType::I1,
+        _ => DType::I64,
+    };
+    let x = match v {
+        Val::Float(f) => Scalar::F(f),
+        Val::Bool(b) => Scalar::B(b),
+        other => Scalar::I(to_int(&other)?),
+    };
+    tensor_from(s, a, shape, default, &mut |_| x)
+}
+
+pub(crate) fn unary_named(t: &Tensor, name: &str) -> R<Val> {
+    Ok(Val::tensor(match name {
+        "exp" => unary_tensor(t, f64::exp),
+        "log" => unary_tensor(t, f64::ln),
+        "sqrt" => unary_tensor(t, f64::sqrt),
+        "sigmoid" => unary_tensor(t, |x| 1.0 / (1.0 + (-x).exp())),
+        "sin" => unary_tensor(t, f64::sin),
+        "cos" => unary_tensor(t, f64::cos),
+        "exp2" => unary_tensor(t, f64::exp2),
+        "log2" => unary_tensor(t, f64::log2),
+        "rsqrt" => unary_tensor(t, |x| 1.0 / x.sqrt()),
+        "floor" => unary_tensor(t, f64::floor),
+        "ceil" => unary_tensor(t, f64::ceil),
+        "relu" => map_tensor(t, t.dtype, |x| match x {
+            Scalar::F(f) => Scalar::F(f.max(0.0)),
+            o => Scalar::I(o.i().max(0)),
+        }),
+        _ => return Err(Exc::new("NotImplementedError", format!("torch.{name}"))),
+    }))
+}
