@@ -389,10 +389,16 @@ impl Gen<'_, '_> {
         let (Some(fd), Some(td)) = (from, to) else {
             return x;
         };
-        // Bits of the source in an integer register of its width.
-        let bits = match fd {
+        let bits = self.to_bits(x, fd);
+        self.from_bits(bits, td)
+    }
+
+    /// A register's value as the integer bits of dtype `d` (its memory form).
+    fn to_bits(&mut self, x: CV, d: DType) -> CV {
+        match d {
             DType::F16 => self.call("tb_f32_to_f16", &[x]).expect("helper"),
             DType::BF16 => {
+                // Registers hold values exactly representable in bf16: the top half is exact.
                 let i = self.b.ins().bitcast(types::I32, MemFlags::new(), x);
                 let s = self.b.ins().ushr_imm(i, 16);
                 self.b.ins().ireduce(types::I16, s)
@@ -402,8 +408,12 @@ impl Gen<'_, '_> {
             DType::F32 => self.b.ins().bitcast(types::I32, MemFlags::new(), x),
             DType::F64 => self.b.ins().bitcast(types::I64, MemFlags::new(), x),
             _ => x,
-        };
-        match td {
+        }
+    }
+
+    /// The register value of integer bits of dtype `d` (the inverse of `to_bits`).
+    fn from_bits(&mut self, bits: CV, d: DType) -> CV {
+        match d {
             DType::F16 => self.call("tb_f16_to_f32", &[bits]).expect("helper"),
             DType::BF16 => {
                 let w = self.b.ins().uextend(types::I32, bits);
@@ -552,47 +562,25 @@ impl Gen<'_, '_> {
                 let x = self.b.ins().load(types::I8, f, addr, 0);
                 self.b.ins().icmp_imm(IntCC::NotEqual, x, 0)
             }
-            DType::F16 => {
-                let x = self.b.ins().load(types::I16, f, addr, 0);
-                self.call("tb_f16_to_f32", &[x]).expect("helper")
-            }
-            DType::BF16 => {
-                let x = self.b.ins().load(types::I16, f, addr, 0);
-                let w = self.b.ins().uextend(types::I32, x);
-                let s = self.b.ins().ishl_imm(w, 16);
-                self.b.ins().bitcast(types::F32, MemFlags::new(), s)
-            }
-            DType::F8E5 | DType::F8E4NV => {
-                let x = self.b.ins().load(types::I8, f, addr, 0);
-                self.call(
-                    if d == DType::F8E5 {
-                        "tb_e5_to_f32"
-                    } else {
-                        "tb_e4_to_f32"
-                    },
-                    &[x],
-                )
-                .expect("helper")
+            DType::F16 | DType::BF16 | DType::F8E5 | DType::F8E4NV => {
+                let mem = if d.bits() == 16 {
+                    types::I16
+                } else {
+                    types::I8
+                };
+                let bits = self.b.ins().load(mem, f, addr, 0);
+                self.from_bits(bits, d)
             }
             _ => self.b.ins().load(reg_ty(Elem::Scalar(d)), f, addr, 0),
         }
     }
 
     fn mem_store(&mut self, addr: CV, x: CV, d: DType) {
-        let f = MemFlags::trusted();
         let v = match d {
-            DType::F16 => self.call("tb_f32_to_f16", &[x]).expect("helper"),
-            DType::BF16 => {
-                // Values are exactly representable in bf16: the top half is exact.
-                let i = self.b.ins().bitcast(types::I32, MemFlags::new(), x);
-                let s = self.b.ins().ushr_imm(i, 16);
-                self.b.ins().ireduce(types::I16, s)
-            }
-            DType::F8E5 => self.call("tb_f32_to_e5", &[x]).expect("helper"),
-            DType::F8E4NV => self.call("tb_f32_to_e4", &[x]).expect("helper"),
+            DType::F16 | DType::BF16 | DType::F8E5 | DType::F8E4NV => self.to_bits(x, d),
             _ => x,
         };
-        self.b.ins().store(f, v, addr, 0);
+        self.b.ins().store(MemFlags::trusted(), v, addr, 0);
     }
 
     /// A gather; masked-off lanes take `other` (or 0). A branch per lane

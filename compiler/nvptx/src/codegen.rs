@@ -257,6 +257,20 @@ impl<'ctx> Gen<'ctx, '_> {
         }
     }
 
+    /// For a replicated layout, the predicate "this thread is an element's
+    /// first holder" (the one that stores or prints it); `None` otherwise.
+    fn first_holder(&self, l: &Layout) -> R<Option<IntValue<'ctx>>> {
+        if !l.replicated() {
+            return Ok(None);
+        }
+        Ok(Some(self.b.build_int_compare(
+            IntPredicate::ULT,
+            self.tid,
+            self.i32c(l.n as i64),
+            "",
+        )?))
+    }
+
     /// This thread's element index for register `r` of a block of layout `l`.
     fn elem_index(&self, l: &Layout, r: usize) -> R<IntValue<'ctx>> {
         if l.replicated() {

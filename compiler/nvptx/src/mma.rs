@@ -149,11 +149,9 @@ pub fn dot_only_operands(
         }
     });
     // Yields of loop bodies: which region argument each yield position feeds.
-    let mut yield_target: HashMap<*const Op, Value> = HashMap::new();
     let mut yield_pos: HashMap<(*const Op, usize), Value> = HashMap::new();
     for l in &loops {
         if let Some(y) = l.regions[0].ops.last() {
-            yield_target.insert(y as *const Op, l.regions[0].args[0]);
             for (i, _) in y.args.iter().enumerate() {
                 yield_pos.insert((y as *const Op, i), l.regions[0].args[i + 1]);
             }
@@ -204,6 +202,5 @@ pub fn dot_only_operands(
             break;
         }
     }
-    let _ = yield_target;
     set
 }

@@ -649,7 +649,6 @@ fn diag_exc(d: Diagnostic) -> Exc {
         message: d.message.clone(),
         span: d.span.clone(),
         rendered: Some(d.render(false)),
-        notes: vec![],
     }
 }
 
@@ -716,7 +715,6 @@ fn launch_exc(
         message,
         span,
         rendered: Some(d.render(false)),
-        notes: vec![],
     }
 }
 
@@ -757,13 +755,4 @@ pub fn kernel_attr(_s: &mut Session, k: &Rc<KernelObj>, name: &str) -> R<Val> {
             format!("JITFunction has no attribute '{name}' in tilebook"),
         )),
     }
-}
-
-/// The tile IR of the most recent specializations of a kernel (for `tilebook compile` and `%ir`).
-pub fn cached_ir(k: &KernelObj) -> Vec<(String, String)> {
-    k.cache
-        .borrow()
-        .values()
-        .map(|c| (c.signature.clone(), c.tir.clone()))
-        .collect()
 }

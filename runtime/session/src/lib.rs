@@ -291,7 +291,6 @@ impl Session {
             message: d.message.clone(),
             span: d.span.clone(),
             rendered: Some(d.render(false)),
-            notes: vec![],
         })?;
         let frame = Frame {
             file: file.clone(),

@@ -269,8 +269,6 @@ pub struct Exc {
     pub span: Option<Span>,
     /// A fully rendered diagnostic (kernel compile errors), shown instead of a caret line.
     pub rendered: Option<String>,
-    /// Extra lines (the kernel source line of a launch error, hints).
-    pub notes: Vec<String>,
 }
 
 impl Exc {
@@ -280,7 +278,6 @@ impl Exc {
             message: message.into(),
             span: None,
             rendered: None,
-            notes: vec![],
         }
     }
     pub fn at(mut self, span: &Span) -> Exc {

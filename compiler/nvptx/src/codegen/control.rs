@@ -67,16 +67,7 @@ impl<'ctx> Gen<'ctx, '_> {
             }
             fields.push(value_ty);
             let st = self.ctx.struct_type(&fields, false);
-            let owner = if l.replicated() {
-                Some(self.b.build_int_compare(
-                    IntPredicate::ULT,
-                    self.tid,
-                    self.i32c(l.n as i64),
-                    "",
-                )?)
-            } else {
-                None
-            };
+            let owner = self.first_holder(&l)?;
             for (r, x) in regs.iter().enumerate() {
                 let idx = if t.is_block() {
                     Some(self.elem_index(&l, r)?)

@@ -315,16 +315,7 @@ impl<'ctx> Gen<'ctx, '_> {
             None
         };
         // Replicated elements: only the first holder writes.
-        let owner = if l.replicated() {
-            Some(self.b.build_int_compare(
-                IntPredicate::ULT,
-                self.tid,
-                self.i32c(l.n as i64),
-                "",
-            )?)
-        } else {
-            None
-        };
+        let owner = self.first_holder(&l)?;
         let w = if pt.is_block() {
             self.vector_width(
                 op.args[0],
