@@ -389,12 +389,12 @@ impl Gen<'_, '_> {
         let (Some(fd), Some(td)) = (from, to) else {
             return x;
         };
-        let bits = self.to_bits(x, fd);
-        self.from_bits(bits, td)
+        let bits = self.encode_bits(x, fd);
+        self.decode_bits(bits, td)
     }
 
     /// A register's value as the integer bits of dtype `d` (its memory form).
-    fn to_bits(&mut self, x: CV, d: DType) -> CV {
+    fn encode_bits(&mut self, x: CV, d: DType) -> CV {
         match d {
             DType::F16 => self.call("tb_f32_to_f16", &[x]).expect("helper"),
             DType::BF16 => {
@@ -411,8 +411,8 @@ impl Gen<'_, '_> {
         }
     }
 
-    /// The register value of integer bits of dtype `d` (the inverse of `to_bits`).
-    fn from_bits(&mut self, bits: CV, d: DType) -> CV {
+    /// The register value of integer bits of dtype `d` (the inverse of `encode_bits`).
+    fn decode_bits(&mut self, bits: CV, d: DType) -> CV {
         match d {
             DType::F16 => self.call("tb_f16_to_f32", &[bits]).expect("helper"),
             DType::BF16 => {
@@ -569,7 +569,7 @@ impl Gen<'_, '_> {
                     types::I8
                 };
                 let bits = self.b.ins().load(mem, f, addr, 0);
-                self.from_bits(bits, d)
+                self.decode_bits(bits, d)
             }
             _ => self.b.ins().load(reg_ty(Elem::Scalar(d)), f, addr, 0),
         }
@@ -577,7 +577,7 @@ impl Gen<'_, '_> {
 
     fn mem_store(&mut self, addr: CV, x: CV, d: DType) {
         let v = match d {
-            DType::F16 | DType::BF16 | DType::F8E5 | DType::F8E4NV => self.to_bits(x, d),
+            DType::F16 | DType::BF16 | DType::F8E5 | DType::F8E4NV => self.encode_bits(x, d),
             _ => x,
         };
         self.b.ins().store(MemFlags::trusted(), v, addr, 0);
