@@ -53,8 +53,8 @@ fn without_the_divisibility_hint_accesses_stay_scalar() {
 
 #[test]
 fn tutorial_matmul_compiles_to_ptx() {
-    // FIXME: the GPU issue also asks for cp.async pipelining of the K loop
-    // (and ldmatrix); today operands go through shared memory synchronously.
+    // With M and N not known to be multiples of 16, B's columns wrap (`% N`)
+    // and are not contiguous: operands go through registers to shared memory.
     let p = ptx(
         "matmul.py",
         &golden_source("matmul.py"),
@@ -74,4 +74,32 @@ fn tutorial_matmul_compiles_to_ptx() {
     // K-loop masks are rematerialised, not broadcast through shared memory.
     let barriers = p.matches("bar.sync").count();
     assert_eq!(barriers, 4, "{barriers} barriers");
+}
+
+#[test]
+fn tutorial_matmul_at_divisible_sizes_pipelines_with_cp_async() {
+    let p = ptx(
+        "matmul.py",
+        &golden_source("matmul.py"),
+        "matmul_kernel",
+        "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=32, GROUP_SIZE_M=8, ACTIVATION=''",
+    );
+    // Operands go global -> shared with cp.async (no registers), one group
+    // per tile: A and B of the prologue and of the prefetch in the loop.
+    assert_eq!(p.matches("cp.async.ca.shared.global").count(), 32, "{p}");
+    assert_eq!(p.matches("cp.async.commit_group").count(), 4, "{p}");
+    // The dot waits for its carried tiles only: the two groups the loop body
+    // issued for the next iteration stay in flight during the MMAs.
+    assert!(p.contains("cp.async.wait_group 2;"), "{p}");
+    // Fragments come from ldmatrix, A plain and B transposed, four 8x8 matrices at a time.
+    assert!(
+        p.contains("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+        "{p}"
+    );
+    assert!(
+        p.contains("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+        "{p}"
+    );
+    assert!(!p.contains("ld.shared.u32"), "{p}");
+    assert_eq!(p.matches("mma.sync.aligned.m16n8k16").count(), 64, "{p}");
 }

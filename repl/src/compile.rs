@@ -28,6 +28,11 @@ pub fn compile(
             };
             let g =
                 tilebook_nvptx::compile(&k, &options).map_err(|e| format!("tilebook: {e}\n"))?;
+            if std::env::var("TILEBOOK_TIME_STAGES").is_ok_and(|v| v == "1") {
+                for (stage, secs) in &g.stage_seconds {
+                    eprintln!("[tilebook] {stage}: {:.1} ms", secs * 1e3);
+                }
+            }
             Ok(if emit == "llvm" { g.llvm_ir } else { g.ptx })
         }
         "cubin" => Err("tilebook: --emit cubin (through ptxas) is not implemented yet\n".into()),

@@ -6,6 +6,7 @@
 //! op — the CPU backend's rule, so results agree bit for bit where the math
 //! does.
 
+mod async_copy;
 mod control;
 mod memory;
 mod reduce;
@@ -22,7 +23,7 @@ use inkwell::module::{Linkage, Module};
 use inkwell::types::{BasicType, BasicTypeEnum};
 use inkwell::values::{BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use tilebook_tir::{
     BinOp, CmpPred, Combine, Const, DType, Elem, Kernel, Op, OpKind, Region, Type, UnOp, Value,
 };
@@ -71,6 +72,22 @@ struct Gen<'ctx, 'a> {
     half_regs: std::collections::HashSet<Value>,
     /// A runtime byte offset added to shared-memory addresses (the double buffer in use).
     smem_shift: std::cell::Cell<Option<IntValue<'ctx>>>,
+    /// Inserts into the entry block, before its branch to the body: values
+    /// that depend only on the thread index are computed there once.
+    pre: Builder<'ctx>,
+    /// `(tid * vec >> shift) & mask`, by `(vec, shift, mask)`, in the entry block.
+    tid_fields: std::cell::RefCell<HashMap<(usize, u32, usize), IntValue<'ctx>>>,
+    /// Dot operands copied by `cp.async` straight into shared tiles.
+    tiles: HashMap<Value, async_copy::TileRole>,
+    /// Where each MMA layout's ring of operand stages starts in shared memory.
+    ring_base: HashMap<MmaLayout, usize>,
+    /// Where the other shared-memory scratch starts (after the rings).
+    scratch: usize,
+    stage_counters: std::cell::RefCell<HashMap<async_copy::TileRole, PointerValue<'ctx>>>,
+    /// `cp.async` groups committed so far at the top level of each open
+    /// region (`None` once a nested region committed some).
+    async_groups: std::cell::RefCell<Vec<Option<usize>>>,
+    async_used: std::cell::Cell<bool>,
 }
 
 /// Emit the kernel into `module`; returns the dynamic shared memory it needs.
@@ -117,6 +134,14 @@ pub fn emit<'ctx>(
         depth: 0,
         half_regs: Default::default(),
         smem_shift: std::cell::Cell::new(None),
+        pre: ctx.create_builder(),
+        tid_fields: Default::default(),
+        tiles: HashMap::new(),
+        ring_base: HashMap::new(),
+        scratch: 0,
+        stage_counters: Default::default(),
+        async_groups: Default::default(),
+        async_used: std::cell::Cell::new(false),
     };
     g.half_regs = crate::mma::dot_only_operands(k, &g.mma);
     tilebook_tir::walk_ops(&k.body, &mut |op| {
@@ -124,8 +149,15 @@ pub fn emit<'ctx>(
             g.defs.insert(r, op);
         }
     });
+    g.tiles = g.plan_tiles();
+    g.scratch = g.place_rings();
+    g.smem_bytes.set(g.scratch);
     let run = |g: &mut Gen<'ctx, '_>| -> R<()> {
         g.tid = g.sreg("llvm.nvvm.read.ptx.sreg.tid.x")?;
+        let body = g.ctx.append_basic_block(g.func, "body");
+        let br = g.b.build_unconditional_branch(body)?;
+        g.pre.position_before(&br);
+        g.b.position_at_end(body);
         for (i, p) in k.params.iter().enumerate() {
             let raw = g
                 .func
@@ -140,6 +172,9 @@ pub fn emit<'ctx>(
             g.vals.insert(p.value, Reg::S(v));
         }
         g.region(&k.body)?;
+        if g.async_used.get() {
+            g.ptx_statement("cp.async.wait_all;")?;
+        }
         g.b.build_return(None)?;
         Ok(())
     };
@@ -231,8 +266,10 @@ impl<'ctx> Gen<'ctx, '_> {
         }
     }
 
+    /// Scratch bytes (from the start of scratch) an operation needs.
     fn need_smem(&self, bytes: usize) {
-        self.smem_bytes.set(self.smem_bytes.get().max(bytes));
+        self.smem_bytes
+            .set(self.smem_bytes.get().max(self.scratch + bytes));
     }
 
     /// The registers of a value as stored (MMA layout for MMA values).
@@ -276,14 +313,62 @@ impl<'ctx> Gen<'ctx, '_> {
         if l.replicated() {
             return Ok(self.b.build_and(self.tid, self.i32c(l.n as i64 - 1), "")?);
         }
-        let t = self
-            .b
-            .build_int_mul(self.tid, self.i32c(l.vec as i64), "")?;
+        let t = self.tid_field(l.vec, 0, usize::MAX)?;
+        // `tid * vec` and the register's constant part occupy disjoint bits
+        // when the sizes are powers of two (see `Layout::base`).
+        if l.is_pow2() {
+            return Ok(self
+                .b
+                .build_int_nuw_add(t, self.i32c(l.base(r) as i64), "")?);
+        }
         Ok(self.b.build_int_add(t, self.i32c(l.base(r) as i64), "")?)
+    }
+
+    /// `((tid * vec) >> shift) & mask`, computed once in the entry block.
+    fn tid_field(&self, vec: usize, shift: u32, mask: usize) -> R<IntValue<'ctx>> {
+        if let Some(v) = self.tid_fields.borrow().get(&(vec, shift, mask)) {
+            return Ok(*v);
+        }
+        let p = &self.pre;
+        let mut x = p.build_int_mul(self.tid, self.i32c(vec as i64), "")?;
+        if shift > 0 {
+            x = p.build_right_shift(x, self.i32c(shift as i64), false, "")?;
+        }
+        if mask != usize::MAX {
+            x = p.build_and(x, self.i32c(mask as i64), "")?;
+        }
+        self.tid_fields.borrow_mut().insert((vec, shift, mask), x);
+        Ok(x)
+    }
+
+    /// The multi-index (in `shape`) of this thread's register `r` of a block
+    /// of layout `l`. With power-of-two sizes each coordinate is a thread
+    /// field (computed once) ORed with a constant; otherwise it is divided
+    /// out of the linear index.
+    fn elem_coords(&self, l: &Layout, r: usize, shape: &[usize]) -> R<Vec<IntValue<'ctx>>> {
+        if l.replicated() || !l.is_pow2() || !shape.iter().all(|d| d.is_power_of_two()) {
+            let e = self.elem_index(l, r)?;
+            return self.unravel(e, shape);
+        }
+        let strides = Self::strides(shape);
+        let c = l.base(r);
+        let mut out = vec![];
+        for (&n, &s) in shape.iter().zip(&strides) {
+            let shift = s.trailing_zeros();
+            let t = self.tid_field(l.vec, shift, n - 1)?;
+            let k = (c >> shift) & (n - 1);
+            out.push(if k == 0 {
+                t
+            } else {
+                self.b.build_int_nuw_add(t, self.i32c(k as i64), "")?
+            });
+        }
+        Ok(out)
     }
 
     fn region(&mut self, r: &Region) -> R<Vec<Value>> {
         self.depth += 1;
+        self.async_groups.borrow_mut().push(Some(0));
         let result = (|| {
             for op in &r.ops {
                 if op.kind == OpKind::Yield {
@@ -299,6 +384,12 @@ impl<'ctx> Gen<'ctx, '_> {
             .borrow_mut()
             .retain(|(depth, _, _)| *depth < d);
         self.depth -= 1;
+        let mut groups = self.async_groups.borrow_mut();
+        if groups.pop() != Some(Some(0)) {
+            if let Some(parent) = groups.last_mut() {
+                *parent = None;
+            }
+        }
         result
     }
 
@@ -361,6 +452,10 @@ impl<'ctx> Gen<'ctx, '_> {
                 self.set(res.expect("result"), out);
             }
             OpKind::Broadcast | OpKind::Trans(_) => self.permute_through_smem(op)?,
+            OpKind::Load { mask, .. } if self.tiles.contains_key(&op.results[0]) => {
+                let role = self.tiles[&op.results[0]];
+                self.async_load(op, role, *mask)?
+            }
             OpKind::Load { mask, other } => self.load(op, *mask, *other)?,
             OpKind::Store { mask } => self.store(op, *mask)?,
             OpKind::Reduce { axis, combine } => self.reduce(op, *axis, *combine)?,

@@ -34,6 +34,12 @@ impl Layout {
         (self.n / self.threads).max(1)
     }
 
+    /// Whether the element count, thread count and vector width are powers
+    /// of two, so `tid * vec` and `base(r)` have disjoint bits.
+    pub fn is_pow2(&self) -> bool {
+        self.n.is_power_of_two() && self.threads.is_power_of_two() && self.vec.is_power_of_two()
+    }
+
     /// Whether each element has exactly one holder.
     pub fn replicated(&self) -> bool {
         self.n < self.threads

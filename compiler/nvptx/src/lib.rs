@@ -52,6 +52,8 @@ pub struct GpuKernel {
     /// Dynamic shared memory per program (bytes).
     pub shared_bytes: u32,
     pub num_warps: u32,
+    /// Seconds spent in each stage of this compilation, in order.
+    pub stage_seconds: Vec<(&'static str, f64)>,
 }
 
 /// The highest PTX ISA LLVM 19 emits.
@@ -59,6 +61,7 @@ pub const PTX_FEATURES: &str = "+ptx85";
 
 /// Compile one specialization to PTX.
 pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
+    let mut clock = tilebook_tir::StageClock::new();
     Target::initialize_nvptx(&InitializationConfig::default());
     let context = Context::create();
     let module = context.create_module(&k.name);
@@ -84,7 +87,9 @@ pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
             .map_err(|e| format!("internal error: pipelining produced invalid tile IR: {e}"))?;
     }
     let k = &k;
+    clock.lap("gpu pipelining");
     let shared_bytes = codegen::emit(&context, &module, k, options.num_warps)?;
+    clock.lap("llvm ir");
     module.verify().map_err(|e| {
         format!(
             "internal error: invalid LLVM IR for `{}`: {}",
@@ -93,18 +98,25 @@ pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
         )
     })?;
     module
-        .run_passes("default<O3>", &machine, PassBuilderOptions::create())
+        .run_passes(
+            &std::env::var("TILEBOOK_LLVM_PASSES").unwrap_or("default<O3>".into()),
+            &machine,
+            PassBuilderOptions::create(),
+        )
         .map_err(|e| format!("LLVM optimisation failed: {}", e.to_string()))?;
+    clock.lap("llvm O3");
     let llvm_ir = module.print_to_string().to_string();
     let buf = machine
         .write_to_memory_buffer(&module, FileType::Assembly)
         .map_err(|e| e.to_string())?;
     let ptx = String::from_utf8_lossy(buf.as_slice()).into_owned();
+    clock.lap("ptx");
     Ok(GpuKernel {
         name: k.name.clone(),
         llvm_ir,
         ptx,
         shared_bytes,
         num_warps: options.num_warps,
+        stage_seconds: clock.laps,
     })
 }

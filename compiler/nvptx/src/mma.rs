@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use tilebook_tir::{DType, Kernel, Op, OpKind, Region, Value};
 
 /// The MMA layout of one accumulator.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MmaLayout {
     pub m: usize,
     pub n: usize,
@@ -74,11 +74,13 @@ fn layout_for(k: &Kernel, op: &Op, warps: usize) -> Option<MmaLayout> {
     if kk % 16 != 0 || m % 16 != 0 || n % 8 != 0 {
         return None;
     }
-    let wm = warps.min(m / 16);
-    let wn = warps / wm;
-    if wn == 0 || n % (8 * wn) != 0 || wm * wn != warps {
-        return None;
-    }
+    // Split the warps over M and N so that each warp's tile is as square as
+    // possible: a warp reads `m / wm` rows of A and `n / wn` columns of B from
+    // shared memory per k-step, so minimise their sum.
+    let (wm, wn) = (0..=warps.trailing_zeros())
+        .map(|s| (1usize << s, warps >> s))
+        .filter(|&(wm, wn)| m % (16 * wm) == 0 && n % (8 * wn) == 0)
+        .min_by_key(|&(wm, wn)| (m / wm + n / wn, wn))?;
     let l = MmaLayout {
         m,
         n,

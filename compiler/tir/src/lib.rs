@@ -8,6 +8,7 @@
 //! Architecture invariant: this crate knows nothing of Python syntax, LLVM,
 //! Cranelift, CUDA or Jupyter.
 
+pub mod clock;
 pub mod fp8;
 pub mod ir;
 pub mod parse;
@@ -17,5 +18,6 @@ pub mod print;
 pub mod types;
 pub mod verify;
 
+pub use clock::StageClock;
 pub use ir::*;
 pub use types::{DType, Elem, Kind, Type};

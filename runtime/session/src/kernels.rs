@@ -32,6 +32,8 @@ pub struct Compiled {
     /// PTX and the loaded function when the session runs on a GPU.
     pub gpu: Option<(tilebook_nvptx::GpuKernel, tilebook_cuda::GpuFunction)>,
     pub compile_seconds: f64,
+    /// Seconds per stage, front end to loaded module (`kernel.stages`).
+    pub stages: Vec<(&'static str, f64)>,
 }
 
 /// A `@triton.jit` function as the session holds it.
@@ -369,6 +371,19 @@ pub fn launch(
                 key.clone(),
                 signature,
             )?);
+            if std::env::var("TILEBOOK_TIME_STAGES").is_ok_and(|v| v == "1") {
+                let laps: Vec<String> = c
+                    .stages
+                    .iter()
+                    .map(|(n, t)| format!("{n} {:.1} ms", t * 1e3))
+                    .collect();
+                eprintln!(
+                    "[tilebook] compiled {} in {:.1} ms: {}",
+                    jit.name,
+                    c.compile_seconds * 1e3,
+                    laps.join(", ")
+                );
+            }
             k.cache.borrow_mut().insert(key, c.clone());
             k.compiles.set(k.compiles.get() + 1);
             s.total_compiles += 1;
@@ -426,9 +441,11 @@ fn compile(
     signature: String,
 ) -> R<Compiled> {
     let start = Instant::now();
+    let mut clock = tilebook_tir::StageClock::new();
     let globals = SessionGlobals { s };
     let (mut kernel, static_out) =
         lower_kernel(jit, specs, meta, &globals, options).map_err(diag_exc)?;
+    clock.lap("front end");
     if !static_out.is_empty() {
         s.emit_stream("stdout", &static_out);
     }
@@ -443,6 +460,7 @@ fn compile(
         ));
     }
     let tir = tilebook_tir::print::print_kernel(&kernel);
+    clock.lap("tile ir passes");
     let cpu = if gpu.is_none() || s.check_gpu {
         Some(
             tilebook_cpu::compile(&kernel, &CpuOptions::default())
@@ -451,6 +469,9 @@ fn compile(
     } else {
         None
     };
+    if cpu.is_some() {
+        clock.lap("cpu codegen");
+    }
     if gpu.is_none() && s.check_ptx {
         let opts = tilebook_nvptx::GpuOptions {
             num_warps: options.num_warps,
@@ -476,9 +497,12 @@ fn compile(
                     format!("GPU backend, kernel `{}`: {e}", jit.name),
                 )
             })?;
+            clock.laps.extend(gk.stage_seconds.iter().cloned());
+            clock.restart();
             let f = g
                 .load(&gk.ptx, &gk.name, gk.shared_bytes, 32 * gk.num_warps)
                 .map_err(|e| Exc::new("CompilationError", e))?;
+            clock.lap("driver jit + load");
             Some((gk, f))
         }
     };
@@ -489,6 +513,7 @@ fn compile(
         kernel: cpu,
         gpu,
         compile_seconds: start.elapsed().as_secs_f64(),
+        stages: clock.laps,
     })
 }
 

@@ -374,7 +374,9 @@ impl<'ctx> Gen<'ctx, '_> {
         size: usize,
     ) -> R<PointerValue<'ctx>> {
         let off = self.b.build_int_mul(idx, self.i32c(size as i64), "")?;
-        let off = self.b.build_int_add(off, self.i32c(base as i64), "")?;
+        let off = self
+            .b
+            .build_int_add(off, self.i32c((self.scratch + base) as i64), "")?;
         let off = match self.smem_shift.get() {
             Some(shift) => self.b.build_int_add(off, shift, "")?,
             None => off,
@@ -599,8 +601,7 @@ impl<'ctx> Gen<'ctx, '_> {
             let l = self.layout(&rt);
             let mut out = vec![];
             for reg in 0..l.regs() {
-                let e = self.elem_index(&l, reg)?;
-                let idx = self.unravel(e, &rt.shape)?;
+                let idx = self.elem_coords(&l, reg, &rt.shape)?;
                 let src_idx: Vec<_> = idx
                     .iter()
                     .zip(&st.shape)
@@ -618,8 +619,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let l = self.layout(&rt);
         let mut out = vec![];
         for reg in 0..l.regs() {
-            let e = self.elem_index(&l, reg)?;
-            let idx = self.unravel(e, &rt.shape)?;
+            let idx = self.elem_coords(&l, reg, &rt.shape)?;
             let mut s = self.i32c(0);
             for (d, i) in idx.iter().enumerate() {
                 let (sd, stride) = match &op.kind {

@@ -7,17 +7,15 @@ impl<'ctx> Gen<'ctx, '_> {
     // ------------------------------------------------------------ tensor cores
 
     /// (warp_m, warp_n, g = lane / 4, t = lane % 4) of this thread.
+    /// Computed in the entry block: they depend on the thread index only.
     pub(super) fn mma_coords(&self, l: &MmaLayout) -> R<[IntValue<'ctx>; 4]> {
-        let warp = self.b.build_int_unsigned_div(self.tid, self.i32c(32), "")?;
-        let lane = self.b.build_int_unsigned_rem(self.tid, self.i32c(32), "")?;
-        let wm = self
-            .b
-            .build_int_unsigned_rem(warp, self.i32c(l.wm as i64), "")?;
-        let wn = self
-            .b
-            .build_int_unsigned_div(warp, self.i32c(l.wm as i64), "")?;
-        let g = self.b.build_int_unsigned_div(lane, self.i32c(4), "")?;
-        let t = self.b.build_int_unsigned_rem(lane, self.i32c(4), "")?;
+        let p = &self.pre;
+        let warp = p.build_int_unsigned_div(self.tid, self.i32c(32), "")?;
+        let lane = p.build_int_unsigned_rem(self.tid, self.i32c(32), "")?;
+        let wm = p.build_int_unsigned_rem(warp, self.i32c(l.wm as i64), "")?;
+        let wn = p.build_int_unsigned_div(warp, self.i32c(l.wm as i64), "")?;
+        let g = p.build_int_unsigned_div(lane, self.i32c(4), "")?;
+        let t = p.build_int_unsigned_rem(lane, self.i32c(4), "")?;
         Ok([wm, wn, g, t])
     }
 
@@ -136,13 +134,9 @@ impl<'ctx> Gen<'ctx, '_> {
             1
         };
         for g0 in (0..regs.len()).step_by(w) {
-            let e = self.elem_index(lay, g0)?;
-            let row = self
-                .b
-                .build_int_unsigned_div(e, self.i32c(cols as i64), "")?;
-            let col = self
-                .b
-                .build_int_unsigned_rem(e, self.i32c(cols as i64), "")?;
+            let rows = (lay.n / cols).max(1);
+            let rc = self.elem_coords(lay, g0, &[rows, cols])?;
+            let (row, col) = (rc[0], rc[1]);
             if w == 1 {
                 self.store_half(base, row, col, row_len, regs[g0], bf16)?;
                 continue;
@@ -164,26 +158,28 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
-    /// `ldmatrix.x2.trans` of two 8x8 half matrices at rows `krow` (this lane's
-    /// row, lanes 0..15) and column `n0`: the B fragment of `mma.m16n8k16`.
-    pub(super) fn ldmatrix_x2_trans(
+    /// `ldmatrix.sync.aligned.m8n8.x{count}[.trans]` at this lane's shared
+    /// byte offset `off`: `count` 8x8 half matrices, one 32-bit register each.
+    pub(super) fn ldmatrix(
         &self,
-        base: usize,
-        krow: IntValue<'ctx>,
-        n0: IntValue<'ctx>,
-        row_len: usize,
-    ) -> R<[BasicValueEnum<'ctx>; 2]> {
-        let idx = self.b.build_int_mul(krow, self.i32c(row_len as i64), "")?;
-        let idx = self.b.build_int_add(idx, n0, "")?;
-        let p = self.smem_addr(base, idx, 2)?;
-        let addr = self.b.build_ptr_to_int(p, self.ctx.i32_type(), "")?;
+        off: IntValue<'ctx>,
+        count: usize,
+        trans: bool,
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
         let i32t = self.ctx.i32_type();
-        let ret = self.ctx.struct_type(&[i32t.into(), i32t.into()], false);
+        let base = self.b.build_ptr_to_int(self.smem, i32t, "")?;
+        let addr = self.b.build_int_add(base, off, "")?;
+        let ret = self.ctx.struct_type(&vec![i32t.into(); count], false);
         let fn_ty = ret.fn_type(&[i32t.into()], false);
+        let outs: Vec<String> = (0..count).map(|i| format!("${i}")).collect();
         let asm = self.ctx.create_inline_asm(
             fn_ty,
-            "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {$0, $1}, [$2];".into(),
-            "=r,=r,r".into(),
+            format!(
+                "ldmatrix.sync.aligned.m8n8.x{count}{}.shared.b16 {{{}}}, [${count}];",
+                if trans { ".trans" } else { "" },
+                outs.join(", ")
+            ),
+            format!("{}r", "=r,".repeat(count)),
             true,
             false,
             None,
@@ -197,10 +193,9 @@ impl<'ctx> Gen<'ctx, '_> {
             .basic()
             .ok_or_else(|| GenError("ldmatrix result".into()))?
             .into_struct_value();
-        Ok([
-            self.b.build_extract_value(s, 0, "")?,
-            self.b.build_extract_value(s, 1, "")?,
-        ])
+        (0..count)
+            .map(|i| Ok(self.b.build_extract_value(s, i as u32, "")?))
+            .collect()
     }
 
     /// Store one operand element as a half at `(row, col)` of a padded tile.
@@ -226,24 +221,6 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
-    /// Two consecutive halves at `(row, col)` as one 32-bit register.
-    pub(super) fn load_pair(
-        &self,
-        base: usize,
-        row: IntValue<'ctx>,
-        col: IntValue<'ctx>,
-        row_len: usize,
-    ) -> R<BasicValueEnum<'ctx>> {
-        let idx = self.b.build_int_mul(row, self.i32c(row_len as i64), "")?;
-        let idx = self.b.build_int_add(idx, col, "")?;
-        let p = self.smem_addr(base, idx, 2)?;
-        let x = self.b.build_load(self.ctx.i32_type(), p, "")?;
-        if let Some(i) = x.as_instruction_value() {
-            let _ = i.set_alignment(4);
-        }
-        Ok(x)
-    }
-
     pub(super) fn dot_mma(&mut self, op: &Op, l: &MmaLayout) -> R<()> {
         let (a, bm, acc, r) = (op.args[0], op.args[1], op.args[2], op.results[0]);
         // The accumulator in MMA registers (converting first, before smem holds the operands).
@@ -252,51 +229,56 @@ impl<'ctx> Gen<'ctx, '_> {
         } else {
             self.blocked_to_mma(acc, l)?
         };
-        let (at, bt) = (self.ty(a).clone(), self.ty(bm).clone());
-        let (la, lb) = (self.layout(&at), self.layout(&bt));
-        let a_regs = self.regs(a, la.regs())?;
-        let b_regs = self.regs(bm, lb.regs())?;
         let rk = l.row_k();
         let rn = l.row_n();
-        let b_base = l.b_base();
-        // Double buffering: successive dots alternate between two copies of
-        // the operand tiles, so writing tile i+1 cannot disturb readers of
-        // tile i; one barrier per dot remains (between writing and reading).
-        let slot = self.dot_counter()?;
-        let count = self
-            .b
-            .build_load(i32_type(self.ctx), slot, "")?
-            .into_int_value();
-        let parity = self.b.build_and(count, self.i32c(1), "")?;
-        let shift = self
-            .b
-            .build_int_mul(parity, self.i32c(l.smem_bytes() as i64), "")?;
-        let next = self.b.build_int_add(count, self.i32c(1), "")?;
-        self.b.build_store(slot, next)?;
-        self.need_smem(2 * l.smem_bytes());
-        self.smem_shift.set(Some(shift));
-        self.store_tile(0, &la, &a_regs, l.k, rk, l.bf16)?;
-        self.store_tile(b_base, &lb, &b_regs, l.n, rn, l.bf16)?;
-        self.barrier()?;
-        let [wm, wn, g, t] = self.mma_coords(l)?;
+        // Byte offsets of the A and B tiles in shared memory.
+        let (a_off, b_off) = if self.tiles.contains_key(&a) && self.tiles.contains_key(&bm) {
+            // Copied there by `cp.async` (see `async_copy`).
+            let a_off = self.raw(a)?[0].into_int_value();
+            let b_off = self.raw(bm)?[0].into_int_value();
+            self.wait_tiles(a, bm)?;
+            (a_off, b_off)
+        } else {
+            // From registers. Double buffering: successive dots alternate
+            // between two copies of the operand tiles, so writing tile i+1
+            // cannot disturb readers of tile i; one barrier per dot remains
+            // (between writing and reading).
+            let (at, bt) = (self.ty(a).clone(), self.ty(bm).clone());
+            let (la, lb) = (self.layout(&at), self.layout(&bt));
+            let a_regs = self.regs(a, la.regs())?;
+            let b_regs = self.regs(bm, lb.regs())?;
+            let slot = self.dot_counter()?;
+            let count = self
+                .b
+                .build_load(i32_type(self.ctx), slot, "")?
+                .into_int_value();
+            let parity = self.b.build_and(count, self.i32c(1), "")?;
+            let shift = self
+                .b
+                .build_int_mul(parity, self.i32c(l.smem_bytes() as i64), "")?;
+            let next = self.b.build_int_add(count, self.i32c(1), "")?;
+            self.b.build_store(slot, next)?;
+            self.need_smem(2 * l.smem_bytes());
+            self.smem_shift.set(Some(shift));
+            self.store_tile(0, &la, &a_regs, l.k, rk, l.bf16)?;
+            self.store_tile(l.b_base(), &lb, &b_regs, l.n, rn, l.bf16)?;
+            self.smem_shift.set(None);
+            self.barrier()?;
+            let a_off = self
+                .b
+                .build_int_add(shift, self.i32c(self.scratch as i64), "")?;
+            let b_off = self
+                .b
+                .build_int_add(a_off, self.i32c(l.b_base() as i64), "")?;
+            (a_off, b_off)
+        };
+        let [wm, wn, _, _] = self.mma_coords(l)?;
         let f32t = self.ctx.f32_type();
         let i32t = self.ctx.i32_type();
         let ret = self.ctx.struct_type(&[f32t.into(); 4], false);
-        let fn_ty = ret.fn_type(
-            &[
-                i32t.into(),
-                i32t.into(),
-                i32t.into(),
-                i32t.into(),
-                i32t.into(),
-                i32t.into(),
-                f32t.into(),
-                f32t.into(),
-                f32t.into(),
-                f32t.into(),
-            ],
-            false,
-        );
+        let mut params = vec![inkwell::types::BasicMetadataTypeEnum::from(i32t); 6];
+        params.extend([inkwell::types::BasicMetadataTypeEnum::from(f32t); 4]);
+        let fn_ty = ret.fn_type(&params, false);
         let ty = if l.bf16 { "bf16" } else { "f16" };
         let asm = self.ctx.create_inline_asm(
             fn_ty,
@@ -307,45 +289,55 @@ impl<'ctx> Gen<'ctx, '_> {
             None,
             false,
         );
-        let t2 = self.b.build_int_mul(t, self.i32c(2), "")?;
-        let row0 = self
+        // ldmatrix addressing: lane % 16 picks the row of a 16-row slab, lane / 16
+        // the 8-column half (A: k, B: n).
+        let lane16 = self.tid_field(1, 0, 15)?;
+        let half = self.tid_field(1, 4, 1)?;
+        let half8 = self.b.build_int_mul(half, self.i32c(8), "")?;
+        // A: rows of this warp's slab, row-major with `rk` halves per row.
+        let arow = self
             .b
             .build_int_mul(wm, self.i32c((l.m / l.wm) as i64), "")?;
-        let row0 = self.b.build_int_add(row0, g, "")?;
-        // ldmatrix: lanes 0..15 address the 16 rows (k) of the two 8x8 matrices.
-        let ncol0 = self
+        let arow = self.b.build_int_add(arow, lane16, "")?;
+        let a_lane = self.b.build_int_mul(arow, self.i32c(rk as i64), "")?;
+        let a_lane = self.b.build_int_add(a_lane, half8, "")?;
+        let a_lane = self.b.build_int_mul(a_lane, self.i32c(2), "")?;
+        let a_lane = self.b.build_int_add(a_off, a_lane, "")?;
+        // B: rows k, columns of this warp's slab.
+        let bcol = self
             .b
             .build_int_mul(wn, self.i32c((l.n / l.wn) as i64), "")?;
-        let lane = self.b.build_int_unsigned_rem(self.tid, self.i32c(32), "")?;
-        let lane16 = self.b.build_int_unsigned_rem(lane, self.i32c(16), "")?;
+        let b_lane = self.b.build_int_mul(lane16, self.i32c(rn as i64), "")?;
+        let b_lane = self.b.build_int_add(b_lane, bcol, "")?;
+        let pairs = l.reps_n().is_multiple_of(2);
+        let b_lane = if pairs {
+            self.b.build_int_add(b_lane, half8, "")?
+        } else {
+            b_lane
+        };
+        let b_lane = self.b.build_int_mul(b_lane, self.i32c(2), "")?;
+        let b_lane = self.b.build_int_add(b_off, b_lane, "")?;
         for k0 in (0..l.k).step_by(16) {
-            let ka = self.b.build_int_add(t2, self.i32c(k0 as i64), "")?;
-            let kb = self.b.build_int_add(ka, self.i32c(8), "")?;
             let mut afrag = vec![];
             for rm in 0..l.reps_m() {
-                let r0 = self
-                    .b
-                    .build_int_add(row0, self.i32c((rm * 16) as i64), "")?;
-                let r8 = self.b.build_int_add(r0, self.i32c(8), "")?;
-                afrag.push([
-                    self.load_pair(0, r0, ka, rk)?,
-                    self.load_pair(0, r8, ka, rk)?,
-                    self.load_pair(0, r0, kb, rk)?,
-                    self.load_pair(0, r8, kb, rk)?,
-                ]);
+                let off = (rm * 16 * rk + k0) * 2;
+                let at = self.b.build_int_add(a_lane, self.i32c(off as i64), "")?;
+                afrag.push(self.ldmatrix(at, 4, false)?);
             }
-            for rep_n in 0..l.reps_n() {
-                let rn_i = rep_n;
-                let n0 = self
-                    .b
-                    .build_int_add(ncol0, self.i32c((rn_i * 8) as i64), "")?;
-                let krow = self.b.build_int_add(lane16, self.i32c(k0 as i64), "")?;
-                let [b0, b1] = self.ldmatrix_x2_trans(b_base, krow, n0, rn)?;
+            let mut bfrag = vec![];
+            let step = if pairs { 2 } else { 1 };
+            for rep_n in (0..l.reps_n()).step_by(step) {
+                let off = (k0 * rn + rep_n * 8) * 2;
+                let at = self.b.build_int_add(b_lane, self.i32c(off as i64), "")?;
+                let regs = self.ldmatrix(at, 2 * step, true)?;
+                bfrag.extend(regs.chunks(2).map(|c| [c[0], c[1]]));
+            }
+            for (rn_i, [b0, b1]) in bfrag.iter().enumerate() {
                 for (rm, af) in afrag.iter().enumerate() {
                     let base = (rm * l.reps_n() + rn_i) * 4;
                     let args: Vec<_> = af
                         .iter()
-                        .chain([&b0, &b1])
+                        .chain([b0, b1])
                         .chain(accs[base..base + 4].iter())
                         .map(|v| (*v).into())
                         .collect();
@@ -361,7 +353,6 @@ impl<'ctx> Gen<'ctx, '_> {
                 }
             }
         }
-        self.smem_shift.set(None);
         self.set(r, Reg::B(accs));
         Ok(())
     }
