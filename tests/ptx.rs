@@ -9,8 +9,10 @@ fn ptx(file: &str, source: &str, kernel: &str, signature: &str) -> String {
     let src = SourceFile::new(file, source);
     let k = tilebook_frontend::aot::lower_file(&src, kernel, signature)
         .unwrap_or_else(|e| panic!("{e}"));
+    let launch = tilebook_frontend::kernel::parse_signature_options(signature);
     let options = tilebook_nvptx::GpuOptions {
-        num_warps: 4,
+        num_warps: launch.num_warps,
+        num_stages: launch.num_stages,
         arch: "sm_90".into(),
     };
     tilebook_nvptx::compile(&k, &options)
@@ -84,13 +86,19 @@ fn tutorial_matmul_at_divisible_sizes_pipelines_with_cp_async() {
         "matmul_kernel",
         "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=32, GROUP_SIZE_M=8, ACTIVATION=''",
     );
-    // Operands go global -> shared with cp.async (no registers), one group
-    // per tile: A and B of the prologue and of the prefetch in the loop.
-    assert_eq!(p.matches("cp.async.ca.shared.global").count(), 32, "{p}");
-    assert_eq!(p.matches("cp.async.commit_group").count(), 4, "{p}");
-    // The dot waits for its carried tiles only: the two groups the loop body
-    // issued for the next iteration stay in flight during the MMAs.
+    // Operands go global -> shared with cp.async (no registers), eight
+    // 8-byte runs per thread and tile, one commit group per tile. With the
+    // default num_stages=3 the K loop prefetches two iterations ahead: the
+    // prologue copies A and B of iterations 0 and 1, the loop those of i + 2.
+    assert_eq!(p.matches("cp.async.ca.shared.global").count(), 48, "{p}");
+    assert_eq!(p.matches("cp.async.commit_group").count(), 6, "{p}");
+    // The dot waits for its own tiles only: the two groups of iteration
+    // i + 1 stay in flight; the copies for i + 2 are issued after the barrier,
+    // into the buffer that iteration i - 1 read.
     assert!(p.contains("cp.async.wait_group 2;"), "{p}");
+    let wait = p.find("cp.async.wait_group 2;").unwrap();
+    let bar = wait + p[wait..].find("bar.sync").unwrap();
+    assert!(p[bar..].find("cp.async.ca").unwrap() < p[bar..].find("mma.sync").unwrap(), "{p}");
     // Fragments come from ldmatrix, A plain and B transposed, four 8x8 matrices at a time.
     assert!(
         p.contains("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),

@@ -14,7 +14,7 @@ pub fn compile(
         .map_err(|e| format!("tilebook: cannot read {file}: {e}\n"))?;
     let source = SourceFile::new(file, text);
     let k = tilebook_frontend::aot::lower_file(&source, kernel, signature)?;
-    let warps = tilebook_frontend::kernel::parse_signature_options(signature).num_warps;
+    let launch = tilebook_frontend::kernel::parse_signature_options(signature);
     match emit {
         "ir" => Ok(tilebook_tir::print::print_kernel(&k)),
         "clif" => {
@@ -23,7 +23,8 @@ pub fn compile(
         }
         "llvm" | "ptx" => {
             let options = tilebook_nvptx::GpuOptions {
-                num_warps: warps,
+                num_warps: launch.num_warps,
+                num_stages: launch.num_stages,
                 arch: target.unwrap_or("sm_90").to_string(),
             };
             let g =

@@ -27,7 +27,8 @@ print("matmul ok")
 
 # Divisible sizes take the cp.async path (operands copied straight to shared
 # memory); cover the tile shapes and warp counts the benchmark uses, and bf16.
-for (bm, bn, bk, nw) in [(128, 128, 32, 4), (128, 128, 32, 8), (256, 128, 32, 8), (128, 256, 32, 8), (128, 128, 64, 8), (64, 128, 64, 4)]:
+for (bm, bn, bk, nw, ns) in [(128, 128, 32, 4, 4), (128, 128, 32, 8, 3), (256, 128, 32, 8, 3), (128, 256, 32, 8, 2),
+                             (128, 128, 64, 8, 3), (64, 128, 64, 4, 4), (64, 64, 32, 4, 1)]:
     for dt in [torch.float16, torch.bfloat16]:
         m, n, k = 512, 256, 1024
         a = torch.randn((m, k), device='cuda', dtype=dt)
@@ -35,7 +36,7 @@ for (bm, bn, bk, nw) in [(128, 128, 32, 4), (128, 128, 32, 8), (256, 128, 32, 8)
         c = torch.empty((m, n), device='cuda', dtype=dt)
         grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
         matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                            BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, ACTIVATION="", num_warps=nw)
+                            BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, ACTIVATION="", num_warps=nw, num_stages=ns)
         ref = torch.matmul(a.float(), b.float()).to(dt)
-        assert torch.allclose(c.float(), ref.float(), atol=0.25, rtol=2e-2), (bm, bn, bk, nw, dt, torch.max(torch.abs(c.float() - ref.float())))
+        assert torch.allclose(c.float(), ref.float(), atol=0.25, rtol=2e-2), (bm, bn, bk, nw, ns, dt, torch.max(torch.abs(c.float() - ref.float())))
 print("matmul tile configs ok")

@@ -78,15 +78,17 @@ struct Gen<'ctx, 'a> {
     /// `(tid * vec >> shift) & mask`, by `(vec, shift, mask)`, in the entry block.
     tid_fields: std::cell::RefCell<HashMap<(usize, u32, usize), IntValue<'ctx>>>,
     /// Dot operands copied by `cp.async` straight into shared tiles.
-    tiles: HashMap<Value, async_copy::TileRole>,
-    /// Where each MMA layout's ring of operand stages starts in shared memory.
-    ring_base: HashMap<MmaLayout, usize>,
-    /// Where the other shared-memory scratch starts (after the rings).
+    tile_plan: async_copy::TilePlan,
+    pending_copies: std::cell::RefCell<Vec<async_copy::PendingCopies<'ctx>>>,
+    /// Where each MMA layout's ring of operand stages starts in shared
+    /// memory, and its number of stages.
+    ring_base: HashMap<MmaLayout, (usize, usize)>,
+    /// Where the other shared-memory scratch starts: after the rings while
+    /// tiles may be live or in flight, else 0 (see `async_copy`).
     scratch: usize,
+    /// Bytes the rings take.
+    ring_bytes: usize,
     stage_counters: std::cell::RefCell<HashMap<async_copy::TileRole, PointerValue<'ctx>>>,
-    /// `cp.async` groups committed so far at the top level of each open
-    /// region (`None` once a nested region committed some).
-    async_groups: std::cell::RefCell<Vec<Option<usize>>>,
     async_used: std::cell::Cell<bool>,
 }
 
@@ -136,11 +138,12 @@ pub fn emit<'ctx>(
         smem_shift: std::cell::Cell::new(None),
         pre: ctx.create_builder(),
         tid_fields: Default::default(),
-        tiles: HashMap::new(),
+        tile_plan: Default::default(),
+        pending_copies: Default::default(),
         ring_base: HashMap::new(),
         scratch: 0,
+        ring_bytes: 0,
         stage_counters: Default::default(),
-        async_groups: Default::default(),
         async_used: std::cell::Cell::new(false),
     };
     g.half_regs = crate::mma::dot_only_operands(k, &g.mma);
@@ -149,9 +152,9 @@ pub fn emit<'ctx>(
             g.defs.insert(r, op);
         }
     });
-    g.tiles = g.plan_tiles();
-    g.scratch = g.place_rings();
-    g.smem_bytes.set(g.scratch);
+    g.tile_plan = g.plan_tiles();
+    g.ring_bytes = g.place_rings();
+    g.smem_bytes.set(g.ring_bytes);
     let run = |g: &mut Gen<'ctx, '_>| -> R<()> {
         g.tid = g.sreg("llvm.nvvm.read.ptx.sreg.tid.x")?;
         let body = g.ctx.append_basic_block(g.func, "body");
@@ -368,14 +371,19 @@ impl<'ctx> Gen<'ctx, '_> {
 
     fn region(&mut self, r: &Region) -> R<Vec<Value>> {
         self.depth += 1;
-        self.async_groups.borrow_mut().push(Some(0));
         let result = (|| {
             for op in &r.ops {
+                if op.kind == OpKind::Yield || !op.regions.is_empty() {
+                    // Recorded tile copies are issued before control flow
+                    // and at the end of the region that recorded them.
+                    self.flush_copies()?;
+                }
                 if op.kind == OpKind::Yield {
                     return Ok(op.args.clone());
                 }
                 self.op(op)?;
             }
+            self.flush_copies()?;
             Ok(vec![])
         })();
         // Conversions made inside this region do not dominate what follows it.
@@ -384,12 +392,6 @@ impl<'ctx> Gen<'ctx, '_> {
             .borrow_mut()
             .retain(|(depth, _, _)| *depth < d);
         self.depth -= 1;
-        let mut groups = self.async_groups.borrow_mut();
-        if groups.pop() != Some(Some(0)) {
-            if let Some(parent) = groups.last_mut() {
-                *parent = None;
-            }
-        }
         result
     }
 
@@ -452,8 +454,8 @@ impl<'ctx> Gen<'ctx, '_> {
                 self.set(res.expect("result"), out);
             }
             OpKind::Broadcast | OpKind::Trans(_) => self.permute_through_smem(op)?,
-            OpKind::Load { mask, .. } if self.tiles.contains_key(&op.results[0]) => {
-                let role = self.tiles[&op.results[0]];
+            OpKind::Load { mask, .. } if self.tiles().contains_key(&op.results[0]) => {
+                let role = self.tiles()[&op.results[0]];
                 self.async_load(op, role, *mask)?
             }
             OpKind::Load { mask, other } => self.load(op, *mask, *other)?,

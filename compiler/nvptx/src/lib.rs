@@ -30,6 +30,8 @@ use tilebook_tir::Kernel;
 #[derive(Clone, Debug)]
 pub struct GpuOptions {
     pub num_warps: u32,
+    /// Triton's `num_stages`: K loops prefetch `num_stages - 1` iterations ahead.
+    pub num_stages: u32,
     /// `sm_80`, `sm_90`, ...
     pub arch: String,
 }
@@ -38,6 +40,7 @@ impl Default for GpuOptions {
     fn default() -> Self {
         GpuOptions {
             num_warps: 4,
+            num_stages: 3,
             arch: "sm_90".into(),
         }
     }
@@ -81,7 +84,11 @@ pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
     module.set_data_layout(&machine.get_target_data().get_data_layout());
     // GPU-only stage: prefetch the next iteration's loads in K loops.
     let mut k = k.clone();
-    if tilebook_tir::pipeline::pipeline_loads(&mut k) {
+    // Each application prefetches one more iteration ahead.
+    for _ in 0..options.num_stages.saturating_sub(1).max(1) {
+        if !tilebook_tir::pipeline::pipeline_loads(&mut k) {
+            break;
+        }
         tilebook_tir::passes::optimize(&mut k);
         tilebook_tir::verify::verify(&k)
             .map_err(|e| format!("internal error: pipelining produced invalid tile IR: {e}"))?;

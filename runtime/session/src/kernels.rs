@@ -475,6 +475,7 @@ fn compile(
     if gpu.is_none() && s.check_ptx {
         let opts = tilebook_nvptx::GpuOptions {
             num_warps: options.num_warps,
+            num_stages: options.num_stages,
             arch: "sm_90".into(),
         };
         tilebook_nvptx::compile(&kernel, &opts).map_err(|e| {
@@ -489,6 +490,7 @@ fn compile(
         Some(g) => {
             let opts = tilebook_nvptx::GpuOptions {
                 num_warps: options.num_warps,
+                num_stages: options.num_stages,
                 arch: g.arch.clone(),
             };
             let gk = tilebook_nvptx::compile(&kernel, &opts).map_err(|e| {

@@ -7,23 +7,26 @@
 //! the byte offset of its tile in shared memory ("tile values"); loops carry
 //! that offset as one phi.
 //!
-//! Tiles live in a ring of [`STAGES`] stage buffers at the start of shared
-//! memory; all other scratch (conversions, reductions) is placed after the
-//! rings (`Gen::scratch`), so conversions in the loop cannot clobber them. Each operand role (A or B of a given MMA layout) has its own
-//! stage counter; prologue and loop issue A and B in the same order, so the
-//! two counters agree. With the pipelining pass's prefetch distance of one,
-//! three buffers let a fast warp fill tile `i + 2` while a slow one still reads
-//! tile `i` (the dot's barrier keeps warps within one iteration).
+//! Tiles live in a ring of stage buffers at the start of shared memory, one
+//! ring per MMA layout with `distance + 1` stages, where `distance` is how
+//! many iterations ahead the pipelining pass prefetches (`num_stages - 1`).
+//! While tiles may be live or in flight, all other scratch (conversions,
+//! reductions) is placed after the rings (`Gen::scratch`); after the loop that
+//! consumes them (all copies waited for, one barrier) scratch reuses the
+//! rings, so the epilogue's accumulator conversion adds nothing.
 //!
-//! Each load commits one `cp.async` group. A dot waits with
-//! `cp.async.wait_group N`, where `N` counts the groups this loop body issued
-//! before the dot (all issued after its carried operands), then a barrier.
+//! Each operand role (A or B of a given MMA layout) has its own stage
+//! counter; prologue and loop issue A and B in the same order, so the two
+//! counters agree. The copies of a load are recorded when the load is
+//! generated and issued later: by a dot in the same region right after its
+//! wait and barrier (when every warp has finished the previous dot, so the
+//! buffer it read, `distance + 1` tiles back, is free), or before any nested
+//! region or at the region's end. Each load commits one group; a dot whose
+//! operands were prefetched `d` iterations ago waits with
+//! `cp.async.wait_group (d - 1) * G`, `G` being the loads per iteration.
 
 use super::*;
 use crate::mma::MmaLayout;
-
-/// Stage buffers of the operand ring (prefetch distance one, plus one).
-pub(super) const STAGES: usize = 3;
 
 /// Which operand of which tensor-core layout a tile value is.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -33,10 +36,46 @@ pub(super) struct TileRole {
     pub operand: usize,
 }
 
+/// The `cp.async` copies of one tile load, recorded until they are issued.
+pub(super) struct PendingCopies<'ctx> {
+    value: Value,
+    bytes: usize,
+    /// (shared address, global pointer, source bytes) per run.
+    runs: Vec<(IntValue<'ctx>, PointerValue<'ctx>, IntValue<'ctx>)>,
+}
+
+/// What the dots need to know about the loops that carry tiles.
+#[derive(Default)]
+pub(super) struct TilePlan {
+    pub roles: HashMap<Value, TileRole>,
+    /// Loop argument -> the value the body yields for it.
+    carried_from: HashMap<Value, Value>,
+    /// Loop argument -> tile loads at the top level of that loop's body.
+    loads_per_iteration: HashMap<Value, usize>,
+    /// Stages of each layout's ring.
+    pub stages: HashMap<MmaLayout, usize>,
+}
+
+impl TilePlan {
+    /// How many iterations ago the tile `v` was loaded (0: in this body).
+    fn distance(&self, v: Value) -> usize {
+        let mut d = 0;
+        let mut v = v;
+        while let Some(&y) = self.carried_from.get(&v) {
+            d += 1;
+            v = y;
+            if d > 16 {
+                break;
+            }
+        }
+        d
+    }
+}
+
 impl<'ctx> Gen<'ctx, '_> {
     /// Decide which values become tile values: dot operands whose every
     /// producer (through loop arguments, inits and yields) is an eligible load.
-    pub(super) fn plan_tiles(&self) -> HashMap<Value, TileRole> {
+    pub(super) fn plan_tiles(&self) -> TilePlan {
         let mut role: HashMap<Value, TileRole> = HashMap::new();
         let mut loops: Vec<&Op> = vec![];
         let mut dots: Vec<(Value, Value)> = vec![];
@@ -109,7 +148,32 @@ impl<'ctx> Gen<'ctx, '_> {
             }
         }
         role.retain(|v, _| !bad.contains(v));
-        role
+        let mut plan = TilePlan::default();
+        for l in &loops {
+            let body = &l.regions[0];
+            let loads = body
+                .ops
+                .iter()
+                .filter(|op| {
+                    matches!(op.kind, OpKind::Load { .. }) && role.contains_key(&op.results[0])
+                })
+                .count();
+            for (arg, _, yielded) in links(l) {
+                if role.contains_key(&arg) {
+                    plan.carried_from.insert(arg, yielded);
+                    plan.loads_per_iteration.insert(arg, loads);
+                }
+            }
+        }
+        for &(a, b) in &dots {
+            if let (Some(ra), true) = (role.get(&a), role.contains_key(&b)) {
+                let d = plan.distance(a).max(plan.distance(b)).max(1);
+                let s = plan.stages.entry(ra.layout).or_insert(2);
+                *s = (*s).max(d + 1);
+            }
+        }
+        plan.roles = role;
+        plan
     }
 
     /// Whether `op` is a load that `cp.async` can perform for a tile of `role`:
@@ -151,7 +215,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let l = role.layout;
         let size = self.i32c(l.smem_bytes() as i64);
         let off = self.b.build_int_mul(stage, size, "")?;
-        let base = self.ring_base[&l] + if role.operand == 1 { l.b_base() } else { 0 };
+        let base = self.ring_base[&l].0 + if role.operand == 1 { l.b_base() } else { 0 };
         Ok(self.b.build_int_add(off, self.i32c(base as i64), "")?)
     }
 
@@ -172,6 +236,13 @@ impl<'ctx> Gen<'ctx, '_> {
         let t = self.ty(r).clone();
         let l = self.layout(&t);
         let n = l.regs();
+        // From here until the loop that consumes the tiles ends, other
+        // scratch must stay clear of the rings; readers of scratch that
+        // overlapped them (a previous epilogue, in an outer loop) finish first.
+        if self.scratch != self.ring_bytes {
+            self.barrier()?;
+            self.scratch = self.ring_bytes;
+        }
         let ptrs = self.regs(op.args[0], n)?;
         let masks = if mask {
             Some(self.regs(op.args[1], n)?)
@@ -183,9 +254,10 @@ impl<'ctx> Gen<'ctx, '_> {
         let i32t = self.ctx.i32_type();
         let stage = self.b.build_load(i32t, slot, "")?.into_int_value();
         let next = self.b.build_int_add(stage, self.i32c(1), "")?;
+        let stages = self.ring_base[&role.layout].1;
         let wrap =
             self.b
-                .build_int_compare(IntPredicate::EQ, next, self.i32c(STAGES as i64), "")?;
+                .build_int_compare(IntPredicate::EQ, next, self.i32c(stages as i64), "")?;
         let next = self
             .b
             .build_select(wrap, self.i32c(0), next, "")?
@@ -198,37 +270,17 @@ impl<'ctx> Gen<'ctx, '_> {
             role.layout.row_n()
         };
         let bytes = 2 * w;
-        let fn_ty = self.ctx.void_type().fn_type(
-            &[
-                i32t.into(),
-                self.ctx.ptr_type(AddressSpace::from(1u16)).into(),
-                i32t.into(),
-            ],
-            false,
-        );
-        let cache = if bytes == 16 { "cg" } else { "ca" };
-        let asm = self.ctx.create_inline_asm(
-            fn_ty,
-            format!("cp.async.{cache}.shared.global [$0], [$1], {bytes}, $2;"),
-            "r,l,r,~{memory}".into(),
-            true,
-            false,
-            None,
-            false,
-        );
-        let smem_base = self.b.build_ptr_to_int(self.smem, i32t, "")?;
+        let smem_base = self
+            .b
+            .build_ptr_to_int(self.smem, self.ctx.i32_type(), "")?;
         let tile_addr = self.b.build_int_add(smem_base, tile, "")?;
+        let mut runs = vec![];
         for g0 in (0..n).step_by(w) {
             let rc = self.elem_coords(&l, g0, &t.shape)?;
             let idx = self.b.build_int_mul(rc[0], self.i32c(row_len as i64), "")?;
             let idx = self.b.build_int_add(idx, rc[1], "")?;
             let off = self.b.build_int_mul(idx, self.i32c(2), "")?;
             let dst = self.b.build_int_add(tile_addr, off, "")?;
-            let src = self.b.build_address_space_cast(
-                ptrs[g0].into_pointer_value(),
-                self.ctx.ptr_type(AddressSpace::from(1u16)),
-                "",
-            )?;
             let size = match &masks {
                 Some(m) => self
                     .b
@@ -241,28 +293,98 @@ impl<'ctx> Gen<'ctx, '_> {
                     .into_int_value(),
                 None => self.i32c(bytes as i64),
             };
-            self.b
-                .build_indirect_call(fn_ty, asm, &[dst.into(), src.into(), size.into()], "")?;
+            runs.push((dst, ptrs[g0].into_pointer_value(), size));
         }
-        self.ptx_statement("cp.async.commit_group;")?;
-        if let Some(Some(c)) = self.async_groups.borrow_mut().last_mut() {
-            *c += 1;
-        }
+        self.pending_copies.borrow_mut().push(PendingCopies {
+            value: r,
+            bytes,
+            runs,
+        });
         self.async_used.set(true);
         self.set(r, Reg::B(vec![tile.into()]));
         Ok(())
     }
 
+    /// Issue the recorded copies, one commit group per load.
+    pub(super) fn flush_copies(&self) -> R<()> {
+        let pending = std::mem::take(&mut *self.pending_copies.borrow_mut());
+        let i32t = self.ctx.i32_type();
+        let global = self.ctx.ptr_type(AddressSpace::from(1u16));
+        let fn_ty = self
+            .ctx
+            .void_type()
+            .fn_type(&[i32t.into(), global.into(), i32t.into()], false);
+        for p in pending {
+            let cache = if p.bytes == 16 { "cg" } else { "ca" };
+            let asm = self.ctx.create_inline_asm(
+                fn_ty,
+                format!(
+                    "cp.async.{cache}.shared.global [$0], [$1], {}, $2;",
+                    p.bytes
+                ),
+                "r,l,r,~{memory}".into(),
+                true,
+                false,
+                None,
+                false,
+            );
+            for (dst, src, size) in p.runs {
+                let src = self.b.build_address_space_cast(src, global, "")?;
+                self.b.build_indirect_call(
+                    fn_ty,
+                    asm,
+                    &[dst.into(), src.into(), size.into()],
+                    "",
+                )?;
+            }
+            self.ptx_statement("cp.async.commit_group;")?;
+        }
+        Ok(())
+    }
+
     /// Wait until the tiles `a` and `b` have landed and are visible to every
-    /// thread: groups issued after them in this loop body may stay in flight.
+    /// thread, then issue the copies recorded since (the next tiles).
     pub(super) fn wait_tiles(&self, a: Value, b: Value) -> R<()> {
-        let carried = !self.defs.contains_key(&a) && !self.defs.contains_key(&b);
-        let pending = match self.async_groups.borrow().last() {
-            Some(Some(n)) if carried => *n,
-            _ => 0,
+        let own = self
+            .pending_copies
+            .borrow()
+            .iter()
+            .any(|p| p.value == a || p.value == b);
+        if own {
+            // Loaded in this region (no pipelining): issue, then wait for all.
+            self.flush_copies()?;
+        }
+        let plan = &self.tile_plan;
+        let d = plan.distance(a).min(plan.distance(b));
+        let per_iteration = plan.loads_per_iteration.get(&a).copied().unwrap_or(0);
+        let pending = if own || d == 0 {
+            0
+        } else {
+            (d - 1) * per_iteration
         };
         self.ptx_statement(&format!("cp.async.wait_group {pending};"))?;
-        self.barrier()
+        self.barrier()?;
+        self.flush_copies()
+    }
+
+    /// After a loop that carried tiles: let the last (masked-off) copies land,
+    /// then give the rings back to ordinary scratch.
+    pub(super) fn retire_tiles(&mut self, op: &Op) -> R<()> {
+        if !op.regions[0]
+            .args
+            .iter()
+            .any(|a| self.tiles().contains_key(a))
+        {
+            return Ok(());
+        }
+        self.ptx_statement("cp.async.wait_all;")?;
+        self.barrier()?;
+        self.scratch = 0;
+        Ok(())
+    }
+
+    pub(super) fn tiles(&self) -> &HashMap<Value, TileRole> {
+        &self.tile_plan.roles
     }
 
     /// One PTX statement with no operands, as volatile inline assembly.
@@ -284,13 +406,17 @@ impl<'ctx> Gen<'ctx, '_> {
     /// Lay out the stage rings at the start of shared memory, one per MMA
     /// layout with tiles; returns the bytes they take (scratch starts there).
     pub(super) fn place_rings(&mut self) -> usize {
-        let mut layouts: Vec<MmaLayout> = self.tiles.values().map(|r| r.layout).collect();
-        layouts.sort_by_key(|l| (l.m, l.n, l.k, l.wm, l.bf16));
-        layouts.dedup();
+        let mut layouts: Vec<(MmaLayout, usize)> = self
+            .tile_plan
+            .stages
+            .iter()
+            .map(|(l, s)| (*l, *s))
+            .collect();
+        layouts.sort_by_key(|(l, _)| (l.m, l.n, l.k, l.wm, l.bf16));
         let mut at = 0;
-        for l in layouts {
-            self.ring_base.insert(l, at);
-            at += (STAGES * l.smem_bytes()).next_multiple_of(128);
+        for (l, stages) in layouts {
+            self.ring_base.insert(l, (at, stages));
+            at += (stages * l.smem_bytes()).next_multiple_of(128);
         }
         at
     }

@@ -259,7 +259,7 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.position_at_end(exit);
         let results = Self::unflat(&cur, &shape);
         self.bind(&op.results, results);
-        Ok(())
+        self.retire_tiles(op)
     }
 
     pub(super) fn if_op(&mut self, op: &Op) -> R<()> {

@@ -232,7 +232,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let rk = l.row_k();
         let rn = l.row_n();
         // Byte offsets of the A and B tiles in shared memory.
-        let (a_off, b_off) = if self.tiles.contains_key(&a) && self.tiles.contains_key(&bm) {
+        let (a_off, b_off) = if self.tiles().contains_key(&a) && self.tiles().contains_key(&bm) {
             // Copied there by `cp.async` (see `async_copy`).
             let a_off = self.raw(a)?[0].into_int_value();
             let b_off = self.raw(bm)?[0].into_int_value();
