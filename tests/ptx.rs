@@ -98,7 +98,10 @@ fn tutorial_matmul_at_divisible_sizes_pipelines_with_cp_async() {
     assert!(p.contains("cp.async.wait_group 2;"), "{p}");
     let wait = p.find("cp.async.wait_group 2;").unwrap();
     let bar = wait + p[wait..].find("bar.sync").unwrap();
-    assert!(p[bar..].find("cp.async.ca").unwrap() < p[bar..].find("mma.sync").unwrap(), "{p}");
+    assert!(
+        p[bar..].find("cp.async.ca").unwrap() < p[bar..].find("mma.sync").unwrap(),
+        "{p}"
+    );
     // Fragments come from ldmatrix, A plain and B transposed, four 8x8 matrices at a time.
     assert!(
         p.contains("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
