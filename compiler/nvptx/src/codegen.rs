@@ -376,14 +376,14 @@ impl<'ctx> Gen<'ctx, '_> {
                 if op.kind == OpKind::Yield || !op.regions.is_empty() {
                     // Recorded tile copies are issued before control flow
                     // and at the end of the region that recorded them.
-                    self.flush_copies()?;
+                    self.flush_copies_guarded()?;
                 }
                 if op.kind == OpKind::Yield {
                     return Ok(op.args.clone());
                 }
                 self.op(op)?;
             }
-            self.flush_copies()?;
+            self.flush_copies_guarded()?;
             Ok(vec![])
         })();
         // Conversions made inside this region do not dominate what follows it.

@@ -305,6 +305,17 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
+    /// Issue copies still recorded where no dot issued them (before control
+    /// flow, at a region's end). A barrier first: with `num_stages` buffers the
+    /// target may be the tile another warp's previous dot is still reading.
+    pub(super) fn flush_copies_guarded(&self) -> R<()> {
+        if self.pending_copies.borrow().is_empty() {
+            return Ok(());
+        }
+        self.barrier()?;
+        self.flush_copies()
+    }
+
     /// Issue the recorded copies, one commit group per load.
     pub(super) fn flush_copies(&self) -> R<()> {
         let pending = std::mem::take(&mut *self.pending_copies.borrow_mut());
