@@ -225,7 +225,7 @@ impl<'ctx> Gen<'ctx, '_> {
         if let Some(p) = self.stage_counters.borrow().get(&role) {
             return Ok(*p);
         }
-        let slot = self.dot_counter()?;
+        let slot = self.counter_slot()?;
         self.stage_counters.borrow_mut().insert(role, slot);
         Ok(slot)
     }
@@ -270,10 +270,7 @@ impl<'ctx> Gen<'ctx, '_> {
             role.layout.row_n()
         };
         let bytes = 2 * w;
-        let smem_base = self
-            .b
-            .build_ptr_to_int(self.smem, self.ctx.i32_type(), "")?;
-        let tile_addr = self.b.build_int_add(smem_base, tile, "")?;
+        let tile_addr = self.smem_u32(tile)?;
         let mut runs = vec![];
         for g0 in (0..n).step_by(w) {
             let rc = self.elem_coords(&l, g0, &t.shape)?;

@@ -388,6 +388,15 @@ impl<'ctx> Gen<'ctx, '_> {
         })
     }
 
+    /// The 32-bit shared-memory address of byte `off` of the dynamic shared
+    /// memory (what `ldmatrix` and `cp.async` take).
+    pub(super) fn smem_u32(&self, off: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let base = self
+            .b
+            .build_ptr_to_int(self.smem, self.ctx.i32_type(), "")?;
+        Ok(self.b.build_int_add(base, off, "")?)
+    }
+
     pub(super) fn slot_type(&self, e: Elem) -> BasicTypeEnum<'ctx> {
         match e {
             Elem::Ptr(_) => self.ctx.i64_type().into(),

@@ -167,8 +167,7 @@ impl<'ctx> Gen<'ctx, '_> {
         trans: bool,
     ) -> R<Vec<BasicValueEnum<'ctx>>> {
         let i32t = self.ctx.i32_type();
-        let base = self.b.build_ptr_to_int(self.smem, i32t, "")?;
-        let addr = self.b.build_int_add(base, off, "")?;
+        let addr = self.smem_u32(off)?;
         let ret = self.ctx.struct_type(&vec![i32t.into(); count], false);
         let fn_ty = ret.fn_type(&[i32t.into()], false);
         let outs: Vec<String> = (0..count).map(|i| format!("${i}")).collect();
@@ -247,7 +246,7 @@ impl<'ctx> Gen<'ctx, '_> {
             let (la, lb) = (self.layout(&at), self.layout(&bt));
             let a_regs = self.regs(a, la.regs())?;
             let b_regs = self.regs(bm, lb.regs())?;
-            let slot = self.dot_counter()?;
+            let slot = self.counter_slot()?;
             let count = self
                 .b
                 .build_load(i32_type(self.ctx), slot, "")?
@@ -357,9 +356,10 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
-    /// A per-thread counter of tensor-core dots (for the double buffer), kept
-    /// in a stack slot that LLVM promotes to registers.
-    pub(super) fn dot_counter(&self) -> R<PointerValue<'ctx>> {
+    /// A per-thread counter starting at 0 (tensor-core dots for the double
+    /// buffer, ring stages for `cp.async`), kept in a stack slot at the top of
+    /// the entry block that LLVM promotes to registers.
+    pub(super) fn counter_slot(&self) -> R<PointerValue<'ctx>> {
         let entry = self
             .func
             .get_first_basic_block()
@@ -369,7 +369,7 @@ impl<'ctx> Gen<'ctx, '_> {
             Some(i) => tb.position_before(&i),
             None => tb.position_at_end(entry),
         }
-        let slot = tb.build_alloca(i32_type(self.ctx), "dot_count")?;
+        let slot = tb.build_alloca(i32_type(self.ctx), "counter")?;
         tb.build_store(slot, self.i32c(0))?;
         Ok(slot)
     }
