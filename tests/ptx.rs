@@ -6,6 +6,10 @@ use tilebook_frontend::SourceFile;
 use tilebook_tests::{golden_source, root};
 
 fn ptx(file: &str, source: &str, kernel: &str, signature: &str) -> String {
+    ptx_for("sm_90", file, source, kernel, signature)
+}
+
+fn ptx_for(arch: &str, file: &str, source: &str, kernel: &str, signature: &str) -> String {
     let src = SourceFile::new(file, source);
     let k = tilebook_frontend::aot::lower_file(&src, kernel, signature)
         .unwrap_or_else(|e| panic!("{e}"));
@@ -13,7 +17,7 @@ fn ptx(file: &str, source: &str, kernel: &str, signature: &str) -> String {
     let options = tilebook_nvptx::GpuOptions {
         num_warps: launch.num_warps,
         num_stages: launch.num_stages,
-        arch: "sm_90".into(),
+        arch: arch.into(),
     };
     tilebook_nvptx::compile(&k, &options)
         .unwrap_or_else(|e| panic!("{e}"))
@@ -80,17 +84,20 @@ fn tutorial_matmul_compiles_to_ptx() {
 
 #[test]
 fn tutorial_matmul_at_divisible_sizes_pipelines_with_cp_async() {
-    let p = ptx(
+    // On Ampere (no wgmma): mma.sync with ldmatrix fragments.
+    let p = ptx_for(
+        "sm_80",
         "matmul.py",
         &golden_source("matmul.py"),
         "matmul_kernel",
         "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=32, GROUP_SIZE_M=8, ACTIVATION=''",
     );
-    // Operands go global -> shared with cp.async (no registers), eight
-    // 8-byte runs per thread and tile, one commit group per tile. With the
+    // Operands go global -> shared with cp.async (no registers), four
+    // 16-byte runs per thread and tile, one commit group per tile. With the
     // default num_stages=3 the K loop prefetches two iterations ahead: the
     // prologue copies A and B of iterations 0 and 1, the loop those of i + 2.
-    assert_eq!(p.matches("cp.async.ca.shared.global").count(), 48, "{p}");
+    assert_eq!(p.matches("cp.async.cg.shared.global").count(), 24, "{p}");
+    assert!(!p.contains("cp.async.ca"), "{p}");
     assert_eq!(p.matches("cp.async.commit_group").count(), 6, "{p}");
     // The dot waits for its own tiles only: the two groups of iteration
     // i + 1 stay in flight; the copies for i + 2 are issued after the barrier,
@@ -99,7 +106,7 @@ fn tutorial_matmul_at_divisible_sizes_pipelines_with_cp_async() {
     let wait = p.find("cp.async.wait_group 2;").unwrap();
     let bar = wait + p[wait..].find("bar.sync").unwrap();
     assert!(
-        p[bar..].find("cp.async.ca").unwrap() < p[bar..].find("mma.sync").unwrap(),
+        p[bar..].find("cp.async.cg").unwrap() < p[bar..].find("mma.sync").unwrap(),
         "{p}"
     );
     // Fragments come from ldmatrix, A plain and B transposed, four 8x8 matrices at a time.
@@ -113,4 +120,42 @@ fn tutorial_matmul_at_divisible_sizes_pipelines_with_cp_async() {
     );
     assert!(!p.contains("ld.shared.u32"), "{p}");
     assert_eq!(p.matches("mma.sync.aligned.m16n8k16").count(), 64, "{p}");
+    // The fp16 result leaves in 16-byte stores: 128x128 halves over 128
+    // threads is 16 runs of 8 per thread.
+    assert_eq!(p.matches("st.global.v4.b32").count(), 16, "{p}");
+}
+
+#[test]
+fn tutorial_matmul_on_hopper_uses_wgmma_on_swizzled_tiles() {
+    let p = ptx(
+        "matmul.py",
+        &golden_source("matmul.py"),
+        "matmul_kernel",
+        "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8",
+    );
+    // wgmma is an sm_90a feature.
+    assert!(p.contains(".target sm_90a"), "{p}");
+    // Two warpgroups of 64 rows each; four k-steps of 16 per iteration, in the
+    // loop only (the pipelining pass moved the loads, not the dot).
+    assert_eq!(
+        p.matches("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16")
+            .count(),
+        4,
+        "{p}"
+    );
+    assert!(p.contains("wgmma.fence.sync.aligned"), "{p}");
+    assert!(p.contains("wgmma.wait_group.sync.aligned 0"), "{p}");
+    // Operands arrive by 16-byte cp.async, made visible to the async proxy
+    // before the barrier that precedes the wgmma.
+    let fence = p
+        .find("fence.proxy.async.shared::cta")
+        .expect("proxy fence");
+    let bar = fence + p[fence..].find("bar.sync").unwrap();
+    assert!(bar < p.find("wgmma.mma_async").unwrap(), "{p}");
+    assert!(p.contains("cp.async.cg.shared.global"), "{p}");
+    // No register fragments: ldmatrix and mma.sync are gone.
+    assert!(!p.contains("ldmatrix"), "{p}");
+    assert!(!p.contains("mma.sync"), "{p}");
+    // The shared window is aligned for the 128-byte swizzle pattern.
+    assert!(p.contains(".align 1024"), "{p}");
 }

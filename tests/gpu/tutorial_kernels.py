@@ -28,7 +28,8 @@ print("matmul ok")
 # Divisible sizes take the cp.async path (operands copied straight to shared
 # memory); cover the tile shapes and warp counts the benchmark uses, and bf16.
 for (bm, bn, bk, nw, ns) in [(128, 128, 32, 4, 4), (128, 128, 32, 8, 3), (256, 128, 32, 8, 3), (128, 256, 32, 8, 2),
-                             (128, 128, 64, 8, 3), (64, 128, 64, 4, 4), (64, 64, 32, 4, 1)]:
+                             (128, 128, 64, 8, 3), (64, 128, 64, 4, 4), (64, 64, 32, 4, 1),
+                             (64, 256, 64, 8, 3), (128, 64, 16, 4, 3)]:
     for dt in [torch.float16, torch.bfloat16]:
         m, n, k = 512, 256, 1024
         a = torch.randn((m, k), device='cuda', dtype=dt)

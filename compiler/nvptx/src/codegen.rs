@@ -11,6 +11,7 @@ mod control;
 mod memory;
 mod reduce;
 mod tensor_core;
+mod wgmma;
 
 use crate::axis::{analyze, AxisInfo};
 use crate::layout::Layout;
@@ -90,15 +91,26 @@ struct Gen<'ctx, 'a> {
     ring_bytes: usize,
     stage_counters: std::cell::RefCell<HashMap<async_copy::TileRole, PointerValue<'ctx>>>,
     async_used: std::cell::Cell<bool>,
+    /// Widest run per thread, by element count (see `vec_limits`).
+    max_vec: HashMap<usize, usize>,
 }
 
-/// Emit the kernel into `module`; returns the dynamic shared memory it needs.
+/// What `emit` produced besides the function.
+pub struct Emitted {
+    /// Dynamic shared memory per program (bytes).
+    pub shared_bytes: u32,
+    /// Whether the kernel uses `wgmma` (so it needs `sm_90a`).
+    pub wgmma: bool,
+}
+
+/// Emit the kernel into `module`. `wgmma`: Hopper's warpgroup MMA may be used.
 pub fn emit<'ctx>(
     ctx: &'ctx Context,
     module: &Module<'ctx>,
     k: &Kernel,
     num_warps: u32,
-) -> Result<u32, String> {
+    wgmma: bool,
+) -> Result<Emitted, String> {
     let threads = 32 * num_warps as usize;
     let mut params = vec![];
     for p in &k.params {
@@ -130,7 +142,7 @@ pub fn emit<'ctx>(
         smem: smem_global.as_pointer_value(),
         smem_bytes: std::cell::Cell::new(0),
         axis: analyze(k),
-        mma: plan(k, threads / 32),
+        mma: HashMap::new(),
         defs: HashMap::new(),
         converted: std::cell::RefCell::new(vec![]),
         depth: 0,
@@ -145,14 +157,49 @@ pub fn emit<'ctx>(
         ring_bytes: 0,
         stage_counters: Default::default(),
         async_used: std::cell::Cell::new(false),
+        max_vec: vec_limits(k),
     };
-    g.half_regs = crate::mma::dot_only_operands(k, &g.mma);
     tilebook_tir::walk_ops(&k.body, &mut |op| {
         for &r in &op.results {
             g.defs.insert(r, op);
         }
     });
-    g.tile_plan = g.plan_tiles();
+    // `wgmma` reads both operands from shared tiles, so a dot whose operands
+    // cannot be copied there by `cp.async` falls back to `mma.sync`.
+    let mut no_wgmma = HashSet::new();
+    loop {
+        let options = crate::mma::PlanOptions {
+            warps: threads / 32,
+            wgmma,
+            no_wgmma: &no_wgmma,
+        };
+        g.mma = plan(k, &options);
+        g.half_regs = crate::mma::dot_only_operands(k, &g.mma);
+        g.tile_plan = g.plan_tiles();
+        let before = no_wgmma.len();
+        tilebook_tir::walk_ops(&k.body, &mut |op| {
+            if !matches!(op.kind, OpKind::Dot { .. }) {
+                return;
+            }
+            if let Some(l) = g.mma.get(&op.results[0]) {
+                let tiled = op.args[..2]
+                    .iter()
+                    .all(|a| g.tile_plan.roles.contains_key(a));
+                if l.wgmma && !tiled {
+                    no_wgmma.insert(op.results[0]);
+                }
+            }
+        });
+        if no_wgmma.len() == before {
+            break;
+        }
+    }
+    let uses_wgmma = g.mma.values().any(|l| l.wgmma);
+    if uses_wgmma {
+        // The swizzle pattern is anchored at 1024-byte boundaries of the
+        // shared window.
+        smem_global.set_alignment(1024);
+    }
     g.ring_bytes = g.place_rings();
     g.smem_bytes.set(g.ring_bytes);
     let run = |g: &mut Gen<'ctx, '_>| -> R<()> {
@@ -182,7 +229,30 @@ pub fn emit<'ctx>(
         Ok(())
     };
     run(&mut g).map_err(|e| e.0)?;
-    Ok(g.smem_bytes.get() as u32)
+    Ok(Emitted {
+        shared_bytes: g.smem_bytes.get() as u32,
+        wgmma: uses_wgmma,
+    })
+}
+
+/// The run length per thread for each block size: every value of one element
+/// count shares a layout (so elementwise ops need no conversion), and the runs
+/// are as long as 16 bytes of the narrowest type that a block of that size
+/// loads or stores (8 halves, 16 bytes of fp8), 4 elements otherwise.
+fn vec_limits(k: &Kernel) -> HashMap<usize, usize> {
+    let mut out: HashMap<usize, usize> = HashMap::new();
+    tilebook_tir::walk_ops(&k.body, &mut |op| {
+        if !matches!(op.kind, OpKind::Load { .. } | OpKind::Store { .. }) {
+            return;
+        }
+        let t = k.ty(op.args[0]);
+        if let (true, Some(d)) = (t.is_block(), t.elem.pointee()) {
+            let run = (16 / d.size_bytes().max(1)).max(4);
+            let e = out.entry(t.numel()).or_insert(4);
+            *e = (*e).max(run);
+        }
+    });
+    out
 }
 
 fn param_type<'ctx>(ctx: &'ctx Context, t: &Type) -> BasicTypeEnum<'ctx> {
@@ -222,7 +292,8 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     fn layout(&self, t: &Type) -> Layout {
-        Layout::new(t.numel(), self.threads)
+        let n = t.numel();
+        Layout::with_max_vec(n, self.threads, self.max_vec.get(&n).copied().unwrap_or(4))
     }
 
     fn i32c(&self, v: i64) -> IntValue<'ctx> {

@@ -20,9 +20,12 @@ pub struct Layout {
 }
 
 impl Layout {
-    pub fn new(n: usize, threads: usize) -> Layout {
+    /// Runs of up to `max_vec` elements per thread: 4 by default (16 bytes of
+    /// 32-bit data), 8 where a block of this size is loaded or stored as
+    /// 16-bit data, so one access moves 16 bytes.
+    pub fn with_max_vec(n: usize, threads: usize, max_vec: usize) -> Layout {
         let vec = if n >= threads {
-            (n / threads).min(4)
+            (n / threads).min(max_vec)
         } else {
             1
         };
@@ -58,8 +61,17 @@ mod tests {
 
     #[test]
     fn every_element_has_one_holder() {
-        for (n, t) in [(1024, 128), (64, 128), (4096, 256), (128, 128), (256, 128)] {
-            let l = Layout::new(n, t);
+        for (n, t, v) in [
+            (1024, 128, 4),
+            (64, 128, 4),
+            (4096, 256, 4),
+            (128, 128, 4),
+            (256, 128, 4),
+            (4096, 128, 8),
+            (4096, 128, 16),
+            (512, 128, 8),
+        ] {
+            let l = Layout::with_max_vec(n, t, v);
             let mut seen = vec![0; n];
             for tid in 0..t {
                 for r in 0..l.regs() {

@@ -69,6 +69,13 @@ fn llvm_passes() -> String {
     std::env::var("TILEBOOK_LLVM_PASSES").unwrap_or_else(|_| "default<O1>".into())
 }
 
+/// Whether `tl.dot` may use Hopper's `wgmma`: on sm_90 unless
+/// `TILEBOOK_WGMMA=0` (then `mma.sync`, as on Ampere).
+fn wgmma_allowed(options: &GpuOptions) -> bool {
+    matches!(options.arch.as_str(), "sm_90" | "sm_90a")
+        && std::env::var("TILEBOOK_WGMMA").map_or(true, |v| v != "0")
+}
+
 /// The highest PTX ISA LLVM 19 emits.
 pub const PTX_FEATURES: &str = "+ptx85";
 
@@ -81,16 +88,19 @@ pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
     let triple = TargetTriple::create("nvptx64-nvidia-cuda");
     module.set_triple(&triple);
     let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
-    let machine = target
-        .create_target_machine(
-            &triple,
-            &options.arch,
-            PTX_FEATURES,
-            OptimizationLevel::Aggressive,
-            RelocMode::Default,
-            CodeModel::Default,
-        )
-        .ok_or_else(|| format!("LLVM cannot target {}", options.arch))?;
+    let machine_for = |arch: &str| {
+        target
+            .create_target_machine(
+                &triple,
+                arch,
+                PTX_FEATURES,
+                OptimizationLevel::Aggressive,
+                RelocMode::Default,
+                CodeModel::Default,
+            )
+            .ok_or_else(|| format!("LLVM cannot target {arch}"))
+    };
+    let machine = machine_for(&options.arch)?;
     module.set_data_layout(&machine.get_target_data().get_data_layout());
     // GPU-only stage: prefetch the next iteration's loads in K loops.
     let mut k = k.clone();
@@ -105,7 +115,20 @@ pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
     }
     let k = &k;
     clock.lap("gpu pipelining");
-    let shared_bytes = codegen::emit(&context, &module, k, options.num_warps)?;
+    let emitted = codegen::emit(
+        &context,
+        &module,
+        k,
+        options.num_warps,
+        wgmma_allowed(options),
+    )?;
+    let shared_bytes = emitted.shared_bytes;
+    // `wgmma` is an sm_90a feature: such kernels target the Hopper-specific ISA.
+    let machine = if emitted.wgmma && options.arch == "sm_90" {
+        machine_for("sm_90a")?
+    } else {
+        machine
+    };
     clock.lap("llvm ir");
     module.verify().map_err(|e| {
         format!(

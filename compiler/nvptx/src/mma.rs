@@ -1,5 +1,6 @@
 //! `tl.dot` on tensor cores with `mma.sync.aligned.m16n8k16` (fp16/bf16
-//! inputs, fp32 accumulators), and the MMA accumulator layout of
+//! inputs, fp32 accumulators) or, on Hopper, `wgmma.mma_async` (one
+//! warpgroup of four warps per `m64nNk16`), and the MMA accumulator layout of
 //! `docs/layouts.md`.
 //!
 //! Warps tile the `M x N` accumulator `wm x wn` (warps along M first). Each
@@ -11,11 +12,22 @@
 //! col = warp_n * (N / wn) + rep_n * 8 + 2 * (l % 4) + r % 2
 //! ```
 //!
-//! Operands go through shared memory as fp16, both row-major with rows padded
-//! by 8 halves (so a warp's accesses spread over the banks), written as 8-byte
-//! vectors; A fragments are 32-bit loads, B fragments `ldmatrix.x2.trans`. The accumulator stays in this layout across the K loop (the plan
-//! below marks the loop-carried values); other uses convert it to the blocked
-//! layout through shared memory.
+//! With `wgmma`, warp `w` of warpgroup `g` (`wm = 4 * warpgroups along M`)
+//! holds the same 16x8 fragments, but a warpgroup's instruction tile is 64
+//! rows, so repetition `rep_m` steps 64 rows and the warp's 16-row slab sits
+//! inside it:
+//!
+//! ```text
+//! row = (warp_m / 4) * (M / (wm / 4)) + rep_m * 64 + (warp_m % 4) * 16 + l / 4 + 8 * (r / 2)
+//! ```
+//!
+//! Operands go through shared memory. For `mma.sync` both are row-major with
+//! rows padded by 8 halves (so a warp's accesses spread over the banks) and
+//! fragments come from `ldmatrix`. For `wgmma` they are in the swizzled
+//! layout the instruction's descriptors describe (`operand_offset`). The
+//! accumulator stays in the MMA layout across the K loop (the plan below marks
+//! the loop-carried values); other uses convert it to the blocked layout
+//! through shared memory.
 
 use std::collections::HashMap;
 use tilebook_tir::{DType, Kernel, Op, OpKind, Region, Value};
@@ -30,6 +42,73 @@ pub struct MmaLayout {
     pub wn: usize,
     /// `.f16` or `.bf16` operands.
     pub bf16: bool,
+    /// Hopper's warpgroup MMA (operands read from shared memory by descriptor).
+    pub wgmma: bool,
+}
+
+/// Where an operand element lives in a `wgmma` tile: rows of `cols` halves
+/// (A: `M x K`, B: `K x N`, both with the contiguous dimension last), cut into
+/// column blocks of `swizzle / 2` halves; each block stores its rows
+/// contiguously, `swizzle` bytes per row, and 16-byte chunks are XORed with
+/// the row within each group of 8 (Swizzle<3,4,3> for 128 bytes) — the
+/// layout `wgmma`'s swizzle modes read.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Swizzled {
+    pub rows: usize,
+    pub cols: usize,
+    /// 32, 64 or 128 bytes.
+    pub swizzle: usize,
+}
+
+impl Swizzled {
+    pub fn new(rows: usize, cols: usize) -> Option<Swizzled> {
+        let swizzle = (cols * 2).min(128);
+        let ok = matches!(swizzle, 32 | 64 | 128)
+            && (cols * 2).is_multiple_of(swizzle)
+            && rows.is_multiple_of(8);
+        ok.then_some(Swizzled {
+            rows,
+            cols,
+            swizzle,
+        })
+    }
+    /// Halves per column block.
+    pub fn block_cols(&self) -> usize {
+        self.swizzle / 2
+    }
+    /// Bytes of one column block (all rows).
+    pub fn block_bytes(&self) -> usize {
+        self.rows * self.swizzle
+    }
+    /// Byte offset of `(row, col)` before swizzling (the address a
+    /// descriptor's start field takes, for `row % 8 == 0`).
+    pub fn linear(&self, row: usize, col: usize) -> usize {
+        (col / self.block_cols()) * self.block_bytes()
+            + row * self.swizzle
+            + (col % self.block_cols()) * 2
+    }
+    /// The mask applied to bits 7.. before XORing them into bits 4..
+    pub fn xor_mask(&self) -> usize {
+        self.swizzle / 16 - 1
+    }
+    /// The byte offset of `(row, col)` (what `async_copy::operand_offset`
+    /// computes in IR; the tests check it is a permutation).
+    #[cfg(test)]
+    pub fn offset(&self, row: usize, col: usize) -> usize {
+        let off = self.linear(row, col);
+        off ^ (((off >> 7) & self.xor_mask()) << 4)
+    }
+    /// The descriptor's swizzle-mode field.
+    pub fn mode(&self) -> u64 {
+        match self.swizzle {
+            128 => 1,
+            64 => 2,
+            _ => 3,
+        }
+    }
+    pub fn bytes(&self) -> usize {
+        self.rows * self.cols * 2
+    }
 }
 
 impl MmaLayout {
@@ -50,18 +129,71 @@ impl MmaLayout {
     pub fn row_n(&self) -> usize {
         self.n + 8
     }
+    /// The swizzled layout of operand 0 (A) or 1 (B) under `wgmma`.
+    pub fn swizzled(&self, operand: usize) -> Swizzled {
+        let (rows, cols) = if operand == 0 {
+            (self.m, self.k)
+        } else {
+            (self.k, self.n)
+        };
+        Swizzled::new(rows, cols).expect("wgmma layouts are chosen swizzlable")
+    }
     /// Byte offset of B's tile.
     pub fn b_base(&self) -> usize {
+        if self.wgmma {
+            return self.swizzled(0).bytes().next_multiple_of(1024);
+        }
         self.m * self.row_k() * 2
     }
-    /// Shared-memory bytes of both operands.
+    /// Shared-memory bytes of both operands (a multiple of 1024 under
+    /// `wgmma`, whose swizzle pattern repeats every 1024 bytes).
     pub fn smem_bytes(&self) -> usize {
+        if self.wgmma {
+            return self.b_base() + self.swizzled(1).bytes().next_multiple_of(1024);
+        }
         self.b_base() + self.k * self.row_n() * 2
+    }
+    /// Warpgroups along M and N under `wgmma`.
+    pub fn warpgroups(&self) -> (usize, usize) {
+        (self.wm / 4, self.wn)
     }
 }
 
-/// Which dots run on tensor cores, for a CTA of `warps` warps.
-fn layout_for(k: &Kernel, op: &Op, warps: usize) -> Option<MmaLayout> {
+/// The `wgmma` layout of an `m x n x k` dot on `warps` warps, if one fits:
+/// warpgroups split M in slabs of 64 rows first, then N; each instruction is
+/// `m64nNk16` with `N = n / warpgroups_n <= 256`, and both operand tiles must
+/// have a swizzled layout (contiguous rows of 16, 32 or a multiple of 64 halves).
+fn wgmma_layout(m: usize, n: usize, k: usize, warps: usize, bf16: bool) -> Option<MmaLayout> {
+    if !warps.is_multiple_of(4) || !k.is_multiple_of(16) {
+        return None;
+    }
+    Swizzled::new(m, k)?;
+    Swizzled::new(k, n)?;
+    let groups = warps / 4;
+    let (gm, gn) = (0..=groups.trailing_zeros())
+        .map(|s| (groups >> s, 1usize << s))
+        .find(|&(gm, gn)| {
+            let nw = n / gn;
+            m.is_multiple_of(64 * gm)
+                && n.is_multiple_of(8 * gn)
+                && nw <= 256
+                && (gn == 1 || nw.is_multiple_of(64))
+        })?;
+    let l = MmaLayout {
+        m,
+        n,
+        k,
+        wm: 4 * gm,
+        wn: gn,
+        bf16,
+        wgmma: true,
+    };
+    (l.regs() <= 256).then_some(l)
+}
+
+/// Which dots run on tensor cores, for a CTA of `warps` warps; `wgmma` when
+/// allowed and the shapes fit.
+fn layout_for(k: &Kernel, op: &Op, warps: usize, wgmma: bool) -> Option<MmaLayout> {
     let (a, b, acc) = (k.ty(op.args[0]), k.ty(op.args[1]), k.ty(op.args[2]));
     let da = a.dtype()?;
     if !matches!(da, DType::F16 | DType::BF16)
@@ -73,6 +205,11 @@ fn layout_for(k: &Kernel, op: &Op, warps: usize) -> Option<MmaLayout> {
     let (m, kk, n) = (a.shape[0], a.shape[1], b.shape[1]);
     if kk % 16 != 0 || m % 16 != 0 || n % 8 != 0 {
         return None;
+    }
+    if wgmma {
+        if let Some(l) = wgmma_layout(m, n, kk, warps, da == DType::BF16) {
+            return Some(l);
+        }
     }
     // Split the warps over M and N so that each warp's tile is as square as
     // possible: a warp reads `m / wm` rows of A and `n / wn` columns of B from
@@ -88,30 +225,42 @@ fn layout_for(k: &Kernel, op: &Op, warps: usize) -> Option<MmaLayout> {
         wm,
         wn,
         bf16: da == DType::BF16,
+        wgmma: false,
     };
     // Keep the accumulator within a sane register budget.
     (l.regs() <= 256).then_some(l)
 }
 
+/// What decides the tensor-core layouts of one kernel.
+pub struct PlanOptions<'a> {
+    pub warps: usize,
+    /// `wgmma` is available (sm_90a).
+    pub wgmma: bool,
+    /// Dots (by result) that must not use `wgmma`: their operands cannot be
+    /// copied straight into shared tiles.
+    pub no_wgmma: &'a std::collections::HashSet<Value>,
+}
+
 /// Values whose registers are in an MMA layout: tensor-core dot results and
 /// the loop-carried accumulators they flow into.
-pub fn plan(k: &Kernel, warps: usize) -> HashMap<Value, MmaLayout> {
+pub fn plan(k: &Kernel, o: &PlanOptions) -> HashMap<Value, MmaLayout> {
     let mut out = HashMap::new();
     // Two rounds settle loops nested in loops.
     for _ in 0..2 {
-        visit(k, &k.body, warps, &mut out);
+        visit(k, &k.body, o, &mut out);
     }
     out
 }
 
-fn visit(k: &Kernel, r: &Region, warps: usize, out: &mut HashMap<Value, MmaLayout>) {
+fn visit(k: &Kernel, r: &Region, o: &PlanOptions, out: &mut HashMap<Value, MmaLayout>) {
     for op in &r.ops {
         for sub in &op.regions {
-            visit(k, sub, warps, out);
+            visit(k, sub, o, out);
         }
         match op.kind {
             OpKind::Dot { .. } => {
-                if let Some(l) = layout_for(k, op, warps) {
+                let wgmma = o.wgmma && !o.no_wgmma.contains(&op.results[0]);
+                if let Some(l) = layout_for(k, op, o.warps, wgmma) {
                     out.insert(op.results[0], l);
                 }
             }
@@ -205,4 +354,49 @@ pub fn dot_only_operands(
         }
     }
     set
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The swizzle is a permutation of 16-byte chunks within each 8-row group
+    /// and keeps every chunk's 16 bytes together.
+    #[test]
+    fn swizzled_offsets_are_a_permutation() {
+        for (rows, cols) in [(128, 64), (64, 32), (32, 128), (128, 16)] {
+            let s = Swizzled::new(rows, cols).unwrap();
+            let mut seen = vec![false; s.bytes() / 2];
+            for r in 0..rows {
+                for c in 0..cols {
+                    let o = s.offset(r, c);
+                    assert_eq!(o % 2, 0);
+                    assert!(!seen[o / 2], "{rows}x{cols}: ({r}, {c}) collides");
+                    seen[o / 2] = true;
+                    assert_eq!(o - s.offset(r, c - c % 8), (c % 8) * 2);
+                }
+            }
+        }
+    }
+
+    /// Eight rows of one 16-byte column land in eight different bank groups
+    /// under the 128-byte swizzle (what makes the `cp.async` writes conflict-free).
+    #[test]
+    fn a_column_of_chunks_spreads_over_the_banks() {
+        let s = Swizzled::new(64, 64).unwrap();
+        let mut groups: Vec<usize> = (0..8).map(|r| (s.offset(r, 0) / 16) % 8).collect();
+        groups.sort();
+        assert_eq!(groups, (0..8).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn hopper_layouts_use_warpgroups() {
+        let l = wgmma_layout(128, 128, 64, 8, false).unwrap();
+        assert_eq!((l.wm, l.wn, l.reps_m(), l.reps_n()), (8, 1, 1, 16));
+        let l = wgmma_layout(128, 128, 32, 4, false).unwrap();
+        assert_eq!((l.wm, l.wn, l.reps_m(), l.reps_n()), (4, 1, 2, 16));
+        assert_eq!(l.smem_bytes() % 1024, 0);
+        assert!(wgmma_layout(32, 64, 32, 4, false).is_none());
+        assert!(wgmma_layout(128, 128, 24, 4, false).is_none());
+    }
 }

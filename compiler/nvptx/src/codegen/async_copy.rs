@@ -210,6 +210,41 @@ impl<'ctx> Gen<'ctx, '_> {
         w >= 2 && l.is_pow2() && !l.replicated() && cols % w == 0
     }
 
+    /// Byte offset of element `(row, col)` in an operand tile of `role`: rows
+    /// padded by 8 halves for `mma.sync`, the swizzled layout for `wgmma`.
+    /// Runs of up to 8 halves starting at a multiple of their length stay
+    /// contiguous in both.
+    pub(super) fn operand_offset(
+        &self,
+        role: TileRole,
+        row: IntValue<'ctx>,
+        col: IntValue<'ctx>,
+    ) -> R<IntValue<'ctx>> {
+        let l = role.layout;
+        let b = &self.b;
+        if !l.wgmma {
+            let row_len = if role.operand == 0 {
+                l.row_k()
+            } else {
+                l.row_n()
+            };
+            let idx = b.build_int_mul(row, self.i32c(row_len as i64), "")?;
+            let idx = b.build_int_add(idx, col, "")?;
+            return Ok(b.build_int_mul(idx, self.i32c(2), "")?);
+        }
+        let s = l.swizzled(role.operand);
+        let shift = |x: IntValue<'ctx>, n: usize| b.build_left_shift(x, self.i32c(n as i64), "");
+        let log2 = |n: usize| n.trailing_zeros() as usize;
+        let block = b.build_right_shift(col, self.i32c(log2(s.block_cols()) as i64), false, "")?;
+        let inner = b.build_and(col, self.i32c(s.block_cols() as i64 - 1), "")?;
+        let off = b.build_int_mul(block, self.i32c(s.block_bytes() as i64), "")?;
+        let off = b.build_int_add(off, shift(row, log2(s.swizzle))?, "")?;
+        let off = b.build_int_add(off, shift(inner, 1)?, "")?;
+        let bits = b.build_right_shift(off, self.i32c(7), false, "")?;
+        let bits = b.build_and(bits, self.i32c(s.xor_mask() as i64), "")?;
+        Ok(b.build_xor(off, shift(bits, 4)?, "")?)
+    }
+
     /// Byte offset of the tile `role` in stage `stage` (a runtime value).
     fn tile_offset(&self, role: TileRole, stage: IntValue<'ctx>) -> R<IntValue<'ctx>> {
         let l = role.layout;
@@ -264,19 +299,12 @@ impl<'ctx> Gen<'ctx, '_> {
             .into_int_value();
         self.b.build_store(slot, next)?;
         let tile = self.tile_offset(role, stage)?;
-        let row_len = if role.operand == 0 {
-            role.layout.row_k()
-        } else {
-            role.layout.row_n()
-        };
         let bytes = 2 * w;
         let tile_addr = self.smem_u32(tile)?;
         let mut runs = vec![];
         for g0 in (0..n).step_by(w) {
             let rc = self.elem_coords(&l, g0, &t.shape)?;
-            let idx = self.b.build_int_mul(rc[0], self.i32c(row_len as i64), "")?;
-            let idx = self.b.build_int_add(idx, rc[1], "")?;
-            let off = self.b.build_int_mul(idx, self.i32c(2), "")?;
+            let off = self.operand_offset(role, rc[0], rc[1])?;
             let dst = self.b.build_int_add(tile_addr, off, "")?;
             let size = match &masks {
                 Some(m) => self
@@ -351,8 +379,9 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     /// Wait until the tiles `a` and `b` have landed and are visible to every
-    /// thread, then issue the copies recorded since (the next tiles).
-    pub(super) fn wait_tiles(&self, a: Value, b: Value) -> R<()> {
+    /// thread (and, for `wgmma`, to the async proxy that reads them), then
+    /// issue the copies recorded since (the next tiles).
+    pub(super) fn wait_tiles(&self, a: Value, b: Value, async_proxy: bool) -> R<()> {
         let own = self
             .pending_copies
             .borrow()
@@ -371,6 +400,9 @@ impl<'ctx> Gen<'ctx, '_> {
             (d - 1) * per_iteration
         };
         self.ptx_statement(&format!("cp.async.wait_group {pending};"))?;
+        if async_proxy {
+            self.ptx_statement("fence.proxy.async.shared::cta;")?;
+        }
         self.barrier()?;
         self.flush_copies()
     }
@@ -424,7 +456,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let mut at = 0;
         for (l, stages) in layouts {
             self.ring_base.insert(l, (at, stages));
-            at += (stages * l.smem_bytes()).next_multiple_of(128);
+            at += (stages * l.smem_bytes()).next_multiple_of(1024);
         }
         at
     }

@@ -29,13 +29,27 @@ impl<'ctx> Gen<'ctx, '_> {
         r: usize,
     ) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
         let [wm, wn, g, t] = *c;
-        let row = self
-            .b
-            .build_int_mul(wm, self.i32c((l.m / l.wm) as i64), "")?;
-        let row = self.b.build_int_add(row, g, "")?;
-        let row = self
-            .b
-            .build_int_add(row, self.i32c((rm * 16 + 8 * (r / 2)) as i64), "")?;
+        let row = if l.wgmma {
+            // Warpgroup `wm / 4` owns a slab of M; its instruction tiles are
+            // 64 rows, of which warp `wm % 4` holds 16.
+            let group = self.b.build_right_shift(wm, self.i32c(2), false, "")?;
+            let within = self.b.build_and(wm, self.i32c(3), "")?;
+            let slab =
+                self.b
+                    .build_int_mul(group, self.i32c((l.m / l.warpgroups().0) as i64), "")?;
+            let w16 = self.b.build_int_mul(within, self.i32c(16), "")?;
+            let row = self.b.build_int_add(slab, w16, "")?;
+            let row = self.b.build_int_add(row, g, "")?;
+            self.b
+                .build_int_add(row, self.i32c((rm * 64 + 8 * (r / 2)) as i64), "")?
+        } else {
+            let row = self
+                .b
+                .build_int_mul(wm, self.i32c((l.m / l.wm) as i64), "")?;
+            let row = self.b.build_int_add(row, g, "")?;
+            self.b
+                .build_int_add(row, self.i32c((rm * 16 + 8 * (r / 2)) as i64), "")?
+        };
         let col = self
             .b
             .build_int_mul(wn, self.i32c((l.n / l.wn) as i64), "")?;
@@ -61,25 +75,66 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(self.b.build_int_add(lin, col, "")?)
     }
 
+    /// Convert an MMA-layout accumulator to the blocked layout through shared
+    /// memory. Rows are padded by 8 floats: a half-warp's 8-byte stores (four
+    /// rows of four lanes) then fall on distinct banks.
     pub(super) fn mma_to_blocked(&self, v: Value, l: &MmaLayout) -> R<Vec<BasicValueEnum<'ctx>>> {
         if let Some((_, _, regs)) = self.converted.borrow().iter().find(|(_, x, _)| *x == v) {
             return Ok(regs.clone());
         }
         let regs = self.raw(v)?;
         let t = self.ty(v).clone();
-        let c = self.mma_coords(l)?;
-        self.barrier()?;
-        for (i, x) in regs.iter().enumerate() {
-            let lin = self.mma_linear(l, &c, i)?;
-            self.smem_store(0, lin, t.elem, *x)?;
-        }
-        self.need_smem(l.m * l.n * 4);
-        self.barrier()?;
         let bl = self.layout(&t);
+        let c = self.mma_coords(l)?;
+        let row_len = l.n + 8;
+        let f32t = self.ctx.f32_type();
+        let at = |row: IntValue<'ctx>, col: IntValue<'ctx>| -> R<PointerValue<'ctx>> {
+            let idx = self.b.build_int_mul(row, self.i32c(row_len as i64), "")?;
+            let idx = self.b.build_int_add(idx, col, "")?;
+            self.smem_addr(0, idx, 4)
+        };
+        self.barrier()?;
+        for i in (0..regs.len()).step_by(2) {
+            let (rep, r) = (i / 4, i % 4);
+            let (rm, rn) = (rep / l.reps_n(), rep % l.reps_n());
+            let (row, col) = self.mma_pos(l, &c, rm, rn, r)?;
+            let mut pair = f32t.vec_type(2).get_undef();
+            for j in 0..2 {
+                let x = regs[i + j].into_float_value();
+                pair = self
+                    .b
+                    .build_insert_element(pair, x, self.i32c(j as i64), "")?;
+            }
+            let st = self.b.build_store(at(row, col)?, pair)?;
+            let _ = st.set_alignment(8);
+        }
+        self.need_smem(l.m * row_len * 4);
+        self.barrier()?;
         let mut out = vec![];
-        for r in 0..bl.regs() {
-            let e = self.elem_index(&bl, r)?;
-            out.push(self.smem_load(0, e, t.elem)?);
+        let shape = [l.m, l.n];
+        let w = if bl.is_pow2() && !bl.replicated() {
+            bl.vec.min(4)
+        } else {
+            1
+        };
+        for r in (0..bl.regs()).step_by(w) {
+            let rc = self.elem_coords(&bl, r, &shape)?;
+            let p = at(rc[0], rc[1])?;
+            if w == 1 {
+                out.push(self.b.build_load(f32t, p, "")?);
+                continue;
+            }
+            let ld = self.b.build_load(f32t.vec_type(w as u32), p, "")?;
+            let _ = ld
+                .as_instruction_value()
+                .map(|i| i.set_alignment((4 * w) as u32));
+            for j in 0..w {
+                out.push(self.b.build_extract_element(
+                    ld.into_vector_value(),
+                    self.i32c(j as i64),
+                    "",
+                )?);
+            }
         }
         self.barrier()?;
         self.converted
@@ -187,12 +242,21 @@ impl<'ctx> Gen<'ctx, '_> {
         let call = self
             .b
             .build_indirect_call(fn_ty, asm, &[addr.into()], "ldm")?;
+        self.asm_results(call, count)
+    }
+
+    /// The `n` results of an inline-assembly call returning a struct.
+    pub(super) fn asm_results(
+        &self,
+        call: inkwell::values::CallSiteValue<'ctx>,
+        n: usize,
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
         let s = call
             .try_as_basic_value()
             .basic()
-            .ok_or_else(|| GenError("ldmatrix result".into()))?
+            .ok_or_else(|| GenError("inline assembly without results".into()))?
             .into_struct_value();
-        (0..count)
+        (0..n)
             .map(|i| Ok(self.b.build_extract_value(s, i as u32, "")?))
             .collect()
     }
@@ -235,7 +299,12 @@ impl<'ctx> Gen<'ctx, '_> {
             // Copied there by `cp.async` (see `async_copy`).
             let a_off = self.raw(a)?[0].into_int_value();
             let b_off = self.raw(bm)?[0].into_int_value();
-            self.wait_tiles(a, bm)?;
+            self.wait_tiles(a, bm, l.wgmma)?;
+            if l.wgmma {
+                let accs = self.dot_wgmma(l, a_off, b_off, accs)?;
+                self.set(r, Reg::B(accs));
+                return Ok(());
+            }
             (a_off, b_off)
         } else {
             // From registers. Double buffering: successive dots alternate
@@ -341,14 +410,8 @@ impl<'ctx> Gen<'ctx, '_> {
                         .map(|v| (*v).into())
                         .collect();
                     let call = self.b.build_indirect_call(fn_ty, asm, &args, "mma")?;
-                    let res = call
-                        .try_as_basic_value()
-                        .basic()
-                        .ok_or_else(|| GenError("mma result".into()))?
-                        .into_struct_value();
-                    for j in 0..4 {
-                        accs[base + j] = self.b.build_extract_value(res, j as u32, "")?;
-                    }
+                    let res = self.asm_results(call, 4)?;
+                    accs[base..base + 4].copy_from_slice(&res);
                 }
             }
         }

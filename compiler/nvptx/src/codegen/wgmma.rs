@@ -1,0 +1,143 @@
+//! `tl.dot` on Hopper's warpgroup MMA: `wgmma.mma_async.m64nNk16` reading
+//! both operands from the swizzled shared tiles that `cp.async` filled (see
+//! `mma::Swizzled` and `async_copy::operand_offset`), accumulating in the
+//! MMA-layout registers of `mma.rs`.
+//!
+//! Per dot: `wgmma.fence`, then for each k-step of 16 and each 64-row
+//! repetition one instruction with a descriptor for its A slab and one for the
+//! warpgroup's B columns, then one commit group and a wait for it. The wait
+//! takes the accumulators as operands so nothing reads them before it.
+//!
+//! Descriptors (PTX ISA, "matrix descriptor") hold, in 64 bits: the start
+//! address, the leading-dimension and stride-dimension byte offsets (each
+//! shifted right by 4, in bits 0-13, 16-29 and 32-45) and the swizzle mode
+//! (bits 62-63). A is K-major: the stride offset steps 8 rows of M (the
+//! leading offset is unused with a swizzle). B is N-major (`imm-trans-b` = 1):
+//! the leading offset steps from one column block of N to the next, the
+//! stride offset 8 rows of K.
+
+use super::*;
+use crate::mma::Swizzled;
+
+/// The constant fields of a descriptor (everything but the start address).
+fn descriptor_fields(leading: usize, stride: usize, s: &Swizzled) -> u64 {
+    (((leading as u64) >> 4) << 16) | (((stride as u64) >> 4) << 32) | (s.mode() << 62)
+}
+
+impl<'ctx> Gen<'ctx, '_> {
+    /// One warpgroup-MMA dot; returns the new accumulators.
+    pub(super) fn dot_wgmma(
+        &mut self,
+        l: &MmaLayout,
+        a_off: IntValue<'ctx>,
+        b_off: IntValue<'ctx>,
+        mut accs: Vec<BasicValueEnum<'ctx>>,
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
+        let [wm, wn, _, _] = self.mma_coords(l)?;
+        let (sa, sb) = (l.swizzled(0), l.swizzled(1));
+        let (groups_m, _) = l.warpgroups();
+        let rows = l.m / groups_m;
+        let cols = l.n / l.wn;
+        // This warpgroup's A slab starts at row `group * rows` (a multiple of
+        // 8, so unswizzled), its B columns at block `wn * cols / block_cols`.
+        let group = self.b.build_right_shift(wm, self.i32c(2), false, "")?;
+        let a_slab = self
+            .b
+            .build_int_mul(group, self.i32c((rows * sa.swizzle) as i64), "")?;
+        let a_base = self.b.build_int_add(a_off, a_slab, "")?;
+        let b_cols = self.b.build_int_mul(
+            wn,
+            self.i32c(((cols / sb.block_cols().min(cols)) * sb.block_bytes()) as i64),
+            "",
+        )?;
+        let b_base = self.b.build_int_add(b_off, b_cols, "")?;
+        let a_fields = descriptor_fields(16, 8 * sa.swizzle, &sa);
+        let b_fields = descriptor_fields(sb.block_bytes(), 8 * sb.swizzle, &sb);
+        let f32t = self.ctx.f32_type();
+        let i64t = self.ctx.i64_type();
+        let i32t = self.ctx.i32_type();
+        let per = l.reps_n() * 4;
+        let ret = self.ctx.struct_type(&vec![f32t.into(); per], false);
+        let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![f32t.into(); per];
+        params.extend::<[inkwell::types::BasicMetadataTypeEnum; 3]>([
+            i64t.into(),
+            i64t.into(),
+            i32t.into(),
+        ]);
+        let fn_ty = ret.fn_type(&params, false);
+        let ty = if l.bf16 { "bf16" } else { "f16" };
+        let outs: Vec<String> = (0..per).map(|i| format!("${i}")).collect();
+        let text = format!(
+            "{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\n\
+             wgmma.mma_async.sync.aligned.m64n{cols}k16.f32.{ty}.{ty} {{{}}}, ${}, ${}, p, 1, 1, 0, 1;\n}}",
+            2 * per + 2,
+            outs.join(", "),
+            2 * per,
+            2 * per + 1,
+        );
+        let tied: Vec<String> = (0..per).map(|i| i.to_string()).collect();
+        let constraints = format!("{}{},l,l,r", "=f,".repeat(per), tied.join(","));
+        let asm = self
+            .ctx
+            .create_inline_asm(fn_ty, text, constraints, true, false, None, false);
+        self.ptx_statement("wgmma.fence.sync.aligned;")?;
+        for k0 in (0..l.k).step_by(16) {
+            let b_start = self
+                .b
+                .build_int_add(b_base, self.i32c(sb.linear(k0, 0) as i64), "")?;
+            let b_desc = self.descriptor(b_start, b_fields)?;
+            for rm in 0..l.reps_m() {
+                let a_start =
+                    self.b
+                        .build_int_add(a_base, self.i32c(sa.linear(rm * 64, k0) as i64), "")?;
+                let a_desc = self.descriptor(a_start, a_fields)?;
+                let range = rm * per..(rm + 1) * per;
+                let mut args: Vec<inkwell::values::BasicMetadataValueEnum> =
+                    accs[range.clone()].iter().map(|v| (*v).into()).collect();
+                args.push(a_desc.into());
+                args.push(b_desc.into());
+                args.push(self.i32c(1).into());
+                let call = self.b.build_indirect_call(fn_ty, asm, &args, "wgmma")?;
+                let res = self.asm_results(call, per)?;
+                accs[range].copy_from_slice(&res);
+            }
+        }
+        self.wgmma_wait(accs)
+    }
+
+    /// `((address & 0x3FFFF) >> 4) | fields` for the shared byte offset `off`.
+    fn descriptor(&self, off: IntValue<'ctx>, fields: u64) -> R<IntValue<'ctx>> {
+        let i64t = self.ctx.i64_type();
+        let addr = self.smem_u32(off)?;
+        let addr = self.b.build_and(addr, self.i32c(0x3FFFF), "")?;
+        let addr = self.b.build_right_shift(addr, self.i32c(4), false, "")?;
+        let addr = self.b.build_int_z_extend(addr, i64t, "")?;
+        Ok(self
+            .b
+            .build_or(addr, i64t.const_int(fields, false), "desc")?)
+    }
+
+    /// Commit the issued `wgmma`s and wait for them; the accumulators pass
+    /// through the wait so that their readers come after it.
+    fn wgmma_wait(&self, accs: Vec<BasicValueEnum<'ctx>>) -> R<Vec<BasicValueEnum<'ctx>>> {
+        let f32t = self.ctx.f32_type();
+        let n = accs.len();
+        let ret = self.ctx.struct_type(&vec![f32t.into(); n], false);
+        let params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![f32t.into(); n];
+        let fn_ty = ret.fn_type(&params, false);
+        let tied: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+        let asm = self.ctx.create_inline_asm(
+            fn_ty,
+            "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;".into(),
+            format!("{}{}", "=f,".repeat(n), tied.join(",")),
+            true,
+            false,
+            None,
+            false,
+        );
+        let args: Vec<inkwell::values::BasicMetadataValueEnum> =
+            accs.iter().map(|v| (*v).into()).collect();
+        let call = self.b.build_indirect_call(fn_ty, asm, &args, "wait")?;
+        self.asm_results(call, n)
+    }
+}
