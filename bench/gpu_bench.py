@@ -113,3 +113,23 @@ for s in [1024, 4096, 8192]:
     ms = triton.testing.do_bench(f, warmup=5, rep=50, return_mode="median")
     print(f"{s}: best config {bm}x{bn}x{bk} warps={nw}")
     row("matmul_fp16", s, "TFLOPS", 2 * s ** 3 / ms / 1e9)
+
+# fp8 (e5m2) as tutorial 03 runs it: b pre-transposed, so its tiles are
+# K-major; same tile configs as bench/peers_fp8.py runs through Triton.
+fp8_configs = [(128, 128, 64, 8), (128, 128, 32, 4), (128, 256, 64, 8), (64, 128, 64, 4)]
+for s in [4096]:
+    a = torch.randn(s, s, device='cuda', dtype=torch.float16).to(torch.float8_e5m2)
+    b = torch.randn(s, s, device='cuda', dtype=torch.float16).T.to(torch.float8_e5m2)
+    c = torch.empty((s, s), device='cuda', dtype=torch.float16)
+    best = None
+    for bm, bn, bk, nw in fp8_configs:
+        grid = (triton.cdiv(s, bm) * triton.cdiv(s, bn),)
+        f = lambda: matmul_kernel[grid](a, b, c, s, s, s, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                                        BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, ACTIVATION="", num_warps=nw, num_stages=3)
+        ms = triton.testing.do_bench(f, warmup=5, rep=20, return_mode="median")
+        print(f"fp8 {s}: config {bm}x{bn}x{bk} warps={nw}: {2 * s ** 3 / ms / 1e9:.1f} TFLOPS")
+        if best is None or ms < best[0]:
+            best = (ms, (bm, bn, bk, nw))
+    ref = a[:256].float() @ b.float()
+    assert torch.allclose(c[:256].float(), ref, atol=0.5, rtol=2e-2), torch.max(torch.abs(c[:256].float() - ref))
+    row("matmul_fp8", s, "TFLOPS", 2 * s ** 3 / best[0] / 1e9)

@@ -9,6 +9,11 @@ import sys
 import datetime
 
 peers = json.load(open(sys.argv[1]))
+# The fp8 matmul peer (bench/peers_fp8.py) writes its own file next to peers.json.
+try:
+    peers.update(json.load(open(sys.argv[1].replace("peers.json", "peers_fp8.json"))))
+except OSError:
+    pass
 ours = []
 for line in open(sys.argv[2]):
     if line.startswith("ROW "):
@@ -25,6 +30,9 @@ def peer_for(w, size):
         return ("triton", r[0]["triton_GBps"]) if r else (None, None)
     if w == "matmul_fp16":
         r = [v for v in peers["matmul_fp16"] if v["n"] == size]
+        return ("triton", r[0]["triton_TFLOPs"]) if r else (None, None)
+    if w == "matmul_fp8":
+        r = [v for v in peers.get("matmul_fp8", []) if v["n"] == size]
         return ("triton", r[0]["triton_TFLOPs"]) if r else (None, None)
     if w == "first_launch_matmul":
         return ("triton", peers.get("mm_first_call_s"))

@@ -8,6 +8,7 @@ BIN=${1:-./target/release/tilebook}
 OUTDIR=${OUT:-bench/results}
 mkdir -p "$OUTDIR"
 (cd "$OUTDIR" && OUT="$OUTDIR" python3 "$OLDPWD/.carry/peers.py" --quick) > "$OUTDIR/peers.log" 2>&1 || { cat "$OUTDIR/peers.log"; exit 1; }
+OUT="$OUTDIR" python3 bench/peers_fp8.py >> "$OUTDIR/peers.log" 2>&1 || { cat "$OUTDIR/peers.log"; exit 1; }
 tmp=$(mktemp -d)
 cat tests/ir/matmul.py bench/gpu_bench.py > "$tmp/gpu_bench.py"
 # No driver JIT cache: the first-launch time must include compiling the PTX.

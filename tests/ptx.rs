@@ -159,3 +159,37 @@ fn tutorial_matmul_on_hopper_uses_wgmma_on_swizzled_tiles() {
     // The shared window is aligned for the 128-byte swizzle pattern.
     assert!(p.contains(".align 1024"), "{p}");
 }
+
+#[test]
+fn fp8_dot_runs_on_tensor_cores() {
+    let src = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def dot8(a_ptr, b_ptr, c_ptr):
+    r = tl.arange(0, 32)
+    a = tl.load(a_ptr + r[:, None] * 32 + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * 32 + r[None, :])
+    c = tl.dot(a, b)
+    tl.store(c_ptr + r[:, None] * 32 + r[None, :], c)
+"#;
+    for ty in ["fp8e5", "fp8e4nv"] {
+        let p = ptx(
+            "dot8.py",
+            src,
+            "dot8",
+            &format!("*{ty}:16, *{ty}:16, *fp32:16"),
+        );
+        // fp8 values are exact in fp16, so the fp16 instruction gives the
+        // native fp8 result. 32x32 over 2x2 warps is two 16x8 tiles per warp,
+        // times two k-steps of 16.
+        assert_eq!(
+            p.matches("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+                .count(),
+            4,
+            "{ty}: {p}"
+        );
+        assert!(!p.contains("fma.rn.f32"), "{ty}: {p}");
+    }
+}

@@ -21,7 +21,7 @@ pub fn compile(
             let ck = tilebook_cpu::compile(&k, &tilebook_cpu::CpuOptions::default())?;
             Ok(ck.clif)
         }
-        "llvm" | "ptx" => {
+        "llvm" | "ptx" | "sass" => {
             let options = tilebook_nvptx::GpuOptions {
                 num_warps: launch.num_warps,
                 num_stages: launch.num_stages,
@@ -34,11 +34,22 @@ pub fn compile(
                     eprintln!("[tilebook] {stage}: {:.1} ms", secs * 1e3);
                 }
             }
-            Ok(if emit == "llvm" { g.llvm_ir } else { g.ptx })
+            match emit {
+                "llvm" => Ok(g.llvm_ir),
+                "ptx" => Ok(g.ptx),
+                _ => {
+                    let s = tilebook_nvptx::sass::sass(&g.ptx)
+                        .map_err(|e| format!("tilebook: {e}\n"))?;
+                    Ok(format!(
+                        "// ptxas -v:\n// {}\n{}",
+                        s.resources.replace('\n', "\n// "),
+                        s.text
+                    ))
+                }
+            }
         }
-        "cubin" => Err("tilebook: --emit cubin (through ptxas) is not implemented yet\n".into()),
         other => Err(format!(
-            "tilebook: unknown --emit {other} (expected ir, clif, llvm, ptx or cubin)\n"
+            "tilebook: unknown --emit {other} (expected ir, clif, llvm, ptx or sass)\n"
         )),
     }
 }

@@ -41,7 +41,8 @@ enum Command {
         /// Triton's AOT signature, e.g. "*fp32:16, *fp32:16, *fp32:16, i32, BLOCK_SIZE=1024".
         #[arg(long)]
         signature: String,
-        /// What to print: ir (tile IR) or clif (the CPU backend's Cranelift IR).
+        /// What to print: ir (tile IR), clif (the CPU backend's Cranelift IR), llvm,
+        /// ptx, or sass (needs the CUDA toolkit's ptxas and cuobjdump or nvdisasm).
         #[arg(long, default_value = "ir")]
         emit: String,
         #[arg(long)]
@@ -161,6 +162,7 @@ fn run(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    tilebook_session::quiet_expected_panics();
     let cli = Cli::parse();
     match cli.command {
         None => repl::run(),

@@ -34,7 +34,11 @@ done
 run_case "tutorials/01-vector-add.py" tutorials/01-vector-add.py
 for f in tests/gpu/*.py; do
     { cat tests/ir/matmul.py tests/ir/softmax.py; cat "$f"; } > "$tmp/$(basename "$f")"
-    run_case "gpu/$(basename "$f")" "$tmp/$(basename "$f")"
+    if [ "$(basename "$f")" = fault_recovery.py ]; then
+        TILEBOOK_CHECK_GPU=0 run_case "gpu/$(basename "$f")" "$tmp/$(basename "$f")"
+    else
+        run_case "gpu/$(basename "$f")" "$tmp/$(basename "$f")"
+    fi
 done
 echo "passed $pass, failed $fail"
 [ "$fail" -eq 0 ]

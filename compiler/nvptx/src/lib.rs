@@ -17,6 +17,7 @@ mod axis;
 mod codegen;
 mod layout;
 mod mma;
+pub mod sass;
 
 use inkwell::context::Context;
 use inkwell::passes::PassBuilderOptions;

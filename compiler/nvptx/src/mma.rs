@@ -196,7 +196,11 @@ fn wgmma_layout(m: usize, n: usize, k: usize, warps: usize, bf16: bool) -> Optio
 fn layout_for(k: &Kernel, op: &Op, warps: usize, wgmma: bool) -> Option<MmaLayout> {
     let (a, b, acc) = (k.ty(op.args[0]), k.ty(op.args[1]), k.ty(op.args[2]));
     let da = a.dtype()?;
-    if !matches!(da, DType::F16 | DType::BF16)
+    // fp8 operands run on the fp16 instructions: every e5m2 and e4m3 value
+    // is exactly an fp16 value, so products and fp32 sums are the same as a
+    // native fp8 MMA's (at half its peak rate). They reach shared memory
+    // through registers (the fp16 path of `store_tile`), never `wgmma`.
+    if !matches!(da, DType::F16 | DType::BF16 | DType::F8E5 | DType::F8E4NV)
         || b.dtype() != Some(da)
         || acc.dtype() != Some(DType::F32)
     {

@@ -5,6 +5,14 @@
 //! checks for it first, so a machine without a driver gets an error value and
 //! the session falls back to the CPU backend.
 //!
+//! A kernel fault (illegal address, misaligned access, trap) poisons a CUDA
+//! context for good: every later call fails with the same error.
+//! `Gpu::context_fault` recognises that state and `Gpu::rebuild` resets the
+//! device's primary context and opens a fresh one. Everything that belonged
+//! to the old context (its buffers, modules, stream) is then leaked rather
+//! than freed, since freeing it could release memory of the new context that
+//! happens to sit at the same addresses.
+//!
 //! Architecture invariant: knows nothing of the tile IR, the compiler or the
 //! session; it moves bytes and launches functions.
 
@@ -12,29 +20,83 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// The device the session uses.
 pub struct Gpu {
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
+    ctx: ManuallyDrop<Arc<CudaContext>>,
+    stream: ManuallyDrop<Arc<CudaStream>>,
+    /// Set when the context was abandoned after a fault (see the module docs).
+    lost: Arc<AtomicBool>,
     pub name: String,
     /// `sm_90` style architecture name.
     pub arch: String,
     pub total_memory: usize,
+    /// 0 for the first context of the process, +1 per rebuild (compiled
+    /// modules belong to one generation).
+    pub generation: u32,
 }
 
 /// A device allocation.
 pub struct DeviceBuffer {
-    slice: CudaSlice<u8>,
+    slice: ManuallyDrop<CudaSlice<u8>>,
+    lost: Arc<AtomicBool>,
     pub bytes: usize,
 }
 
 /// A kernel loaded from PTX.
 pub struct GpuFunction {
-    func: CudaFunction,
+    func: ManuallyDrop<CudaFunction>,
+    lost: Arc<AtomicBool>,
     pub shared_bytes: u32,
     pub threads: u32,
+}
+
+/// Drop `x` unless its context was abandoned (then leak it).
+fn release<T>(x: &mut ManuallyDrop<T>, lost: &AtomicBool) {
+    if !lost.load(Ordering::Relaxed) {
+        // SAFETY: called once, from the owner's `drop`.
+        unsafe { ManuallyDrop::drop(x) }
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        release(&mut self.stream, &self.lost);
+        release(&mut self.ctx, &self.lost);
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        release(&mut self.slice, &self.lost);
+    }
+}
+
+impl Drop for GpuFunction {
+    fn drop(&mut self) {
+        release(&mut self.func, &self.lost);
+    }
+}
+
+/// Driver errors after which the context cannot be used again.
+fn is_sticky(code: cudarc::driver::sys::CUresult) -> bool {
+    use cudarc::driver::sys::CUresult::*;
+    matches!(
+        code,
+        CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUDA_ERROR_INVALID_PC
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_LAUNCH_FAILED
+            | CUDA_ERROR_ASSERT
+            | CUDA_ERROR_ECC_UNCORRECTABLE
+            | CUDA_ERROR_CONTEXT_IS_DESTROYED
+    )
 }
 
 /// One kernel argument, by value.
@@ -54,6 +116,10 @@ fn err(e: impl std::fmt::Debug) -> String {
 impl Gpu {
     /// Open device 0, or say why not (no driver, no device).
     pub fn open() -> Result<Gpu, String> {
+        Gpu::open_generation(0)
+    }
+
+    fn open_generation(generation: u32) -> Result<Gpu, String> {
         // SAFETY: only probes whether libcuda can be loaded.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err("no CUDA driver (libcuda) on this machine".into());
@@ -66,12 +132,43 @@ impl Gpu {
         let (major, minor) = ctx.compute_capability().map_err(err)?;
         let total_memory = ctx.total_mem().map_err(err)?;
         Ok(Gpu {
-            ctx,
-            stream,
+            ctx: ManuallyDrop::new(ctx),
+            stream: ManuallyDrop::new(stream),
+            lost: Arc::new(AtomicBool::new(false)),
             name,
             arch: format!("sm_{major}{minor}"),
             total_memory,
+            generation,
         })
+    }
+
+    /// The fault that poisoned this context, if one did (`None` while it is
+    /// usable). Waits for the work in flight, which is where faults surface.
+    pub fn context_fault(&self) -> Option<String> {
+        if self.is_lost() {
+            return Some("the context was abandoned".into());
+        }
+        match self.stream.synchronize() {
+            Err(e) if is_sticky(e.0) => Some(format!("{e:?}")),
+            _ => None,
+        }
+    }
+
+    /// Whether this context was abandoned by `rebuild`.
+    pub fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Relaxed)
+    }
+
+    /// Abandon this (faulted) context, reset the device's primary context and
+    /// open a fresh one. Buffers and modules of this one become unusable.
+    pub fn rebuild(&self) -> Result<Gpu, String> {
+        self.lost.store(true, Ordering::Relaxed);
+        // SAFETY: resets device 0's primary context, which only this process's
+        // abandoned `Gpu` used; its objects are leaked, never used again.
+        unsafe { cudarc::driver::sys::cuDevicePrimaryCtxReset_v2(self.ctx.cu_device()) }
+            .result()
+            .map_err(|e| format!("resetting the GPU failed: {e:?}"))?;
+        Gpu::open_generation(self.generation + 1)
     }
 
     pub fn alloc(&self, bytes: usize) -> Result<DeviceBuffer, String> {
@@ -79,7 +176,11 @@ impl Gpu {
             let free = self.ctx.mem_get_info().map(|(f, _)| f).unwrap_or(0);
             format!("out of GPU memory: asked for {bytes} bytes, {free} bytes free ({e:?})")
         })?;
-        Ok(DeviceBuffer { slice, bytes })
+        Ok(DeviceBuffer {
+            slice: ManuallyDrop::new(slice),
+            lost: self.lost.clone(),
+            bytes,
+        })
     }
 
     /// The raw device address of a buffer (for kernel arguments).
@@ -89,11 +190,11 @@ impl Gpu {
     }
 
     pub fn upload(&self, host: &[u8], b: &mut DeviceBuffer) -> Result<(), String> {
-        self.stream.memcpy_htod(host, &mut b.slice).map_err(err)
+        self.stream.memcpy_htod(host, &mut *b.slice).map_err(err)
     }
 
     pub fn download(&self, b: &DeviceBuffer, host: &mut [u8]) -> Result<(), String> {
-        self.stream.memcpy_dtoh(&b.slice, host).map_err(err)?;
+        self.stream.memcpy_dtoh(&*b.slice, host).map_err(err)?;
         self.synchronize()
     }
 
@@ -124,7 +225,8 @@ impl Gpu {
             .map_err(|e| format!("`{name}` needs {shared_bytes} bytes of shared memory, more than this GPU allows ({e:?})"))?;
         }
         Ok(GpuFunction {
-            func,
+            func: ManuallyDrop::new(func),
+            lost: self.lost.clone(),
             shared_bytes,
             threads,
         })
@@ -155,7 +257,7 @@ impl Gpu {
 
     /// Overwrite `buf` with zeros on the stream (used to flush the L2 cache).
     pub fn zero(&self, buf: &mut DeviceBuffer) -> Result<(), String> {
-        self.stream.memset_zeros(&mut buf.slice).map_err(err)
+        self.stream.memset_zeros(&mut *buf.slice).map_err(err)
     }
 
     /// Milliseconds a closure's GPU work takes, measured with events on the stream.

@@ -354,7 +354,7 @@ pub fn launch(
         options.num_warps,
         options.num_stages,
         gpu.as_ref()
-            .map(|g| g.arch.clone())
+            .map(|g| format!("{}#{}", g.arch, g.generation))
             .unwrap_or_else(|| "cpu".into())
     );
     let cached = k.cache.borrow().get(&key).cloned();
@@ -403,7 +403,10 @@ pub fn launch(
             } else {
                 None
             };
-            launch_gpu(g, &jit, gk, grid, &args)?;
+            s.note_gpu_launch(&jit.name);
+            if let Err(e) = launch_gpu(g, &jit, gk, grid, &args) {
+                return Err(s.gpu_failure(e));
+            }
             if let Some(copies) = reference {
                 compare_with_cpu(&jit, &args, &copies)?;
             }

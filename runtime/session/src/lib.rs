@@ -20,6 +20,8 @@
 pub mod bench;
 pub mod builtins;
 pub mod format;
+mod gpu_fault;
+pub use gpu_fault::quiet_expected_panics;
 pub mod interp;
 pub mod kernels;
 pub mod methods;
@@ -123,6 +125,9 @@ pub struct Session {
     started: std::time::Instant,
     /// A 256 MB device buffer overwritten between timed runs to flush the L2.
     pub(crate) l2_flush: Option<tilebook_cuda::DeviceBuffer>,
+    /// GPU kernels launched since the last synchronisation (the suspects
+    /// when a fault surfaces; see `gpu_fault`).
+    pub(crate) launched_since_sync: Vec<String>,
 }
 
 impl Default for Session {
@@ -148,6 +153,7 @@ impl Session {
             check_ptx: std::env::var("TILEBOOK_CHECK_PTX").is_ok_and(|v| v == "1"),
             started: std::time::Instant::now(),
             l2_flush: None,
+            launched_since_sync: vec![],
         }
     }
 
@@ -255,6 +261,8 @@ impl Session {
         let ok = match result {
             Ok(Ok(())) => true,
             Ok(Err(e)) => {
+                // A fault that surfaced in a call without its own check.
+                let e = self.gpu_failure(e);
                 self.push_error(&e);
                 false
             }
@@ -264,10 +272,17 @@ impl Session {
                     .cloned()
                     .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                     .unwrap_or_else(|| "unknown panic".into());
-                let e = Exc::new(
-                    "InternalError",
-                    format!("tilebook hit an internal error ({msg}); the session is still usable. Please report this with the cell that caused it."),
-                );
+                let e = if msg == tensor::LOST || msg.starts_with(tensor::READ_BACK_FAILED) {
+                    // Reading a tensor whose GPU copy is gone, or a fault
+                    // surfacing while reading one back.
+                    let e = Exc::new("RuntimeError", msg);
+                    self.gpu_failure(e)
+                } else {
+                    Exc::new(
+                        "InternalError",
+                        format!("tilebook hit an internal error ({msg}); the session is still usable. Please report this with the cell that caused it."),
+                    )
+                };
                 self.push_error(&e);
                 false
             }

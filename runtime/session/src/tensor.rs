@@ -14,6 +14,12 @@ use tilebook_cuda::{DeviceBuffer, Gpu};
 use tilebook_tir::fp8::{decode_fp8, encode_fp8};
 use tilebook_tir::DType;
 
+/// What reading a tensor lost in a GPU fault says.
+pub const LOST: &str = "this tensor's data lived only on the GPU and were lost when the GPU context was rebuilt after a fault";
+
+/// What a failed read-back of a tensor from the GPU says first.
+pub const READ_BACK_FAILED: &str = "reading a tensor back from the GPU failed";
+
 /// A tensor's memory: 64-byte aligned bytes, freed when the last view goes.
 pub struct Storage {
     ptr: *mut u8,
@@ -48,10 +54,14 @@ impl Storage {
     pub fn ptr(&self) -> *mut u8 {
         if !self.host_valid.get() {
             if let Some((gpu, buf)) = &*self.device.borrow() {
+                if gpu.is_lost() {
+                    // Caught at the cell boundary and reported as an error.
+                    panic!("{LOST}");
+                }
                 // SAFETY: `ptr` holds `bytes` bytes, as many as the device buffer.
                 let host = unsafe { std::slice::from_raw_parts_mut(self.ptr, self.bytes) };
                 if let Err(e) = gpu.download(buf, host) {
-                    panic!("reading a tensor back from the GPU failed: {e}");
+                    panic!("{READ_BACK_FAILED}: {e}");
                 }
             }
             self.host_valid.set(true);
@@ -68,6 +78,13 @@ impl Storage {
     /// when the device copy is stale.
     pub fn device_address(&self, gpu: &Rc<Gpu>) -> Result<u64, String> {
         let mut dev = self.device.borrow_mut();
+        if dev.as_ref().is_some_and(|(g, _)| g.is_lost()) {
+            // The context this copy lived in was rebuilt after a fault.
+            if !self.host_valid.get() {
+                return Err(LOST.into());
+            }
+            *dev = None;
+        }
         if dev.is_none() {
             *dev = Some((gpu.clone(), gpu.alloc(self.bytes)?));
             self.device_valid.set(false);
@@ -80,6 +97,17 @@ impl Storage {
             self.device_valid.set(true);
         }
         Ok(g.address(buf))
+    }
+
+    /// Whether this storage's data lived only in a GPU context that was
+    /// rebuilt after a fault.
+    pub fn lost_on_gpu(&self) -> bool {
+        !self.host_valid.get()
+            && self
+                .device
+                .borrow()
+                .as_ref()
+                .is_some_and(|(g, _)| g.is_lost())
     }
 
     /// A kernel on the GPU may have written the device copy.

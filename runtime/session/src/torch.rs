@@ -135,7 +135,11 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
         }
         "torch.cuda.synchronize" => {
             if let crate::Backend::Cuda(g) = &s.backend {
-                g.synchronize().map_err(|e| Exc::new("RuntimeError", e))?;
+                if let Err(e) = g.synchronize() {
+                    let e = Exc::new("RuntimeError", e);
+                    return Err(s.gpu_failure(e));
+                }
+                s.launched_since_sync.clear();
             }
             Ok(Val::None)
         }

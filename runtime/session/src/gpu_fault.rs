@@ -1,0 +1,103 @@
+//! Recovery from GPU faults. A kernel that faults (illegal address,
+//! misaligned access, trap) poisons its CUDA context; the error surfaces at
+//! its launch when launches are synchronous, else at the next synchronising
+//! call. Whenever a GPU call fails, the session checks whether the context is
+//! poisoned; if so it rebuilds it (`Gpu::rebuild`), names the kernels that
+//! may have faulted (those launched since the last synchronisation), and
+//! reports the tensors of the namespace whose data lived only on the GPU:
+//! they are lost, and reading them later is an error saying so. Everything
+//! else goes on: host tensors are uploaded again on their next launch and
+//! kernels are recompiled for the new context (the module cache is keyed by
+//! its generation).
+
+use crate::value::{Exc, Val};
+use crate::{Backend, Session};
+use std::rc::Rc;
+
+/// How many kernel names the fault message lists at most.
+const NAMED: usize = 4;
+
+impl Session {
+    /// Remember a GPU launch until the next synchronisation.
+    pub(crate) fn note_gpu_launch(&mut self, name: &str) {
+        self.launched_since_sync.retain(|n| n != name);
+        self.launched_since_sync.push(name.to_string());
+        if self.launched_since_sync.len() > NAMED {
+            self.launched_since_sync.remove(0);
+        }
+    }
+
+    /// Turn a failed GPU call into the error to raise, rebuilding the context
+    /// first when a fault poisoned it.
+    pub(crate) fn gpu_failure(&mut self, mut e: Exc) -> Exc {
+        if let Some(note) = self.recover_gpu() {
+            e.message = format!("{}\n{note}", e.message);
+        }
+        e
+    }
+
+    /// If the GPU context is poisoned, rebuild it and say what happened.
+    pub(crate) fn recover_gpu(&mut self) -> Option<String> {
+        let Backend::Cuda(g) = &self.backend else {
+            return None;
+        };
+        let fault = g.context_fault()?;
+        let suspects = std::mem::take(&mut self.launched_since_sync);
+        let mut note = format!("The GPU reported a fault ({fault})");
+        if !suspects.is_empty() {
+            let names: Vec<String> = suspects.iter().map(|n| format!("`{n}`")).collect();
+            note += &format!(
+                " in {}kernel launched since the last synchronisation: {}",
+                if names.len() > 1 { "a " } else { "the " },
+                names.join(", ")
+            );
+        }
+        note += ".";
+        // The L2 flush buffer belongs to the old context.
+        self.l2_flush = None;
+        match g.rebuild() {
+            Ok(fresh) => {
+                self.backend = Backend::Cuda(Rc::new(fresh));
+                note += " The GPU context was rebuilt and the session goes on.";
+            }
+            Err(e) => {
+                self.backend = Backend::Cpu;
+                note += &format!(
+                    " The GPU could not be reset ({e}); kernels now run on the CPU backend."
+                );
+            }
+        }
+        let mut lost: Vec<String> = self
+            .globals
+            .borrow()
+            .iter()
+            .filter(|(_, v)| matches!(v, Val::Tensor(t) if t.storage.lost_on_gpu()))
+            .map(|(k, _)| k.clone())
+            .collect();
+        lost.sort();
+        if !lost.is_empty() {
+            note += &format!(
+                " Tensors whose data were only on the GPU are lost: {}.",
+                lost.join(", ")
+            );
+        }
+        Some(note)
+    }
+}
+
+/// Keep the panics the session turns into errors about lost GPU data out of
+/// stderr (the error shown for the cell says it); other panics print as usual.
+pub fn quiet_expected_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .unwrap_or("");
+        if msg == crate::tensor::LOST || msg.starts_with(crate::tensor::READ_BACK_FAILED) {
+            return;
+        }
+        default(info);
+    }));
+}

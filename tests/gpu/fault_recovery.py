@@ -1,0 +1,49 @@
+# A kernel that faults (a store far outside any allocation) poisons the CUDA
+# context. The session must raise an error naming the kernel, rebuild the
+# context, report the tensors whose data lived only on the GPU, and go on.
+# run.sh runs this file without TILEBOOK_CHECK_GPU (the CPU reference would
+# refuse the wild store before the GPU saw it).
+@triton.jit
+def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2, mask=m)
+
+
+@triton.jit
+def wild_store(x_ptr, off):
+    tl.store(x_ptr + off, 1.0)
+
+
+x = torch.rand(1024, device='cuda')
+y = torch.empty_like(x)
+scale_kernel[(1,)](x, y, 1024, BLOCK=1024)
+torch.cuda.synchronize()
+# Never used by a kernel: its data are on the host only.
+z = torch.rand(1024, device='cuda')
+zz = z * 2
+msg = ""
+try:
+    wild_store[(1,)](y, 1 << 40)
+    torch.cuda.synchronize()
+except RuntimeError as e:
+    msg = str(e)
+print(msg)
+assert "wild_store" in msg, msg
+assert "rebuilt" in msg, msg
+assert "lost: x, y." in msg, msg
+
+# The session goes on with a fresh context: host tensors upload again and
+# kernels are recompiled for it.
+w = torch.empty_like(z)
+scale_kernel[(1,)](z, w, 1024, BLOCK=1024)
+assert torch.allclose(w, zz)
+
+# A lost tensor cannot be used again.
+msg = ""
+try:
+    scale_kernel[(1,)](y, w, 1024, BLOCK=1024)
+except RuntimeError as e:
+    msg = str(e)
+assert "lost" in msg, msg
+print("fault recovery ok")
