@@ -82,13 +82,8 @@ torch.cuda.synchronize()
 row("first_launch_matmul", 512, "s", time.perf_counter() - t0)
 assert torch.allclose(c.float(), (a.float() @ a.float()), atol=5e-2, rtol=1e-2)
 
-# Pick the tile config per size, as autotuning with key=['M', 'N', 'K'] would
-# (Triton's peer number is autotuned per shape too).
-configs = [(128, 128, 32, 4), (128, 128, 32, 8), (128, 256, 32, 8), (128, 128, 64, 8), (256, 128, 32, 8), (64, 128, 64, 4), (64, 64, 32, 4)]
-for s in [1024, 4096, 8192]:
-    a = torch.randn(s, s, device='cuda', dtype=torch.float16)
-    b = torch.randn(s, s, device='cuda', dtype=torch.float16)
-    c = torch.empty((s, s), device='cuda', dtype=torch.float16)
+def sweep(label, s, a, b, c, configs):
+    """Time each tile config at size s; return (ms, config) of the fastest."""
     best = None
     for bm, bn, bk, nw in configs:
         grid = (triton.cdiv(s, bm) * triton.cdiv(s, bn),)
@@ -97,12 +92,22 @@ for s in [1024, 4096, 8192]:
         try:
             ms = triton.testing.do_bench(f, warmup=5, rep=20, return_mode="median")
         except Exception as e:
-            print(f"{s}: config {bm}x{bn}x{bk} warps={nw}: {e}")
+            print(f"{label}: config {bm}x{bn}x{bk} warps={nw}: {e}")
             continue
-        print(f"{s}: config {bm}x{bn}x{bk} warps={nw}: {2 * s ** 3 / ms / 1e9:.1f} TFLOPS")
+        print(f"{label}: config {bm}x{bn}x{bk} warps={nw}: {2 * s ** 3 / ms / 1e9:.1f} TFLOPS")
         if best is None or ms < best[0]:
             best = (ms, (bm, bn, bk, nw))
-    bm, bn, bk, nw = best[1]
+    return best
+
+
+# Pick the tile config per size, as autotuning with key=['M', 'N', 'K'] would
+# (Triton's peer number is autotuned per shape too).
+configs = [(128, 128, 32, 4), (128, 128, 32, 8), (128, 256, 32, 8), (128, 128, 64, 8), (256, 128, 32, 8), (64, 128, 64, 4), (64, 64, 32, 4)]
+for s in [1024, 4096, 8192]:
+    a = torch.randn(s, s, device='cuda', dtype=torch.float16)
+    b = torch.randn(s, s, device='cuda', dtype=torch.float16)
+    c = torch.empty((s, s), device='cuda', dtype=torch.float16)
+    bm, bn, bk, nw = sweep(str(s), s, a, b, c, configs)[1]
     grid = (triton.cdiv(s, bm) * triton.cdiv(s, bn),)
     f = lambda: matmul_kernel[grid](a, b, c, s, s, s, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
                                     BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, ACTIVATION="", num_warps=nw, num_stages=3)
@@ -121,15 +126,7 @@ for s in [4096]:
     a = torch.randn(s, s, device='cuda', dtype=torch.float16).to(torch.float8_e5m2)
     b = torch.randn(s, s, device='cuda', dtype=torch.float16).T.to(torch.float8_e5m2)
     c = torch.empty((s, s), device='cuda', dtype=torch.float16)
-    best = None
-    for bm, bn, bk, nw in fp8_configs:
-        grid = (triton.cdiv(s, bm) * triton.cdiv(s, bn),)
-        f = lambda: matmul_kernel[grid](a, b, c, s, s, s, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                                        BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, ACTIVATION="", num_warps=nw, num_stages=3)
-        ms = triton.testing.do_bench(f, warmup=5, rep=20, return_mode="median")
-        print(f"fp8 {s}: config {bm}x{bn}x{bk} warps={nw}: {2 * s ** 3 / ms / 1e9:.1f} TFLOPS")
-        if best is None or ms < best[0]:
-            best = (ms, (bm, bn, bk, nw))
+    best = sweep(f"fp8 {s}", s, a, b, c, fp8_configs)
     ref = a[:256].float() @ b.float()
     assert torch.allclose(c[:256].float(), ref, atol=0.5, rtol=2e-2), torch.max(torch.abs(c[:256].float() - ref))
     row("matmul_fp8", s, "TFLOPS", 2 * s ** 3 / best[0] / 1e9)
