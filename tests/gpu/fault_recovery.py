@@ -1,6 +1,8 @@
 # A kernel that faults (a store far outside any allocation) poisons the CUDA
-# context. The session must raise an error naming the kernel, rebuild the
-# context, report the tensors whose data lived only on the GPU, and go on.
+# context. The session must raise an error naming the kernel, report the
+# tensors whose data lived only on the GPU, and go on: on a rebuilt context
+# where the driver allows one, else on the CPU backend (the driver keeps
+# CUDA unusable in a process that saw such a fault).
 # run.sh runs this file without TILEBOOK_CHECK_GPU (the CPU reference would
 # refuse the wild store before the GPU saw it).
 @triton.jit
@@ -30,11 +32,10 @@ except RuntimeError as e:
     msg = str(e)
 print(msg)
 assert "wild_store" in msg, msg
-assert "rebuilt" in msg, msg
+assert "rebuilt" in msg or "goes on with the CPU backend" in msg, msg
 assert "lost: x, y." in msg, msg
 
-# The session goes on with a fresh context: host tensors upload again and
-# kernels are recompiled for it.
+# The session goes on: host tensors are intact and kernels run again.
 w = torch.empty_like(z)
 scale_kernel[(1,)](z, w, 1024, BLOCK=1024)
 assert torch.allclose(w, zz)

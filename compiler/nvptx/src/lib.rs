@@ -60,14 +60,17 @@ pub struct GpuKernel {
     pub stage_seconds: Vec<(&'static str, f64)>,
 }
 
-/// The LLVM pass pipeline run on the generated IR: `default<O1>`, or
-/// `TILEBOOK_LLVM_PASSES` when set. The generated IR is already straight-line
-/// (blocks unrolled per register), so O1's cleanup gives PTX of the same size
-/// as O3 in less than half the time; on the H100 the first launch of the
-/// tutorial matmul went from 0.36 s to 0.30 s with matmul throughput within
-/// run-to-run noise (bench/NOTES.md).
+/// The LLVM pass pipeline run on the generated IR, or `TILEBOOK_LLVM_PASSES`
+/// when set. The generated IR is straight-line code per register with a few
+/// stack slots for counters, so promotion, local CSE, combining, CFG cleanup
+/// and hoisting of loop invariants are what it needs. On the H100 this gives
+/// the same matmul throughput as `default<O1>` (and O1 the same as O3), with
+/// a third of O1's pass time and a first compile of the tutorial matmul of
+/// 0.23-0.26 s instead of 0.35 s (bench/NOTES.md).
+pub const DEFAULT_PASSES: &str = "function(sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm))";
+
 fn llvm_passes() -> String {
-    std::env::var("TILEBOOK_LLVM_PASSES").unwrap_or_else(|_| "default<O1>".into())
+    std::env::var("TILEBOOK_LLVM_PASSES").unwrap_or_else(|_| DEFAULT_PASSES.into())
 }
 
 /// Whether `tl.dot` may use Hopper's `wgmma`: on sm_90 unless
@@ -75,6 +78,20 @@ fn llvm_passes() -> String {
 fn wgmma_allowed(options: &GpuOptions) -> bool {
     matches!(options.arch.as_str(), "sm_90" | "sm_90a")
         && std::env::var("TILEBOOK_WGMMA").map_or(true, |v| v != "0")
+}
+
+/// The optimisation level of LLVM's NVPTX code generator (instruction
+/// selection, scheduling, register allocation): `TILEBOOK_CODEGEN_OPT` =
+/// 0..3, default 2: for the generated kernels 2 gives the same PTX as 3
+/// in two thirds of the time (bench/NOTES.md).
+fn codegen_level() -> OptimizationLevel {
+    match std::env::var("TILEBOOK_CODEGEN_OPT").as_deref() {
+        Ok("0") => OptimizationLevel::None,
+        Ok("1") => OptimizationLevel::Less,
+        Ok("2") => OptimizationLevel::Default,
+        Ok("3") => OptimizationLevel::Aggressive,
+        _ => OptimizationLevel::Default,
+    }
 }
 
 /// The highest PTX ISA LLVM 19 emits.
@@ -95,7 +112,7 @@ pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
                 &triple,
                 arch,
                 PTX_FEATURES,
-                OptimizationLevel::Aggressive,
+                codegen_level(),
                 RelocMode::Default,
                 CodeModel::Default,
             )

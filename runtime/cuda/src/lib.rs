@@ -162,12 +162,20 @@ impl Gpu {
     /// Abandon this (faulted) context, reset the device's primary context and
     /// open a fresh one. Buffers and modules of this one become unusable.
     pub fn rebuild(&self) -> Result<Gpu, String> {
+        use cudarc::driver::sys;
         self.lost.store(true, Ordering::Relaxed);
-        // SAFETY: resets device 0's primary context, which only this process's
-        // abandoned `Gpu` used; its objects are leaked, never used again.
-        unsafe { cudarc::driver::sys::cuDevicePrimaryCtxReset_v2(self.ctx.cu_device()) }
-            .result()
-            .map_err(|e| format!("resetting the GPU failed: {e:?}"))?;
+        let dev = self.ctx.cu_device();
+        // SAFETY: the abandoned context's objects are leaked, never used or
+        // freed again. Unbind it from this thread and give back the one
+        // retain its `CudaContext` holds (its drop never runs now), so that
+        // the reset destroys the context rather than leaving it poisoned.
+        unsafe {
+            let _ = sys::cuCtxSetCurrent(std::ptr::null_mut());
+            let _ = sys::cuDevicePrimaryCtxRelease_v2(dev);
+            sys::cuDevicePrimaryCtxReset_v2(dev)
+        }
+        .result()
+        .map_err(|e| format!("resetting the GPU failed: {e:?}"))?;
         Gpu::open_generation(self.generation + 1)
     }
 

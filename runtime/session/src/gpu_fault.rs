@@ -2,13 +2,17 @@
 //! misaligned access, trap) poisons its CUDA context; the error surfaces at
 //! its launch when launches are synchronous, else at the next synchronising
 //! call. Whenever a GPU call fails, the session checks whether the context is
-//! poisoned; if so it rebuilds it (`Gpu::rebuild`), names the kernels that
-//! may have faulted (those launched since the last synchronisation), and
-//! reports the tensors of the namespace whose data lived only on the GPU:
-//! they are lost, and reading them later is an error saying so. Everything
-//! else goes on: host tensors are uploaded again on their next launch and
-//! kernels are recompiled for the new context (the module cache is keyed by
-//! its generation).
+//! poisoned; if so it names the kernels that may have faulted (those launched
+//! since the last synchronisation), reports the tensors of the namespace
+//! whose data lived only on the GPU (they are lost; using them later is an
+//! error saying so) and tries to rebuild the context (`Gpu::rebuild`). With
+//! current drivers that fails: such a fault leaves CUDA unusable for the rest
+//! of the process (measured on the H100: the primary context reset succeeds,
+//! opening the device again still returns the fault). The session then goes
+//! on with the CPU backend, host tensors intact, and says that restarting the
+//! session brings the GPU back. Where a rebuild succeeds, kernels are
+//! recompiled for the new context (the module cache is keyed by its
+//! generation) and host tensors upload again on their next launch.
 
 use crate::value::{Exc, Val};
 use crate::{Backend, Session};
@@ -61,9 +65,14 @@ impl Session {
                 note += " The GPU context was rebuilt and the session goes on.";
             }
             Err(e) => {
+                // The usual case: the driver keeps a context that saw an
+                // illegal address, misaligned access or trap unusable for the
+                // rest of the process.
                 self.backend = Backend::Cpu;
                 note += &format!(
-                    " The GPU could not be reset ({e}); kernels now run on the CPU backend."
+                    " The driver does not let this process use the GPU again ({e}); \
+                     the session goes on with the CPU backend, and a restart of the \
+                     session brings the GPU back."
                 );
             }
         }

@@ -523,6 +523,11 @@ fn compile(
 }
 
 fn run_cpu(jit: &JitFunction, c: &Compiled, grid: [u32; 3], args: &[KernelArg]) -> R<String> {
+    for a in args {
+        if matches!(a, KernelArg::Tensor(t) if t.storage.lost_on_gpu()) {
+            return Err(Exc::new("RuntimeError", crate::tensor::LOST));
+        }
+    }
     let mut raw = vec![];
     let mut bounds = vec![];
     let mut tensors = vec![];
