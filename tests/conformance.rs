@@ -26,6 +26,9 @@ fn run_case(name: &str) -> String {
     let body = std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     let seed = seed();
     let mut s = session();
+    // Also compile every kernel for the GPU (to PTX): CI has no GPU, and this
+    // is how it notices a kernel the GPU backend cannot compile.
+    s.check_ptx = true;
     let mut out = String::new();
     for (label, cell) in [
         ("seed", format!("SEED = {seed}")),
