@@ -316,6 +316,38 @@ fn dot_kernel(a: &[f32], b: &[f32], out: &mut [f32], m: usize, n: usize, k: usiz
     }
 }
 
+/// `out = acc + a @ b` over row-major `m x k` and `k x n` operands, in i-k-j
+/// order, with `mac(out, a, b)` the multiply-add of one element.
+///
+/// # Safety
+/// `a`, `b` hold `m*k` and `k*n` elements; `acc` and `out` hold `m*n` and are
+/// equal or do not overlap.
+unsafe fn dot_generic<A: Copy, C: Copy>(
+    a: *const A,
+    b: *const A,
+    acc: *const C,
+    out: *mut C,
+    (m, n, k): (u64, u64, u64),
+    mac: impl Fn(C, A, A) -> C,
+) {
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    // SAFETY: the caller's contract.
+    unsafe {
+        if !std::ptr::eq(out, acc) {
+            std::ptr::copy_nonoverlapping(acc, out, m * n);
+        }
+        for i in 0..m {
+            for p in 0..k {
+                let av = *a.add(i * k + p);
+                for j in 0..n {
+                    let o = out.add(i * n + j);
+                    *o = mac(*o, av, *b.add(p * n + j));
+                }
+            }
+        }
+    }
+}
+
 /// # Safety
 /// Called by generated code with pointers it owns.
 pub unsafe extern "C" fn tb_dot_f64(
@@ -327,21 +359,8 @@ pub unsafe extern "C" fn tb_dot_f64(
     n: u64,
     k: u64,
 ) {
-    let (m, n, k) = (m as usize, n as usize, k as usize);
     // SAFETY: as in `tb_dot_f32`.
-    unsafe {
-        if !std::ptr::eq(out, acc) {
-            std::ptr::copy_nonoverlapping(acc, out, m * n);
-        }
-        for i in 0..m {
-            for p in 0..k {
-                let av = *a.add(i * k + p);
-                for j in 0..n {
-                    *out.add(i * n + j) += av * *b.add(p * n + j);
-                }
-            }
-        }
-    }
+    unsafe { dot_generic(a, b, acc, out, (m, n, k), |o, x, y| o + x * y) }
 }
 
 /// # Safety
@@ -355,21 +374,11 @@ pub unsafe extern "C" fn tb_dot_i8(
     n: u64,
     k: u64,
 ) {
-    let (m, n, k) = (m as usize, n as usize, k as usize);
     // SAFETY: as in `tb_dot_f32`.
     unsafe {
-        if !std::ptr::eq(out, acc) {
-            std::ptr::copy_nonoverlapping(acc, out, m * n);
-        }
-        for i in 0..m {
-            for p in 0..k {
-                let av = *a.add(i * k + p) as i32;
-                for j in 0..n {
-                    let o = out.add(i * n + j);
-                    *o = (*o).wrapping_add(av * *b.add(p * n + j) as i32);
-                }
-            }
-        }
+        dot_generic(a, b, acc, out, (m, n, k), |o, x, y| {
+            o.wrapping_add(x as i32 * y as i32)
+        })
     }
 }
 
