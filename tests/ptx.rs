@@ -10,15 +10,23 @@ fn ptx(file: &str, source: &str, kernel: &str, signature: &str) -> String {
 }
 
 fn ptx_for(arch: &str, file: &str, source: &str, kernel: &str, signature: &str) -> String {
+    ptx_with(arch, false, file, source, kernel, signature)
+}
+
+fn ptx_with(
+    arch: &str,
+    fp8_mma: bool,
+    file: &str,
+    source: &str,
+    kernel: &str,
+    signature: &str,
+) -> String {
     let src = SourceFile::new(file, source);
     let k = tilebook_frontend::aot::lower_file(&src, kernel, signature)
         .unwrap_or_else(|e| panic!("{e}"));
     let launch = tilebook_frontend::kernel::parse_signature_options(signature);
-    let options = tilebook_nvptx::GpuOptions {
-        num_warps: launch.num_warps,
-        num_stages: launch.num_stages,
-        arch: arch.into(),
-    };
+    let mut options = tilebook_nvptx::GpuOptions::new(arch, launch.num_warps, launch.num_stages);
+    options.fp8_mma = fp8_mma;
     tilebook_nvptx::compile(&k, &options)
         .unwrap_or_else(|e| panic!("{e}"))
         .ptx
@@ -174,22 +182,70 @@ def dot8(a_ptr, b_ptr, c_ptr):
     c = tl.dot(a, b)
     tl.store(c_ptr + r[:, None] * 32 + r[None, :], c)
 "#;
-    for ty in ["fp8e5", "fp8e4nv"] {
-        let p = ptx(
-            "dot8.py",
-            src,
-            "dot8",
-            &format!("*{ty}:16, *{ty}:16, *fp32:16"),
-        );
-        // fp8 values are exact in fp16, so the fp16 instruction gives the
-        // native fp8 result. 32x32 over 2x2 warps is two 16x8 tiles per warp,
-        // times two k-steps of 16.
-        assert_eq!(
-            p.matches("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
-                .count(),
-            4,
-            "{ty}: {p}"
-        );
+    for (ty, native) in [("fp8e5", "e5m2"), ("fp8e4nv", "e4m3")] {
+        let sig = format!("*{ty}:16, *{ty}:16, *fp32:16");
+        // sm_89+ with the native path asked for: 32x32 over 2x2 warps is two
+        // 16x8 tiles per warp, one k-step of 32.
+        let p = ptx_with("sm_90", true, "dot8.py", src, "dot8", &sig);
+        let instr = format!("mma.sync.aligned.m16n8k32.row.col.f32.{native}.{native}.f32");
+        assert_eq!(p.matches(&instr).count(), 2, "{ty}: {p}");
         assert!(!p.contains("fma.rn.f32"), "{ty}: {p}");
+        // By default, and on Ampere, which has no fp8 MMA: fp8 values are
+        // exact in fp16, so the fp16 instruction gives the same result, in
+        // two k-steps of 16.
+        for arch in ["sm_80", "sm_90"] {
+            let p = ptx_for(arch, "dot8.py", src, "dot8", &sig);
+            assert_eq!(
+                p.matches("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+                    .count(),
+                4,
+                "{ty}: {p}"
+            );
+            assert!(!p.contains("fma.rn.f32"), "{ty}: {p}");
+        }
     }
+}
+
+#[test]
+fn tf32_and_int8_dots_run_on_tensor_cores() {
+    let src = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def dot32(a_ptr, b_ptr, c_ptr):
+    r = tl.arange(0, 32)
+    a = tl.load(a_ptr + r[:, None] * 32 + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * 32 + r[None, :])
+    c = tl.dot(a, b)
+    tl.store(c_ptr + r[:, None] * 32 + r[None, :], c)
+
+@triton.jit
+def dot_ieee(a_ptr, b_ptr, c_ptr):
+    r = tl.arange(0, 32)
+    a = tl.load(a_ptr + r[:, None] * 32 + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * 32 + r[None, :])
+    c = tl.dot(a, b, input_precision="ieee")
+    tl.store(c_ptr + r[:, None] * 32 + r[None, :], c)
+"#;
+    // 32x32 over 2x2 warps: two 16x8 tiles per warp; K = 32 is four tf32
+    // steps of 8 or one int8 step of 32.
+    let p = ptx("dot32.py", src, "dot32", "*fp32:16, *fp32:16, *fp32:16");
+    assert_eq!(
+        p.matches("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32")
+            .count(),
+        8,
+        "{p}"
+    );
+    let p = ptx("dot32.py", src, "dot32", "*i8:16, *i8:16, *i32:16");
+    assert_eq!(
+        p.matches("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32")
+            .count(),
+        2,
+        "{p}"
+    );
+    // Full fp32 precision stays on the FMA units.
+    let p = ptx("dot32.py", src, "dot_ieee", "*fp32:16, *fp32:16, *fp32:16");
+    assert!(!p.contains("mma.sync"), "{p}");
+    assert!(p.contains("fma.rn.f32"), "{p}");
 }

@@ -22,11 +22,11 @@ pub fn compile(
             Ok(ck.clif)
         }
         "llvm" | "ptx" | "sass" => {
-            let options = tilebook_nvptx::GpuOptions {
-                num_warps: launch.num_warps,
-                num_stages: launch.num_stages,
-                arch: target.unwrap_or("sm_90").to_string(),
-            };
+            let options = tilebook_nvptx::GpuOptions::new(
+                target.unwrap_or("sm_90"),
+                launch.num_warps,
+                launch.num_stages,
+            );
             let g =
                 tilebook_nvptx::compile(&k, &options).map_err(|e| format!("tilebook: {e}\n"))?;
             if std::env::var("TILEBOOK_TIME_STAGES").is_ok_and(|v| v == "1") {

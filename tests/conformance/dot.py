@@ -12,20 +12,22 @@ def dot_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
         acc = tl.dot(a, b, acc)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
-M, N, K = 45, 70, 83
-for tdt, out_t, out_tl, tol in [(torch.float16, torch.float32, tl.float32, 1e-2), (torch.bfloat16, torch.float32, tl.float32, 5e-2),
-                                (torch.float32, torch.float32, tl.float32, 1e-2), (torch.float8_e5m2, torch.float32, tl.float32, 1e-2),
-                                (torch.float8_e4m3fn, torch.float32, tl.float32, 1e-2), (torch.int8, torch.int32, tl.int32, 0)]:
-    if tdt == torch.int8:
-        a = torch.randint(-8, 8, (M, K), dtype=torch.int8, device=DEVICE)
-        b = torch.randint(-8, 8, (K, N), dtype=torch.int8, device=DEVICE)
-    else:
-        a = torch.randn(M, K, device=DEVICE).to(tdt)
-        b = torch.randn(K, N, device=DEVICE).to(tdt)
-    c = torch.zeros(M, N, dtype=out_t, device=DEVICE)
-    dot_kernel[(triton.cdiv(M, 16), triton.cdiv(N, 32))](a, b, c, M, N, K, BM=16, BN=32, BK=16, OUT=out_tl)
-    want = a.double() @ b.double()
-    check(f"tl.dot {tdt}", c, want, atol=tol, rtol=tol)
+def dot_cases(M, N, K, BM, BN, BK, lim, cases):
+    for tdt, out_t, out_tl, tol in cases:
+        if tdt == torch.int8:
+            a = torch.randint(-lim, lim, (M, K), dtype=torch.int8, device=DEVICE)
+            b = torch.randint(-lim, lim, (K, N), dtype=torch.int8, device=DEVICE)
+        else:
+            a = torch.randn(M, K, device=DEVICE).to(tdt)
+            b = torch.randn(K, N, device=DEVICE).to(tdt)
+        c = torch.zeros(M, N, dtype=out_t, device=DEVICE)
+        dot_kernel[(triton.cdiv(M, BM), triton.cdiv(N, BN))](a, b, c, M, N, K, BM=BM, BN=BN, BK=BK, OUT=out_tl)
+        check(f"tl.dot {tdt} {BM}x{BN}x{BK}", c, a.double() @ b.double(), atol=tol, rtol=tol)
+
+dot_cases(45, 70, 83, 16, 32, 16, 8,
+          [(torch.float16, torch.float32, tl.float32, 1e-2), (torch.bfloat16, torch.float32, tl.float32, 5e-2),
+           (torch.float32, torch.float32, tl.float32, 1e-2), (torch.float8_e5m2, torch.float32, tl.float32, 1e-2),
+           (torch.float8_e4m3fn, torch.float32, tl.float32, 1e-2), (torch.int8, torch.int32, tl.int32, 0)])
 
 @triton.jit
 def dot_fp16_out(a_ptr, b_ptr, c_ptr):
@@ -41,3 +43,27 @@ b = torch.randn(16, 16, device=DEVICE).half()
 c = torch.zeros(16, 16, dtype=torch.float16, device=DEVICE)
 dot_fp16_out[(1,)](a, b, c)
 check("tl.dot out_dtype=fp16", c, (a.float() @ b.float()).half(), atol=2e-2, rtol=1e-2)
+
+# Tensor-core shapes: fp32 inputs at the default precision (tf32, K a
+# multiple of 8), int8 and fp8 (K a multiple of 32), several K steps, masked edges.
+dot_cases(70, 90, 160, 32, 64, 32, 128,
+          [(torch.float32, torch.float32, tl.float32, 5e-2), (torch.int8, torch.int32, tl.int32, 0),
+           (torch.float8_e5m2, torch.float32, tl.float32, 1e-2), (torch.float8_e4m3fn, torch.float32, tl.float32, 1e-2)])
+
+# input_precision: tf32 keeps 10 mantissa bits of each input (1 + 2^-12
+# rounds to 1), ieee keeps fp32.
+@triton.jit
+def dot_precision(a_ptr, b_ptr, c_ptr, d_ptr):
+    r = tl.arange(0, 16)
+    a = tl.load(a_ptr + r[:, None] * 16 + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * 16 + r[None, :])
+    tl.store(c_ptr + r[:, None] * 16 + r[None, :], tl.dot(a, b))
+    tl.store(d_ptr + r[:, None] * 16 + r[None, :], tl.dot(a, b, input_precision="ieee"))
+
+a = torch.full((16, 16), 1.0 + 2.0 ** -12, device=DEVICE)
+b = torch.full((16, 16), 1.0, device=DEVICE)
+c = torch.zeros(16, 16, device=DEVICE)
+d = torch.zeros(16, 16, device=DEVICE)
+dot_precision[(1,)](a, b, c, d)
+check("tl.dot tf32 rounds its inputs", c, torch.full((16, 16), 16.0, device=DEVICE), atol=0, rtol=0)
+check("tl.dot ieee keeps fp32", d, torch.full((16, 16), 16.0 + 16 * 2.0 ** -12, device=DEVICE), atol=0, rtol=0)

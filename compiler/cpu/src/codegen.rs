@@ -625,6 +625,10 @@ impl Gen<'_, '_> {
                     Some(DType::BF16) => 2,
                     _ => 0,
                 };
+                // fp32 inputs under `input_precision="tf32"`: round them as
+                // the GPU's tensor cores see them.
+                let tf32 = da == Some(DType::F32) && matches!(op.kind, OpKind::Dot { tf32: true });
+                let round = round | if tf32 { 4 } else { 0 };
                 let rr = self.iconst(round);
                 self.call("tb_dot_f32", &[pa, pb, pc, po, mm, nn, kk, rr]);
             }

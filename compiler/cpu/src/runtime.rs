@@ -274,8 +274,14 @@ pub unsafe extern "C" fn tb_dot_f32(
             std::ptr::copy_nonoverlapping(acc, out, m * n);
         }
         let out = std::slice::from_raw_parts_mut(out, m * n);
-        dot_kernel(a, b, out, m, n, k);
-        match round {
+        if round & 4 != 0 {
+            let a: Vec<f32> = a.iter().map(|&x| round_tf32(x)).collect();
+            let b: Vec<f32> = b.iter().map(|&x| round_tf32(x)).collect();
+            dot_kernel(&a, &b, out, m, n, k);
+        } else {
+            dot_kernel(a, b, out, m, n, k);
+        }
+        match round & 3 {
             1 => out.iter_mut().for_each(|x| *x = f16::from_f32(*x).to_f32()),
             2 => out
                 .iter_mut()
@@ -283,6 +289,15 @@ pub unsafe extern "C" fn tb_dot_f32(
             _ => {}
         }
     }
+}
+
+/// fp32 rounded to tf32's 10 mantissa bits, to nearest with ties away from
+/// zero (what the GPU backend does before its tensor cores); NaN unchanged.
+pub fn round_tf32(x: f32) -> f32 {
+    if x.is_nan() {
+        return x;
+    }
+    f32::from_bits(x.to_bits().wrapping_add(0x1000) & 0xFFFF_E000)
 }
 
 /// The i-k-j loop order keeps one row of `out` and one row of `b` streaming;

@@ -9,13 +9,15 @@
 mod async_copy;
 mod control;
 mod memory;
+mod mma_narrow;
 mod reduce;
 mod tensor_core;
 mod wgmma;
 
 use crate::axis::{analyze, AxisInfo};
 use crate::layout::Layout;
-use crate::mma::{plan, MmaLayout};
+pub use crate::mma::Features;
+use crate::mma::{plan, MmaKind, MmaLayout};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
@@ -103,13 +105,13 @@ pub struct Emitted {
     pub wgmma: bool,
 }
 
-/// Emit the kernel into `module`. `wgmma`: Hopper's warpgroup MMA may be used.
+/// Emit the kernel into `module`, using the tensor-core instructions `features` allows.
 pub fn emit<'ctx>(
     ctx: &'ctx Context,
     module: &Module<'ctx>,
     k: &Kernel,
     num_warps: u32,
-    wgmma: bool,
+    features: Features,
 ) -> Result<Emitted, String> {
     let threads = 32 * num_warps as usize;
     let mut params = vec![];
@@ -170,7 +172,7 @@ pub fn emit<'ctx>(
     loop {
         let options = crate::mma::PlanOptions {
             warps: threads / 32,
-            wgmma,
+            features,
             no_wgmma: &no_wgmma,
         };
         g.mma = plan(k, &options);

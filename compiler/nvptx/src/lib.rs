@@ -35,15 +35,28 @@ pub struct GpuOptions {
     pub num_stages: u32,
     /// `sm_80`, `sm_90`, ...
     pub arch: String,
+    /// Use the native fp8 `mma.sync` (sm_89+) rather than converting fp8
+    /// operands to fp16. Off unless `TILEBOOK_FP8_MMA=1`: until operand tiles
+    /// can arrive K-contiguous (tutorial 03's `b.T`), the native path builds
+    /// its tiles byte by byte and measured slower (bench/NOTES.md).
+    pub fp8_mma: bool,
+}
+
+impl GpuOptions {
+    /// Options for `arch`, with the knobs that the environment sets.
+    pub fn new(arch: &str, num_warps: u32, num_stages: u32) -> GpuOptions {
+        GpuOptions {
+            num_warps,
+            num_stages,
+            arch: arch.into(),
+            fp8_mma: std::env::var("TILEBOOK_FP8_MMA").is_ok_and(|v| v == "1"),
+        }
+    }
 }
 
 impl Default for GpuOptions {
     fn default() -> Self {
-        GpuOptions {
-            num_warps: 4,
-            num_stages: 3,
-            arch: "sm_90".into(),
-        }
+        GpuOptions::new("sm_90", 4, 3)
     }
 }
 
@@ -81,6 +94,22 @@ fn llvm_passes() -> String {
 fn wgmma_allowed(options: &GpuOptions) -> bool {
     matches!(options.arch.as_str(), "sm_90" | "sm_90a")
         && std::env::var("TILEBOOK_WGMMA").map_or(true, |v| v != "0")
+}
+
+/// The compute capability of an `sm_XY[a]` name (90 for `sm_90a`).
+fn sm_number(arch: &str) -> u32 {
+    arch.trim_start_matches("sm_")
+        .trim_end_matches('a')
+        .parse()
+        .unwrap_or(0)
+}
+
+/// Tensor-core instructions the target offers beyond Ampere's.
+fn features(options: &GpuOptions) -> codegen::Features {
+    codegen::Features {
+        wgmma: wgmma_allowed(options),
+        fp8_mma: options.fp8_mma && sm_number(&options.arch) >= 89,
+    }
 }
 
 /// The optimisation level of LLVM's NVPTX code generator (instruction
@@ -136,13 +165,7 @@ pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
     }
     let k = &k;
     clock.lap("gpu pipelining");
-    let emitted = codegen::emit(
-        &context,
-        &module,
-        k,
-        options.num_warps,
-        wgmma_allowed(options),
-    )?;
+    let emitted = codegen::emit(&context, &module, k, options.num_warps, features(options))?;
     let shared_bytes = emitted.shared_bytes;
     // `wgmma` is an sm_90a feature: such kernels target the Hopper-specific ISA.
     let machine = if emitted.wgmma && options.arch == "sm_90" {

@@ -40,10 +40,57 @@ pub struct MmaLayout {
     pub k: usize,
     pub wm: usize,
     pub wn: usize,
-    /// `.f16` or `.bf16` operands.
-    pub bf16: bool,
+    /// The operand type of the instruction.
+    pub kind: MmaKind,
     /// Hopper's warpgroup MMA (operands read from shared memory by descriptor).
     pub wgmma: bool,
+}
+
+/// The operand types of a tensor-core dot, and with them the instruction
+/// shape: `m16n8k16` for fp16/bf16 (and fp8, converted to fp16), `m16n8k8`
+/// for tf32 (fp32 inputs rounded to 10 mantissa bits), `m16n8k32` for int8
+/// with int32 accumulators. All share the 16x8 accumulator fragment.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MmaKind {
+    F16,
+    BF16,
+    Tf32,
+    I8,
+    /// fp8 (sm_89+): `m16n8k32` with `.e5m2` / `.e4m3` operands.
+    E5M2,
+    E4M3,
+}
+
+/// What the target offers `tl.dot` beyond Ampere's `mma.sync`.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Features {
+    /// Hopper's `wgmma` (sm_90a).
+    pub wgmma: bool,
+    /// `mma.sync` on fp8 operands (sm_89+).
+    pub fp8_mma: bool,
+}
+
+impl MmaKind {
+    /// K per instruction.
+    pub fn k_step(self) -> usize {
+        match self {
+            MmaKind::F16 | MmaKind::BF16 => 16,
+            MmaKind::Tf32 => 8,
+            MmaKind::I8 | MmaKind::E5M2 | MmaKind::E4M3 => 32,
+        }
+    }
+    /// Bytes of one operand element in shared memory.
+    pub fn elem_bytes(self) -> usize {
+        match self {
+            MmaKind::F16 | MmaKind::BF16 => 2,
+            MmaKind::Tf32 => 4,
+            MmaKind::I8 | MmaKind::E5M2 | MmaKind::E4M3 => 1,
+        }
+    }
+    /// fp16 or bf16 (`ldmatrix`, `wgmma`, `cp.async` tiles).
+    pub fn is_half(self) -> bool {
+        matches!(self, MmaKind::F16 | MmaKind::BF16)
+    }
 }
 
 /// Where an operand element lives in a `wgmma` tile: rows of `cols` halves
@@ -121,9 +168,16 @@ impl MmaLayout {
     pub fn regs(&self) -> usize {
         self.reps_m() * self.reps_n() * 4
     }
-    /// Padded row length (in halves) of A (`M x K`) in shared memory.
+    /// Padded row length (in elements) of A (`M x K`) in shared memory, and
+    /// for tf32/int8 also of B, stored transposed (`N x K`). The padding
+    /// (16 bytes; 4 words for int8's narrow rows) makes the eight row groups
+    /// of a warp's fragment loads start on different banks.
     pub fn row_k(&self) -> usize {
-        self.k + 8
+        match self.kind {
+            MmaKind::F16 | MmaKind::BF16 => self.k + 8,
+            MmaKind::Tf32 => self.k + 4,
+            MmaKind::I8 | MmaKind::E5M2 | MmaKind::E4M3 => self.k + 16,
+        }
     }
     /// Padded row length (in halves) of B (`K x N`, row-major) in shared memory.
     pub fn row_n(&self) -> usize {
@@ -143,13 +197,16 @@ impl MmaLayout {
         if self.wgmma {
             return self.swizzled(0).bytes().next_multiple_of(1024);
         }
-        self.m * self.row_k() * 2
+        self.m * self.row_k() * self.kind.elem_bytes()
     }
     /// Shared-memory bytes of both operands (a multiple of 1024 under
     /// `wgmma`, whose swizzle pattern repeats every 1024 bytes).
     pub fn smem_bytes(&self) -> usize {
         if self.wgmma {
             return self.b_base() + self.swizzled(1).bytes().next_multiple_of(1024);
+        }
+        if !self.kind.is_half() {
+            return self.b_base() + self.n * self.row_k() * self.kind.elem_bytes();
         }
         self.b_base() + self.k * self.row_n() * 2
     }
@@ -163,7 +220,7 @@ impl MmaLayout {
 /// warpgroups split M in slabs of 64 rows first, then N; each instruction is
 /// `m64nNk16` with `N = n / warpgroups_n <= 256`, and both operand tiles must
 /// have a swizzled layout (contiguous rows of 16, 32 or a multiple of 64 halves).
-fn wgmma_layout(m: usize, n: usize, k: usize, warps: usize, bf16: bool) -> Option<MmaLayout> {
+fn wgmma_layout(m: usize, n: usize, k: usize, warps: usize, kind: MmaKind) -> Option<MmaLayout> {
     if !warps.is_multiple_of(4) || !k.is_multiple_of(16) {
         return None;
     }
@@ -185,7 +242,7 @@ fn wgmma_layout(m: usize, n: usize, k: usize, warps: usize, bf16: bool) -> Optio
         k,
         wm: 4 * gm,
         wn: gn,
-        bf16,
+        kind,
         wgmma: true,
     };
     (l.regs() <= 256).then_some(l)
@@ -193,25 +250,34 @@ fn wgmma_layout(m: usize, n: usize, k: usize, warps: usize, bf16: bool) -> Optio
 
 /// Which dots run on tensor cores, for a CTA of `warps` warps; `wgmma` when
 /// allowed and the shapes fit.
-fn layout_for(k: &Kernel, op: &Op, warps: usize, wgmma: bool) -> Option<MmaLayout> {
+fn layout_for(k: &Kernel, op: &Op, warps: usize, wgmma: bool, fp8: bool) -> Option<MmaLayout> {
     let (a, b, acc) = (k.ty(op.args[0]), k.ty(op.args[1]), k.ty(op.args[2]));
     let da = a.dtype()?;
-    // fp8 operands run on the fp16 instructions: every e5m2 and e4m3 value
-    // is exactly an fp16 value, so products and fp32 sums are the same as a
-    // native fp8 MMA's (at half its peak rate). They reach shared memory
-    // through registers (the fp16 path of `store_tile`), never `wgmma`.
-    if !matches!(da, DType::F16 | DType::BF16 | DType::F8E5 | DType::F8E4NV)
-        || b.dtype() != Some(da)
-        || acc.dtype() != Some(DType::F32)
-    {
+    let tf32 = matches!(op.kind, OpKind::Dot { tf32: true });
+    // fp8 operands use the native `m16n8k32` fp8 instructions on sm_89+
+    // when K allows; otherwise the fp16 instructions: every e5m2 and e4m3
+    // value is exactly an fp16 value, so products and fp32 sums are the same
+    // (at a quarter of the fp8 rate). Either way they reach shared memory
+    // through registers, never `wgmma`.
+    let k32 = a.shape[1] % 32 == 0;
+    let kind = match (da, acc.dtype()?) {
+        (DType::F8E5, DType::F32) if fp8 && k32 => MmaKind::E5M2,
+        (DType::F8E4NV, DType::F32) if fp8 && k32 => MmaKind::E4M3,
+        (DType::F16 | DType::F8E5 | DType::F8E4NV, DType::F32) => MmaKind::F16,
+        (DType::BF16, DType::F32) => MmaKind::BF16,
+        (DType::F32, DType::F32) if tf32 => MmaKind::Tf32,
+        (DType::I8, DType::I32) => MmaKind::I8,
+        _ => return None,
+    };
+    if b.dtype() != Some(da) {
         return None;
     }
     let (m, kk, n) = (a.shape[0], a.shape[1], b.shape[1]);
-    if kk % 16 != 0 || m % 16 != 0 || n % 8 != 0 {
+    if kk % kind.k_step() != 0 || m % 16 != 0 || n % 8 != 0 {
         return None;
     }
-    if wgmma {
-        if let Some(l) = wgmma_layout(m, n, kk, warps, da == DType::BF16) {
+    if wgmma && kind.is_half() {
+        if let Some(l) = wgmma_layout(m, n, kk, warps, kind) {
             return Some(l);
         }
     }
@@ -228,7 +294,7 @@ fn layout_for(k: &Kernel, op: &Op, warps: usize, wgmma: bool) -> Option<MmaLayou
         k: kk,
         wm,
         wn,
-        bf16: da == DType::BF16,
+        kind,
         wgmma: false,
     };
     // Keep the accumulator within a sane register budget.
@@ -238,8 +304,7 @@ fn layout_for(k: &Kernel, op: &Op, warps: usize, wgmma: bool) -> Option<MmaLayou
 /// What decides the tensor-core layouts of one kernel.
 pub struct PlanOptions<'a> {
     pub warps: usize,
-    /// `wgmma` is available (sm_90a).
-    pub wgmma: bool,
+    pub features: Features,
     /// Dots (by result) that must not use `wgmma`: their operands cannot be
     /// copied straight into shared tiles.
     pub no_wgmma: &'a std::collections::HashSet<Value>,
@@ -263,8 +328,8 @@ fn visit(k: &Kernel, r: &Region, o: &PlanOptions, out: &mut HashMap<Value, MmaLa
         }
         match op.kind {
             OpKind::Dot { .. } => {
-                let wgmma = o.wgmma && !o.no_wgmma.contains(&op.results[0]);
-                if let Some(l) = layout_for(k, op, o.warps, wgmma) {
+                let wgmma = o.features.wgmma && !o.no_wgmma.contains(&op.results[0]);
+                if let Some(l) = layout_for(k, op, o.warps, wgmma, o.features.fp8_mma) {
                     out.insert(op.results[0], l);
                 }
             }
@@ -395,12 +460,12 @@ mod tests {
 
     #[test]
     fn hopper_layouts_use_warpgroups() {
-        let l = wgmma_layout(128, 128, 64, 8, false).unwrap();
+        let l = wgmma_layout(128, 128, 64, 8, MmaKind::F16).unwrap();
         assert_eq!((l.wm, l.wn, l.reps_m(), l.reps_n()), (8, 1, 1, 16));
-        let l = wgmma_layout(128, 128, 32, 4, false).unwrap();
+        let l = wgmma_layout(128, 128, 32, 4, MmaKind::F16).unwrap();
         assert_eq!((l.wm, l.wn, l.reps_m(), l.reps_n()), (4, 1, 2, 16));
         assert_eq!(l.smem_bytes() % 1024, 0);
-        assert!(wgmma_layout(32, 64, 32, 4, false).is_none());
-        assert!(wgmma_layout(128, 128, 24, 4, false).is_none());
+        assert!(wgmma_layout(32, 64, 32, 4, MmaKind::F16).is_none());
+        assert!(wgmma_layout(128, 128, 24, 4, MmaKind::F16).is_none());
     }
 }

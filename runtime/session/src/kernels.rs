@@ -476,11 +476,7 @@ fn compile(
         clock.lap("cpu codegen");
     }
     if gpu.is_none() && s.check_ptx {
-        let opts = tilebook_nvptx::GpuOptions {
-            num_warps: options.num_warps,
-            num_stages: options.num_stages,
-            arch: "sm_90".into(),
-        };
+        let opts = tilebook_nvptx::GpuOptions::new("sm_90", options.num_warps, options.num_stages);
         tilebook_nvptx::compile(&kernel, &opts).map_err(|e| {
             Exc::new(
                 "CompilationError",
@@ -491,11 +487,8 @@ fn compile(
     let gpu = match gpu {
         None => None,
         Some(g) => {
-            let opts = tilebook_nvptx::GpuOptions {
-                num_warps: options.num_warps,
-                num_stages: options.num_stages,
-                arch: g.arch.clone(),
-            };
+            let opts =
+                tilebook_nvptx::GpuOptions::new(&g.arch, options.num_warps, options.num_stages);
             let gk = tilebook_nvptx::compile(&kernel, &opts).map_err(|e| {
                 Exc::new(
                     "CompilationError",

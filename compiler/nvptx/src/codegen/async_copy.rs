@@ -452,7 +452,7 @@ impl<'ctx> Gen<'ctx, '_> {
             .iter()
             .map(|(l, s)| (*l, *s))
             .collect();
-        layouts.sort_by_key(|(l, _)| (l.m, l.n, l.k, l.wm, l.bf16));
+        layouts.sort_by_key(|(l, _)| (l.m, l.n, l.k, l.wm, l.kind));
         let mut at = 0;
         for (l, stages) in layouts {
             self.ring_base.insert(l, (at, stages));

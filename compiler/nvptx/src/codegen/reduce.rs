@@ -334,6 +334,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let (kdim, n) = (at.shape[1], bt.shape[1]);
         let da = at.dtype().unwrap_or(DType::F32);
         let dr = rt.dtype().unwrap_or(DType::F32);
+        let tf32 = da == DType::F32 && matches!(op.kind, OpKind::Dot { tf32: true });
         self.barrier()?;
         let a_bytes = self.spill(a, 0)?;
         self.spill(bm, a_bytes)?;
@@ -352,8 +353,12 @@ impl<'ctx> Gen<'ctx, '_> {
                 let ai = g.b.build_int_add(arow, j, "")?;
                 let bi = g.b.build_int_mul(j, g.i32c(n as i64), "")?;
                 let bi = g.b.build_int_add(bi, col, "")?;
-                let x = g.smem_load(0, ai, ae)?;
-                let y = g.smem_load(a_bytes, bi, be)?;
+                let mut x = g.smem_load(0, ai, ae)?;
+                let mut y = g.smem_load(a_bytes, bi, be)?;
+                if tf32 {
+                    x = g.round_tf32(x)?;
+                    y = g.round_tf32(y)?;
+                }
                 let s = if da == DType::I8 {
                     let i32t = g.ctx.i32_type();
                     let xi =

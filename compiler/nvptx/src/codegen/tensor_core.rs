@@ -3,6 +3,13 @@
 
 use super::*;
 
+/// One `mma.sync` instruction as inline assembly.
+#[derive(Copy, Clone)]
+pub(super) struct MmaAsm<'ctx> {
+    fn_ty: inkwell::types::FunctionType<'ctx>,
+    asm: PointerValue<'ctx>,
+}
+
 impl<'ctx> Gen<'ctx, '_> {
     // ------------------------------------------------------------ tensor cores
 
@@ -87,7 +94,8 @@ impl<'ctx> Gen<'ctx, '_> {
         let bl = self.layout(&t);
         let c = self.mma_coords(l)?;
         let row_len = l.n + 8;
-        let f32t = self.ctx.f32_type();
+        // fp32, or int32 for int8 dots: four bytes either way.
+        let et = self.reg_type(t.elem);
         let at = |row: IntValue<'ctx>, col: IntValue<'ctx>| -> R<PointerValue<'ctx>> {
             let idx = self.b.build_int_mul(row, self.i32c(row_len as i64), "")?;
             let idx = self.b.build_int_add(idx, col, "")?;
@@ -98,12 +106,11 @@ impl<'ctx> Gen<'ctx, '_> {
             let (rep, r) = (i / 4, i % 4);
             let (rm, rn) = (rep / l.reps_n(), rep % l.reps_n());
             let (row, col) = self.mma_pos(l, &c, rm, rn, r)?;
-            let mut pair = f32t.vec_type(2).get_undef();
+            let mut pair = mem_vec_type(et, 2).get_undef();
             for j in 0..2 {
-                let x = regs[i + j].into_float_value();
                 pair = self
                     .b
-                    .build_insert_element(pair, x, self.i32c(j as i64), "")?;
+                    .build_insert_element(pair, regs[i + j], self.i32c(j as i64), "")?;
             }
             let st = self.b.build_store(at(row, col)?, pair)?;
             let _ = st.set_alignment(8);
@@ -121,10 +128,10 @@ impl<'ctx> Gen<'ctx, '_> {
             let rc = self.elem_coords(&bl, r, &shape)?;
             let p = at(rc[0], rc[1])?;
             if w == 1 {
-                out.push(self.b.build_load(f32t, p, "")?);
+                out.push(self.b.build_load(et, p, "")?);
                 continue;
             }
-            let ld = self.b.build_load(f32t.vec_type(w as u32), p, "")?;
+            let ld = self.b.build_load(mem_vec_type(et, w as u32), p, "")?;
             let _ = ld
                 .as_instruction_value()
                 .map(|i| i.set_alignment((4 * w) as u32));
@@ -285,6 +292,9 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     pub(super) fn dot_mma(&mut self, op: &Op, l: &MmaLayout) -> R<()> {
+        if !l.kind.is_half() {
+            return self.dot_mma_narrow(op, l);
+        }
         let (a, bm, acc, r) = (op.args[0], op.args[1], op.args[2], op.results[0]);
         // The accumulator in MMA registers (converting first, before smem holds the operands).
         let mut accs = if self.mma.contains_key(&acc) {
@@ -315,47 +325,21 @@ impl<'ctx> Gen<'ctx, '_> {
             let (la, lb) = (self.layout(&at), self.layout(&bt));
             let a_regs = self.regs(a, la.regs())?;
             let b_regs = self.regs(bm, lb.regs())?;
-            let slot = self.counter_slot()?;
-            let count = self
-                .b
-                .build_load(i32_type(self.ctx), slot, "")?
-                .into_int_value();
-            let parity = self.b.build_and(count, self.i32c(1), "")?;
-            let shift = self
-                .b
-                .build_int_mul(parity, self.i32c(l.smem_bytes() as i64), "")?;
-            let next = self.b.build_int_add(count, self.i32c(1), "")?;
-            self.b.build_store(slot, next)?;
-            self.need_smem(2 * l.smem_bytes());
+            let shift = self.dot_buffer_shift(l)?;
             self.smem_shift.set(Some(shift));
-            self.store_tile(0, &la, &a_regs, l.k, rk, l.bf16)?;
-            self.store_tile(l.b_base(), &lb, &b_regs, l.n, rn, l.bf16)?;
-            self.smem_shift.set(None);
-            self.barrier()?;
-            let a_off = self
-                .b
-                .build_int_add(shift, self.i32c(self.scratch as i64), "")?;
-            let b_off = self
-                .b
-                .build_int_add(a_off, self.i32c(l.b_base() as i64), "")?;
-            (a_off, b_off)
+            self.store_tile(0, &la, &a_regs, l.k, rk, l.kind == MmaKind::BF16)?;
+            self.store_tile(l.b_base(), &lb, &b_regs, l.n, rn, l.kind == MmaKind::BF16)?;
+            self.operand_tiles_written(shift, l)?
         };
         let [wm, wn, _, _] = self.mma_coords(l)?;
-        let f32t = self.ctx.f32_type();
-        let i32t = self.ctx.i32_type();
-        let ret = self.ctx.struct_type(&[f32t.into(); 4], false);
-        let mut params = vec![inkwell::types::BasicMetadataTypeEnum::from(i32t); 6];
-        params.extend([inkwell::types::BasicMetadataTypeEnum::from(f32t); 4]);
-        let fn_ty = ret.fn_type(&params, false);
-        let ty = if l.bf16 { "bf16" } else { "f16" };
-        let asm = self.ctx.create_inline_asm(
-            fn_ty,
-            format!("mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, {{$10,$11,$12,$13}};"),
-            "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3".into(),
-            false,
-            false,
-            None,
-            false,
+        let ty = if l.kind == MmaKind::BF16 {
+            "bf16"
+        } else {
+            "f16"
+        };
+        let mma = self.mma_sync_asm(
+            &format!("mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32"),
+            self.ctx.f32_type().into(),
         );
         // ldmatrix addressing: lane % 16 picks the row of a 16-row slab, lane / 16
         // the 8-column half (A: k, B: n).
@@ -403,19 +387,54 @@ impl<'ctx> Gen<'ctx, '_> {
             for (rn_i, [b0, b1]) in bfrag.iter().enumerate() {
                 for (rm, af) in afrag.iter().enumerate() {
                     let base = (rm * l.reps_n() + rn_i) * 4;
-                    let args: Vec<_> = af
-                        .iter()
-                        .chain([b0, b1])
-                        .chain(accs[base..base + 4].iter())
-                        .map(|v| (*v).into())
-                        .collect();
-                    let call = self.b.build_indirect_call(fn_ty, asm, &args, "mma")?;
-                    let res = self.asm_results(call, 4)?;
-                    accs[base..base + 4].copy_from_slice(&res);
+                    self.mma_call(mma, af, &[*b0, *b1], &mut accs[base..base + 4])?;
                 }
             }
         }
         self.set(r, Reg::B(accs));
+        Ok(())
+    }
+
+    /// The inline assembly of one `mma.sync` instruction `instr` (four A and
+    /// two B registers of 32 bits, four accumulators of `acc`).
+    pub(super) fn mma_sync_asm(&self, instr: &str, acc: BasicTypeEnum<'ctx>) -> MmaAsm<'ctx> {
+        let i32t = self.ctx.i32_type();
+        let ret = self.ctx.struct_type(&[acc; 4], false);
+        let mut params = vec![inkwell::types::BasicMetadataTypeEnum::from(i32t); 6];
+        params.extend([inkwell::types::BasicMetadataTypeEnum::from(acc); 4]);
+        let fn_ty = ret.fn_type(&params, false);
+        let c = if acc.is_float_type() { "=f" } else { "=r" };
+        let asm = self.ctx.create_inline_asm(
+            fn_ty,
+            format!("{instr} {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, {{$10,$11,$12,$13}};"),
+            format!("{c},{c},{c},{c},r,r,r,r,r,r,0,1,2,3"),
+            false,
+            false,
+            None,
+            false,
+        );
+        MmaAsm { fn_ty, asm }
+    }
+
+    /// Issue one `mma.sync`: `accs` (four registers) += A x B.
+    pub(super) fn mma_call(
+        &self,
+        mma: MmaAsm<'ctx>,
+        a: &[BasicValueEnum<'ctx>],
+        b: &[BasicValueEnum<'ctx>],
+        accs: &mut [BasicValueEnum<'ctx>],
+    ) -> R<()> {
+        let args: Vec<_> = a
+            .iter()
+            .chain(b)
+            .chain(accs.iter())
+            .map(|v| (*v).into())
+            .collect();
+        let call = self
+            .b
+            .build_indirect_call(mma.fn_ty, mma.asm, &args, "mma")?;
+        let res = self.asm_results(call, 4)?;
+        accs.copy_from_slice(&res);
         Ok(())
     }
 

@@ -65,7 +65,11 @@ impl<'ctx> Gen<'ctx, '_> {
             i32t.into(),
         ]);
         let fn_ty = ret.fn_type(&params, false);
-        let ty = if l.bf16 { "bf16" } else { "f16" };
+        let ty = if l.kind == MmaKind::BF16 {
+            "bf16"
+        } else {
+            "f16"
+        };
         let outs: Vec<String> = (0..per).map(|i| format!("${i}")).collect();
         let text = format!(
             "{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\n\
