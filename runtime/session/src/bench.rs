@@ -10,8 +10,9 @@ use crate::value::{Exc, Val};
 use crate::{Backend, Session};
 use std::time::Instant;
 
-/// Milliseconds of one call of `f`.
-fn time_once(s: &mut Session, f: &Val) -> R<f64> {
+/// Milliseconds of one call of `f`, with the L2 cache flushed first on the
+/// GPU (device events) or by wall clock on the CPU backend.
+fn time_once(s: &mut Session, f: &mut dyn FnMut(&mut Session) -> R<()>) -> R<f64> {
     match s.backend.clone() {
         Backend::Cuda(g) => {
             if s.l2_flush.is_none() {
@@ -23,10 +24,10 @@ fn time_once(s: &mut Session, f: &Val) -> R<f64> {
             if let Some(buf) = s.l2_flush.as_mut() {
                 g.zero(buf).map_err(|e| Exc::new("RuntimeError", e))?;
             }
-            let mut inner = Ok(Val::None);
+            let mut inner = Ok(());
             let (_, ms) = g
                 .time(|| {
-                    inner = s.call(f, vec![], vec![]);
+                    inner = f(s);
                     Ok(())
                 })
                 .map_err(|e| Exc::new("RuntimeError", e))?;
@@ -35,10 +36,47 @@ fn time_once(s: &mut Session, f: &Val) -> R<f64> {
         }
         Backend::Cpu => {
             let t = Instant::now();
-            s.call(f, vec![], vec![])?;
+            f(s)?;
             Ok(t.elapsed().as_secs_f64() * 1e3)
         }
     }
+}
+
+/// Triton's measurement: estimate one call from five, then run `warmup` ms
+/// of warm-up calls and `rep` ms of measured ones. Returns the measured
+/// times in milliseconds, sorted.
+pub fn measure(
+    s: &mut Session,
+    warmup: f64,
+    rep: f64,
+    f: &mut dyn FnMut(&mut Session) -> R<()>,
+) -> R<Vec<f64>> {
+    time_once(s, f)?;
+    let mut est = 0.0;
+    for _ in 0..5 {
+        est += time_once(s, f)?;
+    }
+    let est = (est / 5.0).max(1e-4);
+    let n_warmup = ((warmup / est) as usize).clamp(1, 10_000);
+    let n_rep = ((rep / est) as usize).clamp(1, 10_000);
+    for _ in 0..n_warmup {
+        s.check_interrupt()?;
+        f(s)?;
+    }
+    let mut times = Vec::with_capacity(n_rep);
+    for _ in 0..n_rep {
+        s.check_interrupt()?;
+        times.push(time_once(s, f)?);
+    }
+    times.sort_by(|x, y| x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal));
+    Ok(times)
+}
+
+/// The `p` quantile of sorted `times`, interpolating linearly.
+pub fn quantile(times: &[f64], p: f64) -> f64 {
+    let pos = p * (times.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    times[lo] + (times[hi] - times[lo]) * (pos - lo as f64)
 }
 
 pub fn do_bench(s: &mut Session, a: &Args) -> R<Val> {
@@ -58,30 +96,10 @@ pub fn do_bench(s: &mut Session, a: &Args) -> R<Val> {
         .map(|v| v.to_str())
         .unwrap_or_else(|| "mean".into());
     let quantiles = a.kw("quantiles").filter(|v| !matches!(v, Val::None));
-    // Estimate with a few calls.
-    time_once(s, &f)?;
-    let mut est = 0.0;
-    for _ in 0..5 {
-        est += time_once(s, &f)?;
-    }
-    let est = (est / 5.0).max(1e-4);
-    let n_warmup = ((warmup / est) as usize).clamp(1, 10_000);
-    let n_rep = ((rep / est) as usize).clamp(1, 10_000);
-    for _ in 0..n_warmup {
-        s.check_interrupt()?;
-        s.call(&f, vec![], vec![])?;
-    }
-    let mut times = Vec::with_capacity(n_rep);
-    for _ in 0..n_rep {
-        s.check_interrupt()?;
-        times.push(time_once(s, &f)?);
-    }
-    times.sort_by(|x, y| x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal));
-    let q = |p: f64| {
-        let pos = p * (times.len() - 1) as f64;
-        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-        times[lo] + (times[hi] - times[lo]) * (pos - lo as f64)
-    };
+    let times = measure(s, warmup, rep, &mut |s| {
+        s.call(&f, vec![], vec![]).map(|_| ())
+    })?;
+    let q = |p: f64| quantile(&times, p);
     if let Some(qs) = quantiles {
         let items = s.iterate(&qs)?;
         let vals: Vec<Val> = items

@@ -213,6 +213,7 @@ fn module_attr(s: &mut Session, m: &str, name: &str) -> R<Val> {
             ")"
         ))),
         ("triton.testing", "do_bench") => b("triton.testing.do_bench"),
+        ("triton.testing", "perf_report" | "Benchmark") => b(&format!("triton.testing.{name}")),
         ("time", "perf_counter" | "time") => b(&format!("time.{name}")),
         ("triton.runtime", "driver") => Ok(Val::Module(Rc::from("triton.runtime.driver"))),
         ("triton.runtime.driver", "active") => Ok(s.active_driver()),
@@ -293,6 +294,9 @@ impl Session {
                 "is_cuda" => Ok(Val::Bool(matches!(t.device, Device::Cuda(_)))),
                 _ => Ok(Val::Method(Box::new(base.clone()), Rc::from(name))),
             },
+            Val::Object(o) if o.type_name == "Mark" && name == "run" => {
+                Ok(Val::Method(Box::new(base.clone()), Rc::from(name)))
+            }
             Val::Object(o) => attr_of(o, name).ok_or_else(|| {
                 Exc::new(
                     "AttributeError",

@@ -348,7 +348,11 @@ impl Session {
             // Redefining a kernel replaces its body in place; cached code stays keyed by source.
             let existing = self.globals.borrow().get(&name).cloned();
             match existing {
-                Some(Val::Kernel(k)) if f.locals.is_none() && k.autotune.is_none() => {
+                Some(Val::Kernel(k))
+                    if f.locals.is_none()
+                        && k.autotune.borrow().is_none()
+                        && k.heuristics.borrow().is_empty() =>
+                {
                     k.redefine(jf, defaults);
                     Val::Kernel(k)
                 }

@@ -43,7 +43,10 @@ pub struct KernelObj {
     pub cache: RefCell<HashMap<String, Rc<Compiled>>>,
     /// How many specializations were compiled (for tests and `%cache`).
     pub compiles: Cell<usize>,
-    pub autotune: Option<()>,
+    /// `@triton.autotune(...)` around the kernel.
+    pub autotune: RefCell<Option<Rc<crate::autotune::Autotuner>>>,
+    /// `@triton.heuristics({...})`: meta-parameters computed from the arguments.
+    pub heuristics: RefCell<Vec<(String, Val)>>,
 }
 
 impl KernelObj {
@@ -53,7 +56,8 @@ impl KernelObj {
             defaults: RefCell::new(defaults),
             cache: RefCell::new(HashMap::new()),
             compiles: Cell::new(0),
-            autotune: None,
+            autotune: RefCell::new(None),
+            heuristics: RefCell::new(vec![]),
         }
     }
 
@@ -181,6 +185,20 @@ fn contains_word(text: &str, w: &str) -> bool {
 }
 
 /// Launch `k[grid](args, kwargs)`.
+/// A launch with its arguments bound and its specialization derived.
+pub(crate) struct Prepared {
+    key: String,
+    specs: Vec<ArgSpec>,
+    meta: Vec<(String, ConstVal)>,
+    options: CompileOptions,
+    signature: String,
+    grid: [u32; 3],
+    args: Vec<KernelArg>,
+    /// Every argument by name: parameters, then meta-parameters.
+    pub named: Vec<(String, Val)>,
+}
+
+/// `kernel[grid](args..., **kwargs)`.
 pub fn launch(
     s: &mut Session,
     k: &Rc<KernelObj>,
@@ -188,6 +206,23 @@ pub fn launch(
     args: Vec<Val>,
     kwargs: Vec<(String, Val)>,
 ) -> R<Val> {
+    if k.autotune.borrow().is_some() {
+        return crate::autotune::launch_tuned(s, k, grid, args, kwargs);
+    }
+    let p = prepare(s, k, grid, args, kwargs)?;
+    let c = compiled(s, k, &p)?;
+    run(s, k, &p, &c)
+}
+
+/// Bind the arguments (applying `@triton.heuristics`), evaluate the grid
+/// and derive the specialization and its cache key.
+pub(crate) fn prepare(
+    s: &mut Session,
+    k: &Rc<KernelObj>,
+    grid: &Val,
+    args: Vec<Val>,
+    kwargs: Vec<(String, Val)>,
+) -> R<Prepared> {
     let jit = k.jit.borrow().clone();
     let mut options = CompileOptions::default();
     let mut bound: Vec<Option<Val>> = vec![None; jit.params.len()];
@@ -229,18 +264,19 @@ pub fn launch(
                     return Err(Exc::type_error(format!(
                         "{}() got an unexpected keyword argument '{name}' (parameters: {})",
                         jit.name,
-                        jit.params
-                            .iter()
-                            .map(|p| p.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        param_list(&jit)
                     )))
                 }
             },
         }
     }
     let defaults = k.defaults.borrow().clone();
+    let heuristics = k.heuristics.borrow().clone();
     for (i, p) in jit.params.iter().enumerate() {
+        // A heuristic may supply a parameter the call leaves out.
+        if bound[i].is_none() && heuristics.iter().any(|(n, _)| *n == p.name) {
+            bound[i] = Some(defaults.get(&p.name).cloned().unwrap_or(Val::None));
+        }
         if bound[i].is_none() {
             bound[i] = Some(defaults.get(&p.name).cloned().ok_or_else(|| {
                 Exc::type_error(format!(
@@ -250,15 +286,25 @@ pub fn launch(
             })?);
         }
     }
-    let bound: Vec<Val> = bound.into_iter().map(|b| b.unwrap_or(Val::None)).collect();
+    let mut bound: Vec<Val> = bound.into_iter().map(|b| b.unwrap_or(Val::None)).collect();
+    // Heuristics see every argument by name and set parameters or
+    // meta-parameters, in order.
+    for (name, f) in &heuristics {
+        let named = named_args(&jit, &bound, &meta);
+        let dict = Val::Dict(Rc::new(RefCell::new(
+            named.into_iter().map(|(n, v)| (Val::str(&n), v)).collect(),
+        )));
+        let v = s.call(f, vec![dict], vec![])?;
+        match jit.param_index(name) {
+            Some(i) => bound[i] = v,
+            None => match meta.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1 = v,
+                None => meta.push((name.clone(), v)),
+            },
+        }
+    }
     // The grid function sees every argument by name, meta-parameters included.
-    let mut named: Vec<(String, Val)> = jit
-        .params
-        .iter()
-        .map(|p| p.name.clone())
-        .zip(bound.iter().cloned())
-        .collect();
-    named.extend(meta.iter().cloned());
+    let named = named_args(&jit, &bound, &meta);
     let grid = grid_dims(s, grid, &named)?;
 
     // Specialize. Alignment comes from the view's offset (storage is 64-byte
@@ -357,38 +403,140 @@ pub fn launch(
             .map(|g| format!("{}#{}", g.arch, g.generation))
             .unwrap_or_else(|| "cpu".into())
     );
-    let cached = k.cache.borrow().get(&key).cloned();
-    let compiled = match cached {
-        Some(c) => c,
-        None => {
-            let c = Rc::new(compile(
-                s,
-                &jit,
-                &specs,
-                &meta_consts,
-                &options,
-                gpu.as_deref(),
-                key.clone(),
-                signature,
-            )?);
-            if std::env::var("TILEBOOK_TIME_STAGES").is_ok_and(|v| v == "1") {
-                let laps: Vec<String> = c
-                    .stages
-                    .iter()
-                    .map(|(n, t)| format!("{n} {:.1} ms", t * 1e3))
-                    .collect();
-                eprintln!(
-                    "[tilebook] compiled {} in {:.1} ms: {}",
-                    jit.name,
-                    c.compile_seconds * 1e3,
-                    laps.join(", ")
-                );
+    Ok(Prepared {
+        key,
+        specs,
+        meta: meta_consts,
+        options,
+        signature,
+        grid,
+        args,
+        named,
+    })
+}
+
+/// The parameter names, for messages.
+pub(crate) fn param_list(jit: &JitFunction) -> String {
+    jit.params
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Parameters by name, then meta-parameters.
+fn named_args(jit: &JitFunction, bound: &[Val], meta: &[(String, Val)]) -> Vec<(String, Val)> {
+    let mut named: Vec<(String, Val)> = jit
+        .params
+        .iter()
+        .map(|p| p.name.clone())
+        .zip(bound.iter().cloned())
+        .collect();
+    named.extend(meta.iter().cloned());
+    named
+}
+
+/// The compiled code of a prepared launch: from the kernel's cache, or
+/// compiled now (and cached).
+pub(crate) fn compiled(s: &mut Session, k: &Rc<KernelObj>, p: &Prepared) -> R<Rc<Compiled>> {
+    if let Some(c) = k.cache.borrow().get(&p.key).cloned() {
+        return Ok(c);
+    }
+    let jit = k.jit.borrow().clone();
+    let front = front_end(s, &jit, p)?;
+    let c = Rc::new(back_end(s, &jit, p, front, None)?);
+    remember(s, k, &jit, p, c.clone());
+    Ok(c)
+}
+
+/// Compile every prepared launch not in the cache: front ends in turn, GPU
+/// code generation in parallel on all cores, module loads in turn. Returns
+/// each launch's code or why it failed (a config that does not fit is
+/// skipped by the autotuner, not fatal).
+pub(crate) fn compile_all(
+    s: &mut Session,
+    k: &Rc<KernelObj>,
+    preps: &[Prepared],
+) -> Vec<R<Rc<Compiled>>> {
+    let jit = k.jit.borrow().clone();
+    let mut out: Vec<Option<R<Rc<Compiled>>>> = preps
+        .iter()
+        .map(|p| k.cache.borrow().get(&p.key).cloned().map(Ok))
+        .collect();
+    let mut fronts = vec![];
+    for (i, p) in preps.iter().enumerate() {
+        if out[i].is_none() {
+            match front_end(s, &jit, p) {
+                Ok(f) => fronts.push((i, f)),
+                Err(e) => out[i] = Some(Err(e)),
             }
-            k.cache.borrow_mut().insert(key, c.clone());
-            k.compiles.set(k.compiles.get() + 1);
-            s.total_compiles += 1;
-            c
         }
+    }
+    let arch = match &s.backend {
+        Backend::Cuda(g) => Some(g.arch.clone()),
+        Backend::Cpu => None,
+    };
+    let ptx: Vec<Option<Result<tilebook_nvptx::GpuKernel, String>>> = match &arch {
+        Some(arch) => std::thread::scope(|scope| {
+            let handles: Vec<_> = fronts
+                .iter()
+                .map(|(i, f)| {
+                    let opts = &preps[*i].options;
+                    let o = tilebook_nvptx::GpuOptions::new(arch, opts.num_warps, opts.num_stages);
+                    let kernel = &f.kernel;
+                    scope.spawn(move || tilebook_nvptx::compile(kernel, &o))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    Some(
+                        h.join()
+                            .unwrap_or_else(|_| Err("the code generator panicked".into())),
+                    )
+                })
+                .collect()
+        }),
+        None => fronts.iter().map(|_| None).collect(),
+    };
+    for ((i, f), gk) in fronts.into_iter().zip(ptx) {
+        let r = back_end(s, &jit, &preps[i], f, gk).map(Rc::new);
+        if let Ok(c) = &r {
+            remember(s, k, &jit, &preps[i], c.clone());
+        }
+        out[i] = Some(r);
+    }
+    out.into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(Exc::new("InternalError", "not compiled"))))
+        .collect()
+}
+
+fn remember(s: &mut Session, k: &Rc<KernelObj>, jit: &JitFunction, p: &Prepared, c: Rc<Compiled>) {
+    if std::env::var("TILEBOOK_TIME_STAGES").is_ok_and(|v| v == "1") {
+        let laps: Vec<String> = c
+            .stages
+            .iter()
+            .map(|(n, t)| format!("{n} {:.1} ms", t * 1e3))
+            .collect();
+        eprintln!(
+            "[tilebook] compiled {} in {:.1} ms: {}",
+            jit.name,
+            c.compile_seconds * 1e3,
+            laps.join(", ")
+        );
+    }
+    k.cache.borrow_mut().insert(p.key.clone(), c);
+    k.compiles.set(k.compiles.get() + 1);
+    s.total_compiles += 1;
+}
+
+/// Launch prepared arguments with compiled code.
+pub(crate) fn run(s: &mut Session, k: &Rc<KernelObj>, p: &Prepared, compiled: &Compiled) -> R<Val> {
+    let jit = k.jit.borrow().clone();
+    let (grid, args) = (p.grid, &p.args);
+    let gpu = match &s.backend {
+        Backend::Cuda(g) => Some(g.clone()),
+        Backend::Cpu => None,
     };
     s.announce_backend();
     let total = grid.iter().map(|&g| g as u64).product::<u64>();
@@ -399,21 +547,21 @@ pub fn launch(
         (Some(g), Some(gk)) => {
             // With the check on, run the CPU backend on copies first and compare after.
             let reference = if s.check_gpu {
-                Some(run_cpu_on_copies(&jit, &compiled, grid, &args)?)
+                Some(run_cpu_on_copies(&jit, compiled, grid, args)?)
             } else {
                 None
             };
             s.note_gpu_launch(&jit.name);
-            if let Err(e) = launch_gpu(g, &jit, gk, grid, &args) {
+            if let Err(e) = launch_gpu(g, &jit, gk, grid, args) {
                 return Err(s.gpu_failure(e));
             }
             if let Some(copies) = reference {
-                compare_with_cpu(&jit, &args, &copies)?;
+                compare_with_cpu(&jit, args, &copies)?;
             }
             Ok(Val::None)
         }
         _ => {
-            let out = run_cpu(&jit, &compiled, grid, &args)?;
+            let out = run_cpu(&jit, compiled, grid, args)?;
             if !out.is_empty() {
                 s.emit_stream("stdout", &out);
             }
@@ -430,24 +578,21 @@ enum KernelArg {
     Float(f32),
 }
 
-/// Lower, optimise, verify, and compile for the CPU (always: it is the
-/// reference) and for the GPU when one is in use.
-#[allow(clippy::too_many_arguments)]
-fn compile(
-    s: &mut Session,
-    jit: &JitFunction,
-    specs: &[ArgSpec],
-    meta: &[(String, ConstVal)],
-    options: &CompileOptions,
-    gpu: Option<&tilebook_cuda::Gpu>,
-    key: String,
-    signature: String,
-) -> R<Compiled> {
+/// A specialization through the front end: verified, optimised tile IR.
+pub(crate) struct Front {
+    kernel: tilebook_tir::Kernel,
+    tir: String,
+    start: Instant,
+    clock: tilebook_tir::StageClock,
+}
+
+/// Lower, optimise and verify one specialization.
+fn front_end(s: &mut Session, jit: &JitFunction, p: &Prepared) -> R<Front> {
     let start = Instant::now();
     let mut clock = tilebook_tir::StageClock::new();
     let globals = SessionGlobals { s };
     let (mut kernel, static_out) =
-        lower_kernel(jit, specs, meta, &globals, options).map_err(diag_exc)?;
+        lower_kernel(jit, &p.specs, &p.meta, &globals, &p.options).map_err(diag_exc)?;
     clock.lap("front end");
     if !static_out.is_empty() {
         s.emit_stream("stdout", &static_out);
@@ -464,6 +609,35 @@ fn compile(
     }
     let tir = tilebook_tir::print::print_kernel(&kernel);
     clock.lap("tile ir passes");
+    Ok(Front {
+        kernel,
+        tir,
+        start,
+        clock,
+    })
+}
+
+/// Compile for the CPU (always when no GPU is in use: it is the reference)
+/// and for the GPU when one is in use, then load the module. `ptx`: the GPU
+/// code when it was generated already (in parallel, by `compile_all`).
+fn back_end(
+    s: &mut Session,
+    jit: &JitFunction,
+    p: &Prepared,
+    front: Front,
+    ptx: Option<Result<tilebook_nvptx::GpuKernel, String>>,
+) -> R<Compiled> {
+    let Front {
+        kernel,
+        tir,
+        start,
+        mut clock,
+    } = front;
+    let options = &p.options;
+    let gpu = match &s.backend {
+        Backend::Cuda(g) => Some(g.clone()),
+        Backend::Cpu => None,
+    };
     let cpu = if gpu.is_none() || s.check_gpu {
         Some(
             tilebook_cpu::compile(&kernel, &CpuOptions::default())
@@ -487,14 +661,21 @@ fn compile(
     let gpu = match gpu {
         None => None,
         Some(g) => {
-            let opts =
-                tilebook_nvptx::GpuOptions::new(&g.arch, options.num_warps, options.num_stages);
-            let gk = tilebook_nvptx::compile(&kernel, &opts).map_err(|e| {
-                Exc::new(
-                    "CompilationError",
-                    format!("GPU backend, kernel `{}`: {e}", jit.name),
-                )
-            })?;
+            let gk = ptx
+                .unwrap_or_else(|| {
+                    let opts = tilebook_nvptx::GpuOptions::new(
+                        &g.arch,
+                        options.num_warps,
+                        options.num_stages,
+                    );
+                    tilebook_nvptx::compile(&kernel, &opts)
+                })
+                .map_err(|e| {
+                    Exc::new(
+                        "CompilationError",
+                        format!("GPU backend, kernel `{}`: {e}", jit.name),
+                    )
+                })?;
             clock.laps.extend(gk.stage_seconds.iter().cloned());
             clock.restart();
             let f = g
@@ -505,8 +686,8 @@ fn compile(
         }
     };
     Ok(Compiled {
-        key,
-        signature,
+        key: p.key.clone(),
+        signature: p.signature.clone(),
         tir,
         kernel: cpu,
         gpu,
@@ -778,6 +959,22 @@ pub fn kernel_attr(_s: &mut Session, k: &Rc<KernelObj>, name: &str) -> R<Val> {
     match name {
         "__name__" => Ok(Val::str(&k.jit.borrow().name)),
         "compile_count" => Ok(Val::Int(k.compiles.get() as i64)),
+        "best_config" => match k
+            .autotune
+            .borrow()
+            .as_ref()
+            .map(|t| t.best.borrow().clone())
+        {
+            Some(Some(c)) => Ok(Val::Config(c)),
+            Some(None) => Ok(Val::None),
+            None => Err(Exc::new(
+                "AttributeError",
+                format!(
+                    "'{}' is not autotuned, so it has no best_config",
+                    k.jit.borrow().name
+                ),
+            )),
+        },
         _ => Err(Exc::new(
             "AttributeError",
             format!("JITFunction has no attribute '{name}' in tilebook"),

@@ -17,10 +17,13 @@
 // every `Err` would add noise for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod autotune;
 pub mod bench;
 pub mod builtins;
 pub mod format;
 mod gpu_fault;
+pub mod perf;
+pub mod plot;
 pub use gpu_fault::quiet_expected_panics;
 pub mod interp;
 pub mod kernels;
@@ -105,6 +108,9 @@ pub enum Backend {
     Cuda(Rc<tilebook_cuda::Gpu>),
 }
 
+/// A front end's progress display: `(message, done)`.
+pub type ProgressSink = Box<dyn FnMut(&str, bool)>;
+
 pub struct Session {
     pub globals: Scope,
     pub(crate) depth: usize,
@@ -128,6 +134,10 @@ pub struct Session {
     /// GPU kernels launched since the last synchronisation (the suspects
     /// when a fault surfaces; see `gpu_fault`).
     pub(crate) launched_since_sync: Vec<String>,
+    /// Where progress of long operations (autotuning, benchmark sweeps)
+    /// goes: the front end's progress bar or updating display. `done` marks
+    /// the last report of one operation.
+    pub on_progress: Option<ProgressSink>,
 }
 
 impl Default for Session {
@@ -154,6 +164,7 @@ impl Session {
             started: std::time::Instant::now(),
             l2_flush: None,
             launched_since_sync: vec![],
+            on_progress: None,
         }
     }
 
@@ -218,6 +229,18 @@ impl Session {
             "stderr",
             "tilebook: no GPU in use; kernels run on the CPU backend and 'cuda' tensors live in host memory\n",
         );
+    }
+
+    /// Show a MIME bundle (`text/plain` should be among the entries).
+    pub(crate) fn display(&mut self, data: Vec<(String, String)>) {
+        self.outputs.push(Output::Display { data });
+    }
+
+    /// Report progress of a long operation to the front end, if it listens.
+    pub(crate) fn progress(&mut self, message: &str, done: bool) {
+        if let Some(f) = self.on_progress.as_mut() {
+            f(message, done);
+        }
     }
 
     pub(crate) fn emit_stream(&mut self, name: &str, text: &str) {

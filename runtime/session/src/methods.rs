@@ -23,6 +23,15 @@ pub fn call_method(
     };
     match recv {
         Val::Tensor(t) => crate::torch::tensor_method(s, t, name, a),
+        Val::Object(o) if name == "__decorate__" => {
+            let target = a.req(0, "fn")?;
+            if o.type_name == "triton.testing.perf_report" {
+                crate::perf::decorate(o, target)
+            } else {
+                crate::autotune::decorate(s, o, target)
+            }
+        }
+        Val::Object(o) if o.type_name == "Mark" && name == "run" => crate::perf::run(s, o, &a),
         Val::Str(x) => match name {
             "format" => {
                 let mut out = String::new();

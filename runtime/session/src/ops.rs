@@ -146,6 +146,17 @@ pub fn binary(s: &mut Session, op: Operator, l: &Val, r: &Val) -> R<Val> {
                     .collect(),
             ))
         }
+        (Operator::BitOr, Val::Dict(a), Val::Dict(b)) => {
+            // `a | b`: a new dict, b's values winning.
+            let mut out = a.borrow().clone();
+            for (k, v) in b.borrow().iter() {
+                match out.iter_mut().find(|(x, _)| equal(x, k)) {
+                    Some(slot) => slot.1 = v.clone(),
+                    None => out.push((k.clone(), v.clone())),
+                }
+            }
+            Ok(Val::Dict(std::rc::Rc::new(std::cell::RefCell::new(out))))
+        }
         (Operator::Mult, Val::Tuple(a), Val::Int(n))
         | (Operator::Mult, Val::Int(n), Val::Tuple(a)) => Ok(Val::tuple(
             (0..(*n).max(0)).flat_map(|_| a.iter().cloned()).collect(),

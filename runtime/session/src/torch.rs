@@ -25,8 +25,11 @@ fn tensor_arg(v: &Val, what: &str) -> R<Rc<Tensor>> {
 /// Call `torch.*`, `triton.*`, `math.*` or driver functions.
 pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
     match name {
-        "torch.empty" | "torch.zeros" | "torch.ones" | "torch.rand" | "torch.randn" => creation(s, &name[6..], &a),
-        "torch.empty_like" | "torch.zeros_like" | "torch.ones_like" | "torch.rand_like" | "torch.randn_like" | "torch.full_like" => like(s, &name[6..], &a),
+        "torch.empty" | "torch.zeros" | "torch.ones" | "torch.rand" | "torch.randn" => {
+            creation(s, &name[6..], &a)
+        }
+        "torch.empty_like" | "torch.zeros_like" | "torch.ones_like" | "torch.rand_like"
+        | "torch.randn_like" | "torch.full_like" => like(s, &name[6..], &a),
         "torch.full" => full(s, &a),
         "torch.tensor" => from_data(s, &a),
         "torch.randint" => randint(s, &a),
@@ -50,47 +53,114 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
             let xt = scalar_or_tensor(&x, &c.device);
             let yt = scalar_or_tensor(&y, &c.device);
             let d = crate::tensor::promote(xt.dtype, yt.dtype);
-            let shape = crate::tensor::broadcast_shape(&c.shape, &crate::tensor::broadcast_shape(&xt.shape, &yt.shape).unwrap_or_default())
-                .ok_or_else(|| Exc::new("RuntimeError", "torch.where: shapes do not broadcast"))?;
-            let cv = c.expand(&shape).ok_or_else(|| Exc::new("RuntimeError", "broadcast"))?.values();
-            let xv = xt.expand(&shape).ok_or_else(|| Exc::new("RuntimeError", "broadcast"))?.values();
-            let yv = yt.expand(&shape).ok_or_else(|| Exc::new("RuntimeError", "broadcast"))?.values();
-            let vals: Vec<Scalar> = cv.iter().zip(xv.iter().zip(&yv)).map(|(c, (x, y))| if c.truth() { *x } else { *y }).collect();
-            Ok(Val::tensor(Tensor::from_scalars(&shape, d, c.device.clone(), vals)))
+            let shape = crate::tensor::broadcast_shape(
+                &c.shape,
+                &crate::tensor::broadcast_shape(&xt.shape, &yt.shape).unwrap_or_default(),
+            )
+            .ok_or_else(|| Exc::new("RuntimeError", "torch.where: shapes do not broadcast"))?;
+            let cv = c
+                .expand(&shape)
+                .ok_or_else(|| Exc::new("RuntimeError", "broadcast"))?
+                .values();
+            let xv = xt
+                .expand(&shape)
+                .ok_or_else(|| Exc::new("RuntimeError", "broadcast"))?
+                .values();
+            let yv = yt
+                .expand(&shape)
+                .ok_or_else(|| Exc::new("RuntimeError", "broadcast"))?
+                .values();
+            let vals: Vec<Scalar> = cv
+                .iter()
+                .zip(xv.iter().zip(&yv))
+                .map(|(c, (x, y))| if c.truth() { *x } else { *y })
+                .collect();
+            Ok(Val::tensor(Tensor::from_scalars(
+                &shape,
+                d,
+                c.device.clone(),
+                vals,
+            )))
         }
         "torch.abs" => crate::builtins::call_builtin(s, "abs", a.pos, a.kw),
         "torch.cumsum" => {
             let t = tensor_arg(&a.req(0, "input")?, name)?;
             crate::builtins::cumsum(&t, to_int(&a.req(1, "dim")?)?)
         }
-        "torch.sin" | "torch.cos" | "torch.exp2" | "torch.log2" | "torch.rsqrt" | "torch.floor" | "torch.ceil" |
-        "torch.exp" | "torch.log" | "torch.sqrt" | "torch.sigmoid" | "torch.relu" | "torch.nn.functional.relu" | "torch.nn.functional.sigmoid" => {
+        "torch.sin"
+        | "torch.cos"
+        | "torch.exp2"
+        | "torch.log2"
+        | "torch.rsqrt"
+        | "torch.floor"
+        | "torch.ceil"
+        | "torch.exp"
+        | "torch.log"
+        | "torch.sqrt"
+        | "torch.sigmoid"
+        | "torch.relu"
+        | "torch.nn.functional.relu"
+        | "torch.nn.functional.sigmoid" => {
             let t = tensor_arg(&a.req(0, "input")?, name)?;
             unary_named(&t, name.rsplit('.').next().unwrap_or(name))
         }
         "torch.nn.functional.leaky_relu" => {
             let t = tensor_arg(&a.req(0, "input")?, name)?;
-            let slope = a.get(1, "negative_slope").map(|v| to_f64(&v)).transpose()?.unwrap_or(0.01);
-            Ok(Val::tensor(map_tensor(&t, t.dtype, |x| Scalar::F(if x.f() >= 0.0 { x.f() } else { x.f() * slope }))))
+            let slope = a
+                .get(1, "negative_slope")
+                .map(|v| to_f64(&v))
+                .transpose()?
+                .unwrap_or(0.01);
+            Ok(Val::tensor(map_tensor(&t, t.dtype, |x| {
+                Scalar::F(if x.f() >= 0.0 { x.f() } else { x.f() * slope })
+            })))
         }
         "torch.max" | "torch.min" => {
             let t = tensor_arg(&a.req(0, "input")?, name)?;
             if let Some(Val::Tensor(other)) = a.pos.get(1) {
-                let op = if name == "torch.max" { "torch.maximum" } else { "torch.minimum" };
-                return call(s, op, Args { pos: vec![Val::Tensor(t), Val::Tensor(other.clone())], kw: vec![], fname: op.into() });
+                let op = if name == "torch.max" {
+                    "torch.maximum"
+                } else {
+                    "torch.minimum"
+                };
+                return call(
+                    s,
+                    op,
+                    Args {
+                        pos: vec![Val::Tensor(t), Val::Tensor(other.clone())],
+                        kw: vec![],
+                        fname: op.into(),
+                    },
+                );
             }
             reduce_call(&t, &a, 1, &name[6..])
         }
         "torch.maximum" | "torch.minimum" => {
             let x = tensor_arg(&a.req(0, "input")?, name)?;
             let y = tensor_arg(&a.req(1, "other")?, name)?;
-            let shape = crate::tensor::broadcast_shape(&x.shape, &y.shape).ok_or_else(|| Exc::new("RuntimeError", "shapes do not broadcast"))?;
+            let shape = crate::tensor::broadcast_shape(&x.shape, &y.shape)
+                .ok_or_else(|| Exc::new("RuntimeError", "shapes do not broadcast"))?;
             let d = crate::tensor::promote(x.dtype, y.dtype);
             let xv = x.expand(&shape).expect("broadcast").values();
             let yv = y.expand(&shape).expect("broadcast").values();
             let max = name == "torch.maximum";
-            let vals: Vec<Scalar> = xv.into_iter().zip(yv).map(|(p, q)| if (p.f() > q.f()) == max || p.f().is_nan() { p } else { q }).collect();
-            Ok(Val::tensor(Tensor::from_scalars(&shape, d, x.device.clone(), vals)))
+            let vals: Vec<Scalar> = xv
+                .into_iter()
+                .zip(yv)
+                .map(|(p, q)| {
+                    if (p.f() > q.f()) == max || p.f().is_nan() {
+                        p
+                    } else {
+                        q
+                    }
+                })
+                .collect();
+            Ok(Val::tensor(Tensor::from_scalars(
+                &shape,
+                d,
+                x.device.clone(),
+                vals,
+            )))
         }
         "torch.sum" | "torch.mean" | "torch.argmax" | "torch.argmin" => {
             let t = tensor_arg(&a.req(0, "input")?, name)?;
@@ -109,10 +179,28 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
         "torch.isclose" => {
             let x = tensor_arg(&a.req(0, "input")?, name)?;
             let y = tensor_arg(&a.req(1, "other")?, name)?;
-            let rtol = a.kw("rtol").map(|v| to_f64(&v)).transpose()?.unwrap_or(1e-5);
-            let atol = a.kw("atol").map(|v| to_f64(&v)).transpose()?.unwrap_or(1e-8);
-            let vals: Vec<Scalar> = x.values_f64().iter().zip(y.values_f64()).map(|(p, q)| Scalar::B((p - q).abs() <= atol + rtol * q.abs())).collect();
-            Ok(Val::tensor(Tensor::from_scalars(&x.shape, DType::I1, x.device.clone(), vals)))
+            let rtol = a
+                .kw("rtol")
+                .map(|v| to_f64(&v))
+                .transpose()?
+                .unwrap_or(1e-5);
+            let atol = a
+                .kw("atol")
+                .map(|v| to_f64(&v))
+                .transpose()?
+                .unwrap_or(1e-8);
+            let vals: Vec<Scalar> = x
+                .values_f64()
+                .iter()
+                .zip(y.values_f64())
+                .map(|(p, q)| Scalar::B((p - q).abs() <= atol + rtol * q.abs()))
+                .collect();
+            Ok(Val::tensor(Tensor::from_scalars(
+                &x.shape,
+                DType::I1,
+                x.device.clone(),
+                vals,
+            )))
         }
         "torch.matmul" => {
             let x = tensor_arg(&a.req(0, "input")?, name)?;
@@ -131,7 +219,10 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
                 Val::Bool(_) => DType::I1,
                 _ => DType::I64,
             };
-            Ok(Val::DType(crate::tensor::promote(dt(&a.req(0, "tensor1")?), dt(&a.req(1, "tensor2")?)), true))
+            Ok(Val::DType(
+                crate::tensor::promote(dt(&a.req(0, "tensor1")?), dt(&a.req(1, "tensor2")?)),
+                true,
+            ))
         }
         "torch.cuda.synchronize" => {
             if let crate::Backend::Cuda(g) = &s.backend {
@@ -163,10 +254,9 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
             Ok(Val::Int((n.max(1) as u64).next_power_of_two() as i64))
         }
         "triton.Config" => make_config(&a),
-        "triton.autotune" | "triton.heuristics" => Err(Exc::new(
-            "NotImplementedError",
-            format!("{name} is not implemented yet in tilebook (it is planned); launch the kernel with explicit meta-parameters"),
-        )),
+        "triton.autotune" | "triton.heuristics" => crate::autotune::decorator(name, &a),
+        "triton.testing.perf_report" => crate::perf::perf_report(&a),
+        "triton.testing.Benchmark" => crate::perf::benchmark(&a),
         "driver.get_current_target" => Ok(s.current_target()),
         "driver.get_active_torch_device" => {
             s.announce_backend();
@@ -184,14 +274,28 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
         }
         "math.ceil" | "math.floor" => {
             let x = to_f64(&a.req(0, "x")?)?;
-            Ok(Val::Int(if name == "math.ceil" { x.ceil() } else { x.floor() } as i64))
+            Ok(Val::Int(if name == "math.ceil" {
+                x.ceil()
+            } else {
+                x.floor()
+            } as i64))
         }
         "math.isclose" => {
             let x = to_f64(&a.req(0, "a")?)?;
             let y = to_f64(&a.req(1, "b")?)?;
-            let rel = a.kw("rel_tol").map(|v| to_f64(&v)).transpose()?.unwrap_or(1e-9);
-            let abs = a.kw("abs_tol").map(|v| to_f64(&v)).transpose()?.unwrap_or(0.0);
-            Ok(Val::Bool((x - y).abs() <= (rel * x.abs().max(y.abs())).max(abs)))
+            let rel = a
+                .kw("rel_tol")
+                .map(|v| to_f64(&v))
+                .transpose()?
+                .unwrap_or(1e-9);
+            let abs = a
+                .kw("abs_tol")
+                .map(|v| to_f64(&v))
+                .transpose()?
+                .unwrap_or(0.0);
+            Ok(Val::Bool(
+                (x - y).abs() <= (rel * x.abs().max(y.abs())).max(abs),
+            ))
         }
         "math.prod" => {
             let items = s.iterate(&a.req(0, "iterable")?)?;
@@ -201,7 +305,10 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
             }
             Ok(acc)
         }
-        other => Err(Exc::new("NotImplementedError", format!("`{other}` is not available in tilebook yet"))),
+        other => Err(Exc::new(
+            "NotImplementedError",
+            format!("`{other}` is not available in tilebook yet"),
+        )),
     }
 }
 

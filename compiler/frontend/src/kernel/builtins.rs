@@ -102,6 +102,7 @@ pub const TL_FUNCTIONS: &[&str] = &[
     "static_range",
     "range",
     "debug_barrier",
+    "assume",
     "pow",
 ];
 
@@ -948,6 +949,24 @@ impl Lowerer<'_> {
                 Ok(self.required(n, "value", &a[0], span)?.0)
             }
             "debug_barrier" => Ok(KVal::C(ConstVal::None)),
+            // A promise to the optimiser; the condition is checked for type
+            // (a boolean scalar) and otherwise has no effect.
+            "assume" => {
+                let a = self.bind(n, &["cond"], &args, span)?;
+                let c = self.required(n, "cond", &a[0], span)?;
+                if let KVal::C(_) = &c.0 {
+                    return Ok(KVal::C(ConstVal::None));
+                }
+                let v = self.value_of(&c.0, &c.1)?;
+                if self.ty(v).is_block() {
+                    return Err(self.err(
+                        "TypeError",
+                        "tl.assume takes a scalar condition, not a block",
+                        span,
+                    ));
+                }
+                Ok(KVal::C(ConstVal::None))
+            }
             "range" | "static_range" => Err(self.err(
                 "TypeError",
                 format!("{name}() can only be used as the iterable of a `for` loop"),

@@ -1,0 +1,427 @@
+//! `@triton.autotune` and `@triton.heuristics`.
+//!
+//! Both decorators set fields of the kernel object they wrap. A launch of an
+//! autotuned kernel computes Triton's tuning key (the values of the `key`
+//! arguments and the dtypes of the tensor arguments); on a miss it prunes the
+//! configs (`prune_configs_by`), compiles every remaining config at once
+//! (front ends in turn, GPU code generation in parallel, `kernels::compile_all`),
+//! times each with `do_bench`'s measurement (median of the measured calls;
+//! `reset_to_zero` tensors zeroed before each call, `restore_value` tensors
+//! restored after each config), skips configs that fail with a note, and keeps
+//! the fastest per key. Heuristics run inside `kernels::prepare`, after a
+//! config's meta-parameters are known, as Triton's nesting does.
+
+use crate::builtins::{to_f64, Args};
+use crate::interp::R;
+use crate::kernels::{compile_all, prepare, run, KernelObj, Prepared};
+use crate::value::{Config, Exc, Object, Val};
+use crate::Session;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Instant;
+
+/// What `@triton.autotune(...)` asked for, and what it learned.
+pub struct Autotuner {
+    pub configs: Vec<Rc<Config>>,
+    pub key: Vec<String>,
+    pub reset_to_zero: Vec<String>,
+    pub restore_value: Vec<String>,
+    /// `prune_configs_by`: `early_config_prune(configs, named_args, **kwargs)`,
+    /// then `perf_model(**named_args, **config, num_warps, num_stages)` and `top_k`.
+    pub early_prune: Option<Val>,
+    pub perf_model: Option<Val>,
+    pub top_k: Option<Val>,
+    /// Milliseconds of warm-up and of measured calls per config.
+    pub warmup: f64,
+    pub rep: f64,
+    /// The best config per tuning key.
+    pub cache: RefCell<HashMap<String, Rc<Config>>>,
+    /// The config of the latest launch (`kernel.best_config`).
+    pub best: RefCell<Option<Rc<Config>>>,
+}
+
+/// `triton.autotune(configs, key, ...)` and `triton.heuristics(values)`: the
+/// decorator, an object whose `__decorate__` method applies it.
+pub fn decorator(name: &str, a: &Args) -> R<Val> {
+    let attrs = match name {
+        "triton.autotune" => {
+            let mut attrs = vec![
+                ("configs", a.req(0, "configs")?),
+                ("key", a.get(1, "key").unwrap_or_else(|| Val::list(vec![]))),
+            ];
+            for k in [
+                "prune_configs_by",
+                "reset_to_zero",
+                "restore_value",
+                "warmup",
+                "rep",
+            ] {
+                if let Some(v) = a.kw(k) {
+                    attrs.push((k, v));
+                }
+            }
+            attrs
+        }
+        _ => vec![("values", a.req(0, "values")?)],
+    };
+    let obj = Val::object(name, attrs);
+    Ok(Val::Method(Box::new(obj), Rc::from("__decorate__")))
+}
+
+/// Apply a decorator object to the kernel below it.
+pub fn decorate(s: &mut Session, o: &Object, target: Val) -> R<Val> {
+    let Val::Kernel(k) = &target else {
+        return Err(Exc::type_error(format!(
+            "@{} applies to a @triton.jit kernel, not a {}",
+            o.type_name,
+            target.type_name()
+        )));
+    };
+    let attr = |n: &str| {
+        o.attrs
+            .borrow()
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.clone())
+    };
+    if o.type_name == "triton.heuristics" {
+        let Some(Val::Dict(d)) = attr("values") else {
+            return Err(Exc::type_error(
+                "triton.heuristics expects a dict of {name: function of the arguments}",
+            ));
+        };
+        let mut h = k.heuristics.borrow_mut();
+        for (name, f) in d.borrow().iter() {
+            h.push((name.to_str().to_string(), f.clone()));
+        }
+        return Ok(target.clone());
+    }
+    let mut configs = vec![];
+    for c in s.iterate(&attr("configs").unwrap_or(Val::None))? {
+        match c {
+            Val::Config(c) => configs.push(c),
+            other => {
+                return Err(Exc::type_error(format!(
+                    "triton.autotune: configs must be triton.Config objects, got a {}",
+                    other.type_name()
+                )))
+            }
+        }
+    }
+    if configs.is_empty() {
+        return Err(Exc::value_error(
+            "triton.autotune needs at least one config",
+        ));
+    }
+    let (mut early_prune, mut perf_model, mut top_k) = (None, None, None);
+    if let Some(Val::Dict(d)) = attr("prune_configs_by") {
+        for (key, v) in d.borrow().iter() {
+            match &*key.to_str() {
+                "early_config_prune" => early_prune = Some(v.clone()),
+                "perf_model" => perf_model = Some(v.clone()),
+                "top_k" => top_k = Some(v.clone()),
+                other => {
+                    return Err(Exc::value_error(format!(
+                        "prune_configs_by: unknown entry '{other}' (early_config_prune, perf_model, top_k)"
+                    )))
+                }
+            }
+        }
+    }
+    let ms = |n: &str, d: f64| -> R<f64> { attr(n).map(|v| to_f64(&v)).unwrap_or(Ok(d)) };
+    let tuner = Autotuner {
+        configs,
+        key: names(s, attr("key"))?,
+        reset_to_zero: names(s, attr("reset_to_zero"))?,
+        restore_value: names(s, attr("restore_value"))?,
+        early_prune,
+        perf_model,
+        top_k,
+        warmup: ms("warmup", 25.0)?,
+        rep: ms("rep", 100.0)?,
+        cache: RefCell::new(HashMap::new()),
+        best: RefCell::new(None),
+    };
+    let jit = k.jit.borrow().clone();
+    for (what, list) in [
+        ("key", &tuner.key),
+        ("reset_to_zero", &tuner.reset_to_zero),
+        ("restore_value", &tuner.restore_value),
+    ] {
+        if let Some(bad) = list.iter().find(|n| jit.param_index(n).is_none()) {
+            return Err(Exc::value_error(format!(
+                "triton.autotune: {what} names '{bad}', which is not a parameter of {} ({})",
+                jit.name,
+                crate::kernels::param_list(&jit)
+            )));
+        }
+    }
+    *k.autotune.borrow_mut() = Some(Rc::new(tuner));
+    Ok(target.clone())
+}
+
+/// Argument names given as a list (or nothing).
+fn names(s: &mut Session, v: Option<Val>) -> R<Vec<String>> {
+    match v {
+        None | Some(Val::None) => Ok(vec![]),
+        Some(v) => Ok(s
+            .iterate(&v)?
+            .iter()
+            .map(|x| x.to_str().to_string())
+            .collect()),
+    }
+}
+
+/// Launch arguments with a config's meta-parameters and options added.
+fn with_config(kwargs: &[(String, Val)], c: &Config) -> R<Vec<(String, Val)>> {
+    let mut out = kwargs.to_vec();
+    for (name, v) in &c.kwargs {
+        if kwargs.iter().any(|(n, _)| n == name) {
+            return Err(Exc::value_error(format!(
+                "Conflicting meta-parameters: {name}. Make sure that you don't re-define auto-tuned symbols."
+            )));
+        }
+        out.push((name.clone(), v.clone()));
+    }
+    out.push(("num_warps".into(), Val::Int(c.num_warps)));
+    out.push(("num_stages".into(), Val::Int(c.num_stages)));
+    Ok(out)
+}
+
+/// The tuning key: the `key` arguments' values and every tensor's dtype.
+fn tuning_key(t: &Autotuner, named: &[(String, Val)]) -> String {
+    let mut parts: Vec<String> = t
+        .key
+        .iter()
+        .filter_map(|k| named.iter().find(|(n, _)| n == k))
+        .map(|(_, v)| v.repr())
+        .collect();
+    for (_, v) in named {
+        if let Val::Tensor(x) = v {
+            parts.push(crate::tensor::torch_name(x.dtype).to_string());
+        }
+    }
+    parts.join(",")
+}
+
+/// Tensors among the named arguments, by the names given.
+fn tensors_named(names: &[String], named: &[(String, Val)]) -> Vec<Val> {
+    names
+        .iter()
+        .filter_map(|n| named.iter().find(|(m, _)| m == n))
+        .filter(|(_, v)| matches!(v, Val::Tensor(_)))
+        .map(|(_, v)| v.clone())
+        .collect()
+}
+
+fn method(s: &mut Session, t: &Val, name: &str, args: Vec<Val>) -> R<Val> {
+    crate::methods::call_method(s, t, name, args, vec![])
+}
+
+/// `kernel[grid](...)` of an autotuned kernel.
+pub fn launch_tuned(
+    s: &mut Session,
+    k: &Rc<KernelObj>,
+    grid: &Val,
+    args: Vec<Val>,
+    kwargs: Vec<(String, Val)>,
+) -> R<Val> {
+    let Some(t) = k.autotune.borrow().clone() else {
+        return Err(Exc::new("InternalError", "launch_tuned without a tuner"));
+    };
+    // Bind once with the first config to learn the arguments by name.
+    let first = prepare(
+        s,
+        k,
+        grid,
+        args.clone(),
+        with_config(&kwargs, &t.configs[0])?,
+    )?;
+    let key = tuning_key(&t, &first.named);
+    let cached = t.cache.borrow().get(&key).cloned();
+    let best = match cached {
+        Some(c) => c,
+        None => tune(s, k, &t, grid, &args, &kwargs, &first.named)?,
+    };
+    *t.best.borrow_mut() = Some(best.clone());
+    let p = prepare(s, k, grid, args, with_config(&kwargs, &best)?)?;
+    let c = crate::kernels::compiled(s, k, &p)?;
+    run(s, k, &p, &c)
+}
+
+/// The configs left after `prune_configs_by`.
+fn pruned(s: &mut Session, t: &Autotuner, named: &[(String, Val)]) -> R<Vec<Rc<Config>>> {
+    let mut configs = t.configs.clone();
+    let as_vals =
+        |cs: &[Rc<Config>]| Val::list(cs.iter().map(|c| Val::Config(c.clone())).collect());
+    if let Some(f) = &t.early_prune {
+        let out = s.call(
+            f,
+            vec![as_vals(&configs), Val::Dict(named_dict(named))],
+            vec![],
+        )?;
+        configs = s
+            .iterate(&out)?
+            .into_iter()
+            .filter_map(|v| match v {
+                Val::Config(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+    }
+    if let (Some(model), Some(top_k)) = (&t.perf_model, &t.top_k) {
+        let mut scored = vec![];
+        for c in configs {
+            let mut kw: Vec<(String, Val)> = named.to_vec();
+            kw.extend(c.kwargs.iter().cloned());
+            kw.push(("num_warps".into(), Val::Int(c.num_warps)));
+            kw.push(("num_stages".into(), Val::Int(c.num_stages)));
+            let est = to_f64(&s.call(model, vec![], kw)?)?;
+            scored.push((est, c));
+        }
+        scored.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
+        let n = match top_k {
+            Val::Float(f) if *f <= 1.0 => ((scored.len() as f64) * f).ceil() as usize,
+            v => crate::builtins::to_int(v)? as usize,
+        };
+        configs = scored.into_iter().take(n.max(1)).map(|(_, c)| c).collect();
+    }
+    if configs.is_empty() {
+        return Err(Exc::value_error(
+            "triton.autotune: prune_configs_by left no configs",
+        ));
+    }
+    Ok(configs)
+}
+
+fn named_dict(named: &[(String, Val)]) -> Rc<RefCell<Vec<(Val, Val)>>> {
+    Rc::new(RefCell::new(
+        named
+            .iter()
+            .map(|(n, v)| (Val::str(n), v.clone()))
+            .collect(),
+    ))
+}
+
+/// Time every config for one key and return the fastest.
+#[allow(clippy::too_many_arguments)]
+fn tune(
+    s: &mut Session,
+    k: &Rc<KernelObj>,
+    t: &Autotuner,
+    grid: &Val,
+    args: &[Val],
+    kwargs: &[(String, Val)],
+    named: &[(String, Val)],
+) -> R<Rc<Config>> {
+    let start = Instant::now();
+    let name = k.jit.borrow().name.clone();
+    let configs = pruned(s, t, named)?;
+    let mut preps: Vec<Prepared> = vec![];
+    for c in &configs {
+        preps.push(prepare(s, k, grid, args.to_vec(), with_config(kwargs, c)?)?);
+    }
+    let compiled = compile_all(s, k, &preps);
+    let compile_s = start.elapsed().as_secs_f64();
+    let zero = tensors_named(&t.reset_to_zero, named);
+    // Tuning runs the kernel many times; afterwards the arguments it may
+    // change (`restore_value`, and `reset_to_zero`, which is zeroed before
+    // each timed run) get their contents from before tuning back, so the
+    // real launch sees what the caller passed.
+    let mut restore = tensors_named(&t.restore_value, named);
+    restore.extend(zero.iter().cloned());
+    let saved: Vec<Val> = restore
+        .iter()
+        .map(|v| method(s, v, "clone", vec![]))
+        .collect::<R<_>>()?;
+    // Tuning launches are not cross-checked against the CPU (the chosen
+    // config's real launch is).
+    let check = std::mem::replace(&mut s.check_gpu, false);
+    let was_gpu = on_gpu(s);
+    let mut timings: Vec<(f64, usize)> = vec![];
+    let mut notes = vec![];
+    for (i, (p, c)) in preps.iter().zip(&compiled).enumerate() {
+        let result = match c {
+            Ok(c) => crate::bench::measure(s, t.warmup, t.rep, &mut |s| {
+                for z in &zero {
+                    method(s, z, "zero_", vec![])?;
+                }
+                run(s, k, p, c).map(|_| ())
+            })
+            .map(|times| crate::bench::quantile(&times, 0.5)),
+            Err(e) => Err(e.clone()),
+        };
+        for (v, old) in restore.iter().zip(&saved) {
+            method(s, v, "copy_", vec![old.clone()])?;
+        }
+        match result {
+            Ok(ms) => timings.push((ms, i)),
+            // An interrupt or a lost GPU ends tuning; a config that does
+            // not compile or launch is skipped.
+            Err(e) if e.kind == "KeyboardInterrupt" || (was_gpu && !on_gpu(s)) => {
+                s.check_gpu = check;
+                return Err(e);
+            }
+            Err(e) => notes.push(format!("  {}: {}", text(&configs[i]), e.message)),
+        }
+    }
+    s.check_gpu = check;
+    if !notes.is_empty() {
+        s.emit_stream(
+            "stderr",
+            &format!(
+                "autotune {name}: skipped {} of {} configs:\n{}\n",
+                notes.len(),
+                configs.len(),
+                notes.join("\n")
+            ),
+        );
+    }
+    let Some(&(ms, best)) = timings
+        .iter()
+        .min_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal))
+    else {
+        // The same error everywhere (a kernel that does not compile) is
+        // best shown as itself.
+        if let Some(Err(e)) = compiled.first() {
+            if compiled
+                .iter()
+                .all(|c| matches!(c, Err(x) if x.message == e.message))
+            {
+                return Err(e.clone());
+            }
+        }
+        return Err(Exc::new(
+            "RuntimeError",
+            format!(
+                "autotune {name}: none of the {} configs ran:\n{}",
+                configs.len(),
+                notes.join("\n")
+            ),
+        ));
+    };
+    let total = start.elapsed().as_secs_f64();
+    if total > 1.0 {
+        s.emit_stream(
+            "stderr",
+            &format!(
+                "autotune {name}: {} configs in {total:.2} s (compiling {compile_s:.2} s); best {} at {ms:.3} ms\n",
+                configs.len(),
+                text(&configs[best])
+            ),
+        );
+    }
+    let key = tuning_key(t, named);
+    t.cache.borrow_mut().insert(key, configs[best].clone());
+    Ok(configs[best].clone())
+}
+
+fn on_gpu(s: &Session) -> bool {
+    matches!(s.backend, crate::Backend::Cuda(_))
+}
+
+/// A config as Triton prints it.
+fn text(c: &Rc<Config>) -> String {
+    Val::Config(c.clone()).to_str().to_string()
+}

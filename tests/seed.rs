@@ -1,0 +1,145 @@
+//! Seed programs: Triton tutorials as published, run unchanged by the session
+//! engine (the CPU backend here; `tests/gpu/run.sh` runs them on a GPU), and
+//! the MIME bundles their displays produce.
+
+use tilebook_session::Output;
+use tilebook_tests::{ok, root, session};
+
+fn seed(name: &str) -> String {
+    std::fs::read_to_string(root().join("tests/seed").join(name)).expect("seed program")
+}
+
+/// The MIME types of every display a cell produced, in order.
+fn bundles(outputs: &[Output]) -> Vec<Vec<(String, String)>> {
+    outputs
+        .iter()
+        .filter_map(|o| match o {
+            Output::Display { data } => Some(data.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Tutorial 03 with its benchmark sweep cut to two sizes (the only change:
+/// the published sweep runs to 4096³, minutes on a CPU).
+#[test]
+fn tutorial_03_runs_unchanged_with_autotuning_and_perf_report() {
+    let text = seed("03-matrix-multiplication.py");
+    let sweep = "x_vals=[128 * i for i in range(2, 33)]";
+    assert!(text.contains(sweep));
+    let text = text.replace(sweep, "x_vals=[128 * i for i in range(2, 4)]");
+    let mut s = session();
+    let r = s.run_cell(&text);
+    let out = r.text();
+    assert!(r.ok, "{out}");
+    assert!(out.contains("✅ Triton and Torch match"), "{out}");
+    assert!(!out.contains("❌"), "{out}");
+    // The autotuner picked a config for the 512³ problem and keeps it.
+    let best = ok(&mut s, "print(matmul_kernel.best_config)");
+    assert!(
+        best.contains("BLOCK_SIZE_M: ") && best.contains("num_warps: "),
+        "{best}"
+    );
+    let d = bundles(&r.outputs);
+    // print_data: the table as aligned text (pandas layout) and HTML.
+    let table = d
+        .iter()
+        .find(|b| b.iter().any(|(m, _)| m == "text/html"))
+        .expect("a table display");
+    let text_table = &table.iter().find(|(m, _)| m == "text/plain").unwrap().1;
+    assert!(
+        text_table.starts_with("matmul-performance-fp16:\n"),
+        "{text_table}"
+    );
+    let header = text_table.lines().nth(1).unwrap();
+    let cols: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(cols, ["M", "N", "K", "rocBLAS", "Triton"], "{text_table}");
+    assert_eq!(text_table.lines().count(), 4, "{text_table}");
+    assert!(text_table
+        .lines()
+        .nth(2)
+        .unwrap()
+        .starts_with("0  256.0  256.0  256.0"));
+    let html = &table.iter().find(|(m, _)| m == "text/html").unwrap().1;
+    assert!(
+        html.starts_with("<table") && html.contains("<th>Triton</th>"),
+        "{html}"
+    );
+    assert_eq!(html.matches("<tr><th>").count(), 3, "{html}");
+    // show_plots: SVG with both lines and labels, braille text for terminals.
+    let plot = d
+        .iter()
+        .find(|b| b.iter().any(|(m, _)| m == "image/svg+xml"))
+        .expect("a plot display");
+    let svg = &plot.iter().find(|(m, _)| m == "image/svg+xml").unwrap().1;
+    assert!(
+        svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+        "{svg}"
+    );
+    assert!(svg.contains("matmul-performance-fp16") && svg.contains("TFLOPS"));
+    // Legend entries (plotters writes each text on its own line).
+    assert!(
+        svg.contains("\nrocBLAS\n") && svg.contains("\nTriton\n"),
+        "{svg}"
+    );
+    let plain = &plot.iter().find(|(m, _)| m == "text/plain").unwrap().1;
+    assert!(
+        plain
+            .chars()
+            .any(|c| ('\u{2801}'..='\u{28ff}').contains(&c)),
+        "{plain}"
+    );
+    assert!(plain.contains("matmul-performance-fp16.svg"), "{plain}");
+}
+
+#[test]
+fn a_tensor_displays_as_torch_prints_it() {
+    let mut s = session();
+    let r = s.run_cell("import torch\ntorch.arange(4, device='cuda').float()");
+    assert!(r.ok, "{}", r.text());
+    assert_eq!(
+        bundles(&r.outputs),
+        [[(
+            "text/plain".to_string(),
+            "tensor([0., 1., 2., 3.], device='cuda:0')".to_string()
+        )]]
+    );
+}
+
+#[test]
+fn autotune_keys_heuristics_and_reset_to_zero() {
+    let mut s = session();
+    ok(
+        &mut s,
+        r#"
+import torch
+import triton
+import triton.language as tl
+
+@triton.autotune(configs=[triton.Config({'BLOCK': 16}, num_warps=1), triton.Config({'BLOCK': 64}, num_warps=2)],
+                 key=['n'], reset_to_zero=['acc_ptr'], warmup=1, rep=2)
+@triton.jit
+def count(acc_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(acc_ptr, tl.load(acc_ptr) + tl.sum((offs < n).to(tl.int32), axis=0))
+
+@triton.heuristics({'BLOCK': lambda args: triton.next_power_of_2(args['n'])})
+@triton.jit
+def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+"#,
+    );
+    // Tuning runs the kernel many times; reset_to_zero starts every timed
+    // run from zero. The real launch then adds min(n, BLOCK) once more.
+    let out = ok(
+        &mut s,
+        "acc = torch.zeros(1, dtype=torch.int32, device='cuda')\ncount[(1,)](acc, 100)\nprint(acc.item() == count.best_config.kwargs['BLOCK'])",
+    );
+    assert_eq!(out, "True\n");
+    let out = ok(
+        &mut s,
+        "x = torch.randn(37, device='cuda')\ny = torch.zeros(37, device='cuda')\ncopy[(1,)](x, y, 37)\nprint(torch.allclose(x, y), copy.compile_count)",
+    );
+    assert_eq!(out, "True 1\n");
+}
