@@ -36,6 +36,8 @@ def peer_for(w, size):
         return ("triton", r[0]["triton_TFLOPs"]) if r else (None, None)
     if w == "first_launch_matmul":
         return ("triton", peers.get("mm_first_call_s"))
+    if w == "autotune16":
+        return ("triton", peers.get("mm_autotune_first_call_s"))
     if w == "launch_overhead":
         return ("triton", peers.get("vadd_launch_us_triton"))
     return (None, None)

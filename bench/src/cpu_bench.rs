@@ -173,7 +173,15 @@ fn main() {
         "matmul 512^3 fp32 best     {:8.2} GFLOPS ({}) (target >= 5)",
         best.0, best.1
     );
+    // A host statement's round trip through the session engine (parse,
+    // evaluate, outputs), as the REPL and the Jupyter kernel run it.
+    let rt = time_cell(&mut s, "y0 = 1 + 2 * 3", 1001);
+    println!(
+        "host statement round trip  {:8.3} ms   (target < 1 ms)",
+        rt * 1e3
+    );
     let json = serde_json::json!({
+        "host_roundtrip_ms": rt * 1e3,
         "machine_threads": threads,
         "memcpy_gbps": mem / 1e9,
         "vadd_2p24_gbps": vadd / 1e9,

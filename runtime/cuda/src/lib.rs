@@ -20,6 +20,9 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
+
+pub mod cublas;
+pub use cublas::{BlasType, Operand};
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -37,6 +40,55 @@ pub struct Gpu {
     /// 0 for the first context of the process, +1 per rebuild (compiled
     /// modules belong to one generation).
     pub generation: u32,
+    /// Dynamic shared memory a block may opt in to (bytes).
+    pub max_shared: u32,
+    /// cuBLAS on the stream, opened on first use.
+    blas: ManuallyDrop<std::sync::OnceLock<Result<cublas::Blas, String>>>,
+}
+
+/// Loads PTX modules into a context; `Send`, unlike `Gpu`.
+pub struct Loader {
+    ctx: Arc<CudaContext>,
+    lost: Arc<AtomicBool>,
+    max_shared: u32,
+}
+
+impl Loader {
+    /// Load `ptx` through the driver's JIT and find kernel `name`, raising
+    /// its dynamic shared memory limit when it needs more than 48 KB.
+    pub fn load(
+        &self,
+        ptx: &str,
+        name: &str,
+        shared_bytes: u32,
+        threads: u32,
+    ) -> Result<GpuFunction, String> {
+        // Refused before the driver's JIT spends time on it.
+        if shared_bytes > self.max_shared {
+            return Err(format!(
+                "`{name}` needs {shared_bytes} bytes of shared memory, more than this GPU's {} per block",
+                self.max_shared
+            ));
+        }
+        let module = self
+            .ctx
+            .load_module(Ptx::from_src(ptx))
+            .map_err(|e| format!("the driver rejected the PTX of `{name}`: {e:?}"))?;
+        let func = module.load_function(name).map_err(err)?;
+        if shared_bytes > 48 * 1024 {
+            func.set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared_bytes as i32,
+            )
+            .map_err(|e| format!("`{name}` needs {shared_bytes} bytes of shared memory, more than this GPU allows ({e:?})"))?;
+        }
+        Ok(GpuFunction {
+            func: ManuallyDrop::new(func),
+            lost: self.lost.clone(),
+            shared_bytes,
+            threads,
+        })
+    }
 }
 
 /// A device allocation.
@@ -64,6 +116,7 @@ fn release<T>(x: &mut ManuallyDrop<T>, lost: &AtomicBool) {
 
 impl Drop for Gpu {
     fn drop(&mut self) {
+        release(&mut self.blas, &self.lost);
         release(&mut self.stream, &self.lost);
         release(&mut self.ctx, &self.lost);
     }
@@ -131,6 +184,11 @@ impl Gpu {
         let name = ctx.name().map_err(err)?;
         let (major, minor) = ctx.compute_capability().map_err(err)?;
         let total_memory = ctx.total_mem().map_err(err)?;
+        let max_shared = ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )
+            .map_err(err)? as u32;
         Ok(Gpu {
             ctx: ManuallyDrop::new(ctx),
             stream: ManuallyDrop::new(stream),
@@ -139,7 +197,30 @@ impl Gpu {
             arch: format!("sm_{major}{minor}"),
             total_memory,
             generation,
+            max_shared,
+            blas: ManuallyDrop::new(std::sync::OnceLock::new()),
         })
+    }
+
+    /// `C = A x B` through cuBLAS's `GemmEx` on the stream (column-major
+    /// terms; see `cublas::Blas::gemm`).
+    pub fn gemm(
+        &self,
+        t: BlasType,
+        dims: (i32, i32, i32),
+        a: Operand,
+        b: Operand,
+        c: u64,
+        ldc: i32,
+    ) -> Result<(), String> {
+        let blas = self
+            .blas
+            // SAFETY: the stream lives as long as `self`, which drops the
+            // handle first.
+            .get_or_init(|| unsafe { cublas::Blas::open(self.stream.cu_stream().cast()) });
+        blas.as_ref()
+            .map_err(|e| e.clone())?
+            .gemm(t, dims, a, b, c, ldc)
     }
 
     /// The fault that poisoned this context, if one did (`None` while it is
@@ -191,6 +272,11 @@ impl Gpu {
         })
     }
 
+    /// (free, total) bytes of device memory.
+    pub fn mem_info(&self) -> (usize, usize) {
+        self.ctx.mem_get_info().unwrap_or((0, self.total_memory))
+    }
+
     /// The raw device address of a buffer (for kernel arguments).
     pub fn address(&self, b: &DeviceBuffer) -> u64 {
         let (p, _sync) = b.slice.device_ptr(&self.stream);
@@ -220,24 +306,17 @@ impl Gpu {
         shared_bytes: u32,
         threads: u32,
     ) -> Result<GpuFunction, String> {
-        let module = self
-            .ctx
-            .load_module(Ptx::from_src(ptx))
-            .map_err(|e| format!("the driver rejected the PTX of `{name}`: {e:?}"))?;
-        let func = module.load_function(name).map_err(err)?;
-        if shared_bytes > 48 * 1024 {
-            func.set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared_bytes as i32,
-            )
-            .map_err(|e| format!("`{name}` needs {shared_bytes} bytes of shared memory, more than this GPU allows ({e:?})"))?;
-        }
-        Ok(GpuFunction {
-            func: ManuallyDrop::new(func),
+        self.loader().load(ptx, name, shared_bytes, threads)
+    }
+
+    /// A handle that loads modules into this context from any thread (the
+    /// driver's JIT runs in parallel for configs compiled together).
+    pub fn loader(&self) -> Loader {
+        Loader {
+            ctx: (*self.ctx).clone(),
             lost: self.lost.clone(),
-            shared_bytes,
-            threads,
-        })
+            max_shared: self.max_shared,
+        }
     }
 
     /// Launch asynchronously on the stream.

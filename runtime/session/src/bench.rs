@@ -52,11 +52,14 @@ pub fn measure(
     f: &mut dyn FnMut(&mut Session) -> R<()>,
 ) -> R<Vec<f64>> {
     time_once(s, f)?;
-    let mut est = 0.0;
+    // The estimate counts everything a repetition costs (the L2 flush, the
+    // events, the host's part), as Triton's does, so that `rep` ms of
+    // repetitions take about `rep` ms.
+    let t = Instant::now();
     for _ in 0..5 {
-        est += time_once(s, f)?;
+        time_once(s, f)?;
     }
-    let est = (est / 5.0).max(1e-4);
+    let est = (t.elapsed().as_secs_f64() * 1e3 / 5.0).max(1e-4);
     let n_warmup = ((warmup / est) as usize).clamp(1, 10_000);
     let n_rep = ((rep / est) as usize).clamp(1, 10_000);
     for _ in 0..n_warmup {

@@ -198,7 +198,7 @@ fn module_attr(s: &mut Session, m: &str, name: &str) -> R<Val> {
         (
             "torch.cuda",
             "synchronize" | "get_device_name" | "is_available" | "current_device" | "device_count"
-            | "empty_cache",
+            | "mem_get_info" | "empty_cache",
         ) => b(&format!("torch.cuda.{name}")),
         ("triton", "jit") => b("triton.jit"),
         ("triton", "cdiv" | "next_power_of_2" | "Config" | "autotune" | "heuristics") => {

@@ -920,16 +920,48 @@ impl Session {
         }
         let frame = Frame {
             file: fun.source.clone(),
-            locals: Some(scope),
+            locals: Some(scope.clone()),
             closure: fun.closure.clone(),
         };
-        match &fun.body {
+        let result = match &fun.body {
             FnBody::Expr(e) => self.eval(&frame, e),
-            FnBody::Stmts(body) => match self.exec_block(&frame, body)? {
-                Flow::Return(v) => Ok(v),
-                _ => Ok(Val::None),
+            FnBody::Stmts(body) => match self.exec_block(&frame, body) {
+                Ok(Flow::Return(v)) => Ok(v),
+                Ok(_) => Ok(Val::None),
+                Err(e) => Err(e),
             },
-        }
+        };
+        drop(frame);
+        release_locals(&scope);
+        result
+    }
+}
+
+/// Break the cycle between a call's locals and the closures defined in
+/// them (`grid = lambda META: ...` captures the very scope that holds it).
+/// When every closure capturing the scope is held only by the scope itself,
+/// nothing outside can reach the scope once the call returns, so its values
+/// (tensors included) are dropped now. A closure that escaped (returned,
+/// stored elsewhere) keeps the scope alive as Python would.
+fn release_locals(scope: &Scope) {
+    let total = Rc::strong_count(scope);
+    if total == 1 {
+        return;
+    }
+    let internal: usize = scope
+        .borrow()
+        .values()
+        .filter_map(|v| match v {
+            Val::Func(f) if Rc::strong_count(f) == 1 => {
+                Some(f.closure.iter().filter(|c| Rc::ptr_eq(c, scope)).count())
+            }
+            _ => None,
+        })
+        .sum();
+    if total == 1 + internal {
+        // Take the values out first: dropping them may run arbitrary drops.
+        let values = std::mem::take(&mut *scope.borrow_mut());
+        drop(values);
     }
 }
 

@@ -51,8 +51,22 @@ pub struct KernelObj {
 
 impl KernelObj {
     pub fn new(jit: JitFunction, defaults: HashMap<String, Val>) -> KernelObj {
+        KernelObj::new_shared(Rc::new(jit), defaults)
+    }
+
+    /// A new kernel object for a decorator to configure: the same body and
+    /// defaults with a compile cache of its own, so that
+    /// `tuned = triton.autotune(...)(kernel)` leaves `kernel` as it was.
+    pub fn wrapped(&self) -> KernelObj {
+        let k = KernelObj::new_shared(self.jit.borrow().clone(), self.defaults.borrow().clone());
+        *k.autotune.borrow_mut() = self.autotune.borrow().clone();
+        *k.heuristics.borrow_mut() = self.heuristics.borrow().clone();
+        k
+    }
+
+    fn new_shared(jit: Rc<JitFunction>, defaults: HashMap<String, Val>) -> KernelObj {
         KernelObj {
-            jit: RefCell::new(Rc::new(jit)),
+            jit: RefCell::new(jit),
             defaults: RefCell::new(defaults),
             cache: RefCell::new(HashMap::new()),
             compiles: Cell::new(0),
@@ -472,19 +486,25 @@ pub(crate) fn compile_all(
             }
         }
     }
-    let arch = match &s.backend {
-        Backend::Cuda(g) => Some(g.arch.clone()),
+    let gpu = match &s.backend {
+        Backend::Cuda(g) => Some((g.arch.clone(), g.loader())),
         Backend::Cpu => None,
     };
-    let ptx: Vec<Option<Result<tilebook_nvptx::GpuKernel, String>>> = match &arch {
-        Some(arch) => std::thread::scope(|scope| {
+    let ptx: Vec<Option<GpuBuilt>> = match &gpu {
+        Some((arch, loader)) => std::thread::scope(|scope| {
             let handles: Vec<_> = fronts
                 .iter()
                 .map(|(i, f)| {
                     let opts = &preps[*i].options;
                     let o = tilebook_nvptx::GpuOptions::new(arch, opts.num_warps, opts.num_stages);
                     let kernel = &f.kernel;
-                    scope.spawn(move || tilebook_nvptx::compile(kernel, &o))
+                    scope.spawn(move || {
+                        let gk = tilebook_nvptx::compile(kernel, &o)?;
+                        let t = Instant::now();
+                        let func =
+                            loader.load(&gk.ptx, &gk.name, gk.shared_bytes, 32 * gk.num_warps);
+                        Ok((gk, func, t.elapsed().as_secs_f64()))
+                    })
                 })
                 .collect();
             handles
@@ -578,6 +598,17 @@ enum KernelArg {
     Float(f32),
 }
 
+/// GPU code generated and loaded on a worker thread: the kernel, its loaded
+/// function (or why the driver refused it), and the seconds the load took.
+type GpuBuilt = Result<
+    (
+        tilebook_nvptx::GpuKernel,
+        Result<tilebook_cuda::GpuFunction, String>,
+        f64,
+    ),
+    String,
+>;
+
 /// A specialization through the front end: verified, optimised tile IR.
 pub(crate) struct Front {
     kernel: tilebook_tir::Kernel,
@@ -625,7 +656,7 @@ fn back_end(
     jit: &JitFunction,
     p: &Prepared,
     front: Front,
-    ptx: Option<Result<tilebook_nvptx::GpuKernel, String>>,
+    ptx: Option<GpuBuilt>,
 ) -> R<Compiled> {
     let Front {
         kernel,
@@ -661,27 +692,34 @@ fn back_end(
     let gpu = match gpu {
         None => None,
         Some(g) => {
-            let gk = ptx
-                .unwrap_or_else(|| {
+            let codegen_error = |e: String| {
+                Exc::new(
+                    "CompilationError",
+                    format!("GPU backend, kernel `{}`: {e}", jit.name),
+                )
+            };
+            let (gk, f) = match ptx {
+                Some(built) => {
+                    let (gk, f, load_s) = built.map_err(codegen_error)?;
+                    clock.laps.extend(gk.stage_seconds.iter().cloned());
+                    clock.laps.push(("driver jit + load", load_s));
+                    (gk, f)
+                }
+                None => {
                     let opts = tilebook_nvptx::GpuOptions::new(
                         &g.arch,
                         options.num_warps,
                         options.num_stages,
                     );
-                    tilebook_nvptx::compile(&kernel, &opts)
-                })
-                .map_err(|e| {
-                    Exc::new(
-                        "CompilationError",
-                        format!("GPU backend, kernel `{}`: {e}", jit.name),
-                    )
-                })?;
-            clock.laps.extend(gk.stage_seconds.iter().cloned());
-            clock.restart();
-            let f = g
-                .load(&gk.ptx, &gk.name, gk.shared_bytes, 32 * gk.num_warps)
-                .map_err(|e| Exc::new("CompilationError", e))?;
-            clock.lap("driver jit + load");
+                    let gk = tilebook_nvptx::compile(&kernel, &opts).map_err(codegen_error)?;
+                    clock.laps.extend(gk.stage_seconds.iter().cloned());
+                    clock.restart();
+                    let f = g.load(&gk.ptx, &gk.name, gk.shared_bytes, 32 * gk.num_warps);
+                    clock.lap("driver jit + load");
+                    (gk, f)
+                }
+            };
+            let f = f.map_err(|e| Exc::new("CompilationError", e))?;
             Some((gk, f))
         }
     };

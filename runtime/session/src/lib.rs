@@ -231,6 +231,24 @@ impl Session {
         );
     }
 
+    /// A zeroed tensor: on the GPU first when it is a `'cuda'` tensor of a
+    /// session that runs on one (no host copy is made or uploaded).
+    pub(crate) fn zeros(
+        &mut self,
+        shape: &[usize],
+        dtype: tilebook_tir::DType,
+        device: tensor::Device,
+    ) -> interp::R<tensor::Tensor> {
+        match (&self.backend, &device) {
+            (Backend::Cuda(g), tensor::Device::Cuda(_)) => {
+                let g = g.clone();
+                tensor::Tensor::zeros_on_gpu(shape, dtype, device, &g)
+                    .map_err(|e| self.gpu_failure(value::Exc::new("RuntimeError", e)))
+            }
+            _ => Ok(tensor::Tensor::empty(shape, dtype, device)),
+        }
+    }
+
     /// Show a MIME bundle (`text/plain` should be among the entries).
     pub(crate) fn display(&mut self, data: Vec<(String, String)>) {
         self.outputs.push(Output::Display { data });

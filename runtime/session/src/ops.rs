@@ -538,7 +538,7 @@ fn tensor_compare(_s: &mut Session, op: CmpOp, l: &Val, r: &Val) -> R<Val> {
 }
 
 /// `a @ b` for 1-D and 2-D tensors, accumulating in f32 (f64 for f64), like torch on the CPU.
-pub fn matmul(_s: &mut Session, a: &Tensor, b: &Tensor) -> R<Tensor> {
+pub fn matmul(s: &mut Session, a: &Tensor, b: &Tensor) -> R<Tensor> {
     let a2 = if a.shape.len() == 1 {
         a.unsqueeze(0)
     } else {
@@ -574,6 +574,15 @@ pub fn matmul(_s: &mut Session, a: &Tensor, b: &Tensor) -> R<Tensor> {
         ));
     }
     let d = a.dtype;
+    if let Some(t) = cublas_matmul(s, &a2, &b2, (m, n, k))? {
+        return Ok(if b.shape.len() == 1 {
+            t.view(&[m]).unwrap_or(t)
+        } else if a.shape.len() == 1 {
+            t.view(&[n]).unwrap_or(t)
+        } else {
+            t
+        });
+    }
     let mut out = vec![0f64; m * n];
     if d == DType::F64 || d.is_int() {
         let av = a2.values_f64();
@@ -625,6 +634,77 @@ pub fn matmul(_s: &mut Session, a: &Tensor, b: &Tensor) -> R<Tensor> {
 }
 
 // ---------------------------------------------------------------- indexing
+
+/// `a @ b` through cuBLAS when both are fp16, bf16 or fp32 `'cuda'`
+/// tensors of a session on a GPU (`None` otherwise: the host computes it).
+fn cublas_matmul(
+    s: &mut Session,
+    a: &Tensor,
+    b: &Tensor,
+    (m, n, k): (usize, usize, usize),
+) -> R<Option<Tensor>> {
+    use tilebook_cuda::{BlasType, Operand};
+    let crate::Backend::Cuda(g) = &s.backend else {
+        return Ok(None);
+    };
+    let g = g.clone();
+    let t = match a.dtype {
+        DType::F16 => BlasType::F16,
+        DType::BF16 => BlasType::BF16,
+        DType::F32 => BlasType::F32,
+        _ => return Ok(None),
+    };
+    if !matches!(a.device, Device::Cuda(_))
+        || !matches!(b.device, Device::Cuda(_))
+        || m * n * k == 0
+    {
+        return Ok(None);
+    }
+    // Row-major C = A B is column-major C^T = B^T A^T. An operand whose rows
+    // are contiguous is its transpose in column-major terms; one whose
+    // columns are contiguous is used transposed.
+    let operand = |t: &Tensor| -> R<Option<(Tensor, bool, i32)>> {
+        let (s0, s1) = (t.strides[0], t.strides[1]);
+        if s1 == 1 || t.shape[1] == 1 {
+            Ok(Some((t.clone(), false, s0.max(t.shape[1] as isize) as i32)))
+        } else if s0 == 1 || t.shape[0] == 1 {
+            Ok(Some((t.clone(), true, s1.max(t.shape[0] as isize) as i32)))
+        } else {
+            Ok(Some((t.contiguous(), false, t.shape[1] as i32)))
+        }
+    };
+    let (Some((a, ta, lda)), Some((b, tb, ldb))) = (operand(a)?, operand(b)?) else {
+        return Ok(None);
+    };
+    let out = s.zeros(&[m, n], a.dtype, a.device.clone())?;
+    let addr = |s: &mut Session, x: &Tensor| -> R<u64> {
+        let base = x
+            .storage
+            .device_address(&g)
+            .map_err(|e| s.gpu_failure(Exc::new("RuntimeError", e)))?;
+        Ok(base + (x.offset * x.dtype.size_bytes()) as u64)
+    };
+    let (pa, pb, pc) = (addr(s, &a)?, addr(s, &b)?, addr(s, &out)?);
+    g.gemm(
+        t,
+        (n as i32, m as i32, k as i32),
+        Operand {
+            ptr: pb,
+            trans: tb,
+            ld: ldb,
+        },
+        Operand {
+            ptr: pa,
+            trans: ta,
+            ld: lda,
+        },
+        pc,
+        n as i32,
+    )
+    .map_err(|e| s.gpu_failure(Exc::new("RuntimeError", format!("torch.matmul: {e}"))))?;
+    out.storage.mark_device_written();
+    Ok(Some(out))
+}
 
 fn norm_index(i: i64, n: usize) -> R<usize> {
     let j = if i < 0 { i + n as i64 } else { i };

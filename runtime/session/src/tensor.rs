@@ -22,7 +22,9 @@ pub const READ_BACK_FAILED: &str = "reading a tensor back from the GPU failed";
 
 /// A tensor's memory: 64-byte aligned bytes, freed when the last view goes.
 pub struct Storage {
-    ptr: *mut u8,
+    /// The host bytes; null until first needed for storage that started on
+    /// the GPU (a kernel's or cuBLAS's output is often never read back).
+    ptr: Cell<*mut u8>,
     bytes: usize,
     /// The copy on the GPU, when a kernel there has used this storage.
     device: RefCell<Option<(Rc<Gpu>, DeviceBuffer)>>,
@@ -33,15 +35,31 @@ pub struct Storage {
 }
 
 impl Storage {
-    pub fn new(bytes: usize) -> Rc<Storage> {
-        let layout = Layout::from_size_align(bytes.max(64), 64).expect("tensor layout");
+    fn layout(bytes: usize) -> Layout {
+        Layout::from_size_align(bytes.max(64), 64).expect("tensor layout")
+    }
+
+    fn host_alloc(bytes: usize) -> *mut u8 {
+        let layout = Storage::layout(bytes);
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
+        ptr
+    }
+
+    /// The host allocation, made now if the storage started on the GPU.
+    fn host(&self) -> *mut u8 {
+        if self.ptr.get().is_null() {
+            self.ptr.set(Storage::host_alloc(self.bytes));
+        }
+        self.ptr.get()
+    }
+
+    pub fn new(bytes: usize) -> Rc<Storage> {
         Rc::new(Storage {
-            ptr,
+            ptr: Cell::new(Storage::host_alloc(bytes)),
             bytes,
             device: RefCell::new(None),
             host_valid: Cell::new(true),
@@ -59,7 +77,7 @@ impl Storage {
                     panic!("{LOST}");
                 }
                 // SAFETY: `ptr` holds `bytes` bytes, as many as the device buffer.
-                let host = unsafe { std::slice::from_raw_parts_mut(self.ptr, self.bytes) };
+                let host = unsafe { std::slice::from_raw_parts_mut(self.host(), self.bytes) };
                 if let Err(e) = gpu.download(buf, host) {
                     panic!("{READ_BACK_FAILED}: {e}");
                 }
@@ -67,11 +85,24 @@ impl Storage {
             self.host_valid.set(true);
         }
         self.device_valid.set(false);
-        self.ptr
+        self.host()
     }
 
     pub fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// Zeroed storage that lives on `gpu` first (a tensor made for a
+    /// kernel's output): nothing is copied until the host reads it.
+    pub fn on_device(gpu: &Rc<Gpu>, bytes: usize) -> Result<Rc<Storage>, String> {
+        let buf = gpu.alloc(bytes)?;
+        Ok(Rc::new(Storage {
+            ptr: Cell::new(std::ptr::null_mut()),
+            bytes,
+            device: RefCell::new(Some((gpu.clone(), buf))),
+            host_valid: Cell::new(false),
+            device_valid: Cell::new(true),
+        }))
     }
 
     /// The device address of this storage on `gpu`, uploading the host bytes
@@ -92,7 +123,7 @@ impl Storage {
         let (g, buf) = dev.as_mut().expect("device copy");
         if !self.device_valid.get() {
             // SAFETY: the host copy is current whenever the device copy is stale.
-            let host = unsafe { std::slice::from_raw_parts(self.ptr, self.bytes) };
+            let host = unsafe { std::slice::from_raw_parts(self.host(), self.bytes) };
             g.upload(host, buf)?;
             self.device_valid.set(true);
         }
@@ -121,9 +152,11 @@ impl Storage {
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        let layout = Layout::from_size_align(self.bytes.max(64), 64).expect("tensor layout");
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { dealloc(self.ptr, layout) }
+        let p = self.ptr.get();
+        if !p.is_null() {
+            // SAFETY: allocated by `host_alloc` with this layout.
+            unsafe { dealloc(p, Storage::layout(self.bytes)) }
+        }
     }
 }
 
@@ -278,6 +311,24 @@ impl Tensor {
             offset: 0,
             device,
         }
+    }
+
+    /// A zeroed contiguous tensor whose storage lives on `gpu` first.
+    pub fn zeros_on_gpu(
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+        gpu: &Rc<Gpu>,
+    ) -> Result<Tensor, String> {
+        let n: usize = shape.iter().product();
+        Ok(Tensor {
+            storage: Storage::on_device(gpu, n * dtype.size_bytes())?,
+            dtype,
+            shape: shape.to_vec(),
+            strides: contiguous_strides(shape),
+            offset: 0,
+            device,
+        })
     }
 
     pub fn from_scalars(

@@ -325,7 +325,11 @@ pub(crate) fn allclose_call(x: &Tensor, y: &Tensor, a: &Args) -> R<bool> {
 pub(crate) fn creation(s: &mut Session, kind: &str, a: &Args) -> R<Val> {
     let shape = shape_args(&a.pos)?;
     match kind {
-        "empty" | "zeros" => tensor_from(s, a, shape, DType::F32, &mut |_| Scalar::I(0)),
+        "empty" | "zeros" => {
+            let dtype = dtype_arg(a.kw("dtype"), DType::F32)?;
+            let device = s.device_arg(a.kw("device"))?;
+            Ok(Val::tensor(s.zeros(&shape, dtype, device)?))
+        }
         "ones" => tensor_from(s, a, shape, DType::F32, &mut |_| Scalar::I(1)),
         "rand" => tensor_from(s, a, shape, DType::F32, &mut |s| Scalar::F(s.uniform())),
         "randn" => tensor_from(s, a, shape, DType::F32, &mut |s| Scalar::F(s.normal())),
@@ -341,8 +345,10 @@ pub(crate) fn like(s: &mut Session, kind: &str, a: &Args) -> R<Val> {
         None => t.device.clone(),
     };
     let n = t.numel();
+    if matches!(kind, "empty_like" | "zeros_like") {
+        return Ok(Val::tensor(s.zeros(&t.shape, dtype, device)?));
+    }
     let vals: Vec<Scalar> = match kind {
-        "empty_like" | "zeros_like" => vec![Scalar::I(0); n],
         "ones_like" => vec![Scalar::I(1); n],
         "rand_like" => (0..n).map(|_| Scalar::F(s.uniform())).collect(),
         "randn_like" => (0..n).map(|_| Scalar::F(s.normal())).collect(),

@@ -235,6 +235,19 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
             Ok(Val::None)
         }
         "torch.cuda.empty_cache" => Ok(Val::None),
+        "torch.cuda.mem_get_info" => match &s.backend {
+            crate::Backend::Cuda(g) => {
+                let (free, total) = g.mem_info();
+                Ok(Val::tuple(vec![
+                    Val::Int(free as i64),
+                    Val::Int(total as i64),
+                ]))
+            }
+            crate::Backend::Cpu => Err(Exc::new(
+                "RuntimeError",
+                "torch.cuda.mem_get_info: no GPU in use (the CPU backend runs 'cuda' tensors)",
+            )),
+        },
         "triton.testing.do_bench" => crate::bench::do_bench(s, &a),
         "time.perf_counter" | "time.time" => Ok(Val::Float(s.clock())),
         "torch.cuda.is_available" => Ok(Val::Bool(s.backend_name() == "cuda")),
