@@ -143,3 +143,72 @@ def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     );
     assert_eq!(out, "True 1\n");
 }
+
+/// A seed program with its benchmark sweep cut to two points (`from` must
+/// occur in the file): the only change made to the published text.
+fn run_cut(name: &str, from: &str, to: &str) -> (String, Vec<Vec<(String, String)>>) {
+    let text = seed(name);
+    assert!(text.contains(from), "{name} no longer contains {from}");
+    let mut s = session();
+    let r = s.run_cell(&text.replace(from, to));
+    let out = r.text();
+    assert!(r.ok, "{out}");
+    (out, bundles(&r.outputs))
+}
+
+#[test]
+fn tutorial_01_runs_unchanged_with_its_benchmark() {
+    let (out, d) = run_cut(
+        "01-vector-add.py",
+        "x_vals=[2**i for i in range(12, 28, 1)]",
+        "x_vals=[2**i for i in range(12, 14, 1)]",
+    );
+    assert!(
+        out.contains("The maximum difference between torch and triton is 0.0"),
+        "{out}"
+    );
+    assert!(out.contains("vector-add-performance:\n"), "{out}");
+    assert!(d.iter().any(|b| b
+        .iter()
+        .any(|(m, v)| m == "image/svg+xml" && v.contains("vector-add-performance"))));
+}
+
+#[test]
+fn tutorial_02_runs_unchanged_with_warmup_occupancy_and_its_benchmark() {
+    let (out, d) = run_cut(
+        "02-fused-softmax.py",
+        "x_vals=[128 * i for i in range(2, 100)]",
+        "x_vals=[128 * i for i in range(2, 4)]",
+    );
+    let table = out
+        .split("softmax-performance:\n")
+        .nth(1)
+        .expect("the table");
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["N", "Triton", "Torch"], "{out}");
+    assert!(d.iter().any(|b| b.iter().any(|(m, _)| m == "text/html")));
+}
+
+#[test]
+fn warmup_reports_registers_shared_memory_and_stage_texts() {
+    let mut s = session();
+    ok(
+        &mut s,
+        &seed("02-fused-softmax.py")
+            .split("torch.manual_seed(0)")
+            .next()
+            .unwrap()
+            .to_string(),
+    );
+    let out = ok(
+        &mut s,
+        "x = torch.randn(8, 100, device='cuda')\ny = torch.empty_like(x)\nk = softmax_kernel.warmup(y, x, 100, 100, 8, 100, BLOCK_SIZE=128, num_stages=2, num_warps=4, grid=(1,))\nprint(k.n_regs > 0, k.n_spills, k.metadata.shared > 0, 'softmax_kernel' in k.asm['ttir'])\nk[(8, 1, 1)](y, x, 100, 100, 8, 100, 128, 2)\nprint(torch.allclose(y, torch.softmax(x, 1), atol=1e-6))",
+    );
+    assert_eq!(out, "True 0 True True\nTrue\n");
+}
+
+#[test]
+fn an_old_style_meta_kernel_runs() {
+    let mut s = session();
+    assert_eq!(ok(&mut s, &seed("meta-kernel.py")), "meta kernel ok\n");
+}

@@ -233,6 +233,11 @@ pub fn compile(k: &Kernel, options: &CpuOptions) -> Result<CpuKernel, String> {
 }
 
 impl CpuKernel {
+    /// Bytes of working memory (block values) one program uses.
+    pub fn frame_bytes(&self) -> usize {
+        self.frame_size
+    }
+
     /// Run the grid. `args` has one u64 per parameter (integers sign-extended,
     /// floats as their bits, pointers as addresses); `bounds` the byte range of
     /// each pointer argument's tensor; `allocations` every live tensor.

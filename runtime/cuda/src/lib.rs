@@ -42,6 +42,9 @@ pub struct Gpu {
     pub generation: u32,
     /// Dynamic shared memory a block may opt in to (bytes).
     pub max_shared: u32,
+    /// Streaming multiprocessors, and 32-bit registers a block may use.
+    pub sm_count: u32,
+    pub max_regs: u32,
     /// cuBLAS on the stream, opened on first use.
     blas: ManuallyDrop<std::sync::OnceLock<Result<cublas::Blas, String>>>,
 }
@@ -82,11 +85,15 @@ impl Loader {
             )
             .map_err(|e| format!("`{name}` needs {shared_bytes} bytes of shared memory, more than this GPU allows ({e:?})"))?;
         }
+        let regs = func.num_regs().unwrap_or(0) as u32;
+        let local_bytes = func.local_size_bytes().unwrap_or(0) as u32;
         Ok(GpuFunction {
             func: ManuallyDrop::new(func),
             lost: self.lost.clone(),
             shared_bytes,
             threads,
+            regs,
+            local_bytes,
         })
     }
 }
@@ -104,6 +111,10 @@ pub struct GpuFunction {
     lost: Arc<AtomicBool>,
     pub shared_bytes: u32,
     pub threads: u32,
+    /// Registers per thread, and local memory per thread (spills), as the
+    /// driver reports them for the loaded code.
+    pub regs: u32,
+    pub local_bytes: u32,
 }
 
 /// Drop `x` unless its context was abandoned (then leak it).
@@ -189,6 +200,13 @@ impl Gpu {
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
             )
             .map_err(err)? as u32;
+        use cudarc::driver::sys::CUdevice_attribute as A;
+        let sm_count = ctx
+            .attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(err)? as u32;
+        let max_regs = ctx
+            .attribute(A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK)
+            .map_err(err)? as u32;
         Ok(Gpu {
             ctx: ManuallyDrop::new(ctx),
             stream: ManuallyDrop::new(stream),
@@ -198,6 +216,8 @@ impl Gpu {
             total_memory,
             generation,
             max_shared,
+            sm_count,
+            max_regs,
             blas: ManuallyDrop::new(std::sync::OnceLock::new()),
         })
     }

@@ -198,7 +198,7 @@ fn module_attr(s: &mut Session, m: &str, name: &str) -> R<Val> {
         (
             "torch.cuda",
             "synchronize" | "get_device_name" | "is_available" | "current_device" | "device_count"
-            | "mem_get_info" | "empty_cache",
+            | "mem_get_info" | "Stream" | "set_stream" | "empty_cache",
         ) => b(&format!("torch.cuda.{name}")),
         ("triton", "jit") => b("triton.jit"),
         ("triton", "cdiv" | "next_power_of_2" | "Config" | "autotune" | "heuristics") => {
@@ -278,8 +278,45 @@ impl Session {
                     "get_active_torch_device",
                     Val::Builtin(Rc::from("driver.get_active_torch_device")),
                 ),
+                (
+                    "utils",
+                    Val::object(
+                        "DriverUtils",
+                        vec![(
+                            "get_device_properties",
+                            Val::Builtin(Rc::from("driver.get_device_properties")),
+                        )],
+                    ),
+                ),
             ],
         )
+    }
+
+    /// `driver.active.utils.get_device_properties(index)`, the keys Triton's
+    /// CUDA driver gives. On the CPU backend: one "multiprocessor" per
+    /// hardware thread and GPU-like limits, so occupancy arithmetic in host
+    /// code still yields a sensible program count.
+    pub fn device_properties(&self) -> Val {
+        let (sms, regs, smem) = match &self.backend {
+            crate::Backend::Cuda(g) => (g.sm_count as i64, g.max_regs as i64, g.max_shared as i64),
+            crate::Backend::Cpu => (
+                std::thread::available_parallelism().map_or(1, |n| n.get()) as i64,
+                65536,
+                232448,
+            ),
+        };
+        let items = [
+            ("multiprocessor_count", sms),
+            ("max_num_regs", regs),
+            ("max_shared_mem", smem),
+            ("warpSize", 32),
+        ];
+        Val::Dict(Rc::new(RefCell::new(
+            items
+                .iter()
+                .map(|(k, v)| (Val::str(k), Val::Int(*v)))
+                .collect(),
+        )))
     }
 
     pub fn get_attr(&mut self, base: &Val, name: &str) -> R<Val> {
@@ -887,6 +924,7 @@ pub fn call_builtin(s: &mut Session, name: &str, pos: Vec<Val>, kw: Vec<(String,
             || n.starts_with("math.")
             || n.starts_with("triton.")
             || n.starts_with("driver.")
+            || n.starts_with("compiled.")
             || n.starts_with("time.") =>
         {
             crate::torch::call(s, n, a)

@@ -542,6 +542,13 @@ impl Session {
                     let grid = self.eval(f, &s.slice)?;
                     return Ok(Val::Launcher(k.clone(), Box::new(grid)));
                 }
+                // `compiled[grid]` of a `kernel.warmup(...)` result.
+                if let Val::Object(o) = &base {
+                    if let Some(Val::Kernel(k)) = crate::value::attr_of(o, "__kernel__") {
+                        let grid = self.eval(f, &s.slice)?;
+                        return Ok(Val::Launcher(k, Box::new(grid)));
+                    }
+                }
                 let idx = self.eval(f, &s.slice)?;
                 ops::get_item(self, &base, &idx)?
             }

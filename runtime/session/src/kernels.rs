@@ -997,6 +997,10 @@ pub fn kernel_attr(_s: &mut Session, k: &Rc<KernelObj>, name: &str) -> R<Val> {
     match name {
         "__name__" => Ok(Val::str(&k.jit.borrow().name)),
         "compile_count" => Ok(Val::Int(k.compiles.get() as i64)),
+        "warmup" => Ok(Val::Method(
+            Box::new(Val::Kernel(k.clone())),
+            Rc::from("warmup"),
+        )),
         "best_config" => match k
             .autotune
             .borrow()
@@ -1018,4 +1022,65 @@ pub fn kernel_attr(_s: &mut Session, k: &Rc<KernelObj>, name: &str) -> R<Val> {
             format!("JITFunction has no attribute '{name}' in tilebook"),
         )),
     }
+}
+
+/// `kernel.warmup(*args, grid=..., **meta)`: compile without launching and
+/// return the compiled kernel (`n_regs`, `n_spills`, `metadata.shared`,
+/// `asm[...]`), which can also be launched as `compiled[grid](...)`.
+pub fn warmup(s: &mut Session, k: &Rc<KernelObj>, a: crate::builtins::Args) -> R<Val> {
+    let grid = a
+        .kw("grid")
+        .unwrap_or_else(|| Val::tuple(vec![Val::Int(1)]));
+    let kwargs: Vec<(String, Val)> = a.kw.iter().filter(|(n, _)| n != "grid").cloned().collect();
+    let p = prepare(s, k, &grid, a.pos.clone(), kwargs)?;
+    let c = compiled(s, k, &p)?;
+    Ok(compiled_object(k, &c))
+}
+
+/// The compiled-kernel object of one specialization.
+fn compiled_object(k: &Rc<KernelObj>, c: &Compiled) -> Val {
+    let name = k.jit.borrow().name.clone();
+    let mut asm = vec![(Val::str("ttir"), Val::str(&c.tir))];
+    // Registers and spills as the driver reports them. The CPU backend has
+    // no register file: it reports a nominal 32 registers and no spills, and
+    // as shared memory the working memory of one program, so that occupancy
+    // arithmetic in host code (tutorial 02) still runs.
+    let (regs, spills, shared, warps) = match &c.gpu {
+        Some((gk, f)) => {
+            asm.push((Val::str("llir"), Val::str(&gk.llvm_ir)));
+            asm.push((Val::str("ptx"), Val::str(&gk.ptx)));
+            (f.regs, f.local_bytes / 4, gk.shared_bytes, gk.num_warps)
+        }
+        None => {
+            let mut frame = 0;
+            if let Some(cpu) = &c.kernel {
+                asm.push((Val::str("clif"), Val::str(&cpu.clif)));
+                frame = cpu.frame_bytes() as u32;
+            }
+            (32, 0, frame.max(1), 4)
+        }
+    };
+    let metadata = Val::object(
+        "KernelMetadata",
+        vec![
+            ("name", Val::str(&name)),
+            ("shared", Val::Int(shared as i64)),
+            ("num_warps", Val::Int(warps as i64)),
+        ],
+    );
+    Val::object(
+        "CompiledKernel",
+        vec![
+            ("name", Val::str(&name)),
+            ("n_regs", Val::Int(regs as i64)),
+            ("n_spills", Val::Int(spills as i64)),
+            ("metadata", metadata),
+            ("asm", Val::Dict(Rc::new(RefCell::new(asm)))),
+            (
+                "_init_handles",
+                Val::Builtin(Rc::from("compiled._init_handles")),
+            ),
+            ("__kernel__", Val::Kernel(k.clone())),
+        ],
+    )
 }

@@ -214,8 +214,17 @@ impl Session {
             "GPUTarget",
             vec![
                 ("backend", Val::str(self.backend_name())),
-                ("arch", Val::str("cpu")),
-                ("warp_size", Val::Int(1)),
+                (
+                    "arch",
+                    match &self.backend {
+                        // Triton's CUDA targets give the capability as a number (90).
+                        Backend::Cuda(g) => {
+                            Val::Int(g.arch.trim_start_matches("sm_").parse().unwrap_or(0))
+                        }
+                        Backend::Cpu => Val::str("cpu"),
+                    },
+                ),
+                ("warp_size", Val::Int(32)),
             ],
         )
     }

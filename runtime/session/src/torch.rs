@@ -271,6 +271,12 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
         "triton.testing.perf_report" => crate::perf::perf_report(&a),
         "triton.testing.Benchmark" => crate::perf::benchmark(&a),
         "driver.get_current_target" => Ok(s.current_target()),
+        "driver.get_device_properties" => Ok(s.device_properties()),
+        "torch.cuda.Stream" => Ok(Val::object("Stream", vec![])),
+        // Handles load with the module; nothing is left to do.
+        "compiled._init_handles" => Ok(Val::None),
+        // One stream per session: kernels, copies and cuBLAS are ordered on it.
+        "torch.cuda.set_stream" => Ok(Val::None),
         "driver.get_active_torch_device" => {
             s.announce_backend();
             Ok(Val::Device(Device::Cuda(0)))

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The seed programs (Triton's tutorials as published, tests/seed/) on the GPU,
+# each in one `tilebook run --device cuda`. Outputs, tables and plots go to
+# $OUT (or bench/results/seeds). SWEEP_CUT=1 shortens tutorial 02's sweep:
+# torch.softmax of 'cuda' tensors still runs on the host, which makes the
+# published 98-point sweep take most of an hour.
+# Usage: tests/gpu/seeds.sh [path/to/tilebook]
+set -u
+BIN=${1:-./target/release/tilebook}
+DIR=${OUT:-bench/results/seeds}
+mkdir -p "$DIR"
+pass=0
+fail=0
+for f in tests/seed/*.py; do
+    name=$(basename "$f" .py)
+    src=$f
+    if [ "$name" = 02-fused-softmax ] && [ "${SWEEP_CUT:-0}" = 1 ]; then
+        src=$(mktemp --suffix=.py)
+        sed 's/range(2, 100)/range(2, 100, 8)/' "$f" > "$src"
+    fi
+    start=$(date +%s.%N)
+    if "$BIN" run --device cuda "$src" > "$DIR/$name.txt" 2>&1; then
+        pass=$((pass + 1))
+        printf 'ok      %-28s %6.1f s\n' "$name" "$(echo "$(date +%s.%N) - $start" | bc)"
+    else
+        fail=$((fail + 1))
+        echo "FAILED  $name"
+        tail -15 "$DIR/$name.txt" | sed 's/^/        /'
+    fi
+done
+cp /tmp/tilebook-plots/*.svg "$DIR/" 2>/dev/null
+echo "seed programs: passed $pass, failed $fail"
+[ "$fail" -eq 0 ]
