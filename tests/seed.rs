@@ -194,11 +194,10 @@ fn warmup_reports_registers_shared_memory_and_stage_texts() {
     let mut s = session();
     ok(
         &mut s,
-        &seed("02-fused-softmax.py")
+        seed("02-fused-softmax.py")
             .split("torch.manual_seed(0)")
             .next()
-            .unwrap()
-            .to_string(),
+            .unwrap(),
     );
     let out = ok(
         &mut s,
