@@ -140,6 +140,8 @@ tuned = triton.autotune(configs=[C({'BLOCK_SIZE_M': m, 'BLOCK_SIZE_N': n, 'BLOCK
     (128, 32, 32, 4, 4), (64, 32, 32, 5, 2), (32, 64, 32, 5, 2), (128, 256, 128, 3, 8), (256, 128, 128, 3, 8),
     (256, 64, 128, 4, 4), (64, 256, 128, 4, 4), (128, 128, 128, 4, 4), (128, 64, 64, 4, 4), (64, 128, 64, 4, 4),
     (128, 32, 64, 4, 4)]], key=['M', 'N', 'K'])(matmul_kernel)
+a = torch.randn(512, 512, device='cuda', dtype=torch.float16)
+c = torch.empty((512, 512), device='cuda', dtype=torch.float16)
 t0 = time.perf_counter()
 tuned[lambda META: (triton.cdiv(512, META['BLOCK_SIZE_M']) * triton.cdiv(512, META['BLOCK_SIZE_N']),)](
     a, a, c, 512, 512, 512, a.stride(0), a.stride(1), a.stride(0), a.stride(1), c.stride(0), c.stride(1), ACTIVATION="")

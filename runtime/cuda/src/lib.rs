@@ -281,7 +281,24 @@ impl Gpu {
     }
 
     pub fn alloc(&self, bytes: usize) -> Result<DeviceBuffer, String> {
-        let slice = self.stream.alloc_zeros::<u8>(bytes.max(1)).map_err(|e| {
+        self.alloc_with(bytes, true)
+    }
+
+    /// A device allocation whose contents are whatever the memory held
+    /// (`torch.empty`): no memset on the stream.
+    pub fn alloc_uninit(&self, bytes: usize) -> Result<DeviceBuffer, String> {
+        self.alloc_with(bytes, false)
+    }
+
+    fn alloc_with(&self, bytes: usize, zero: bool) -> Result<DeviceBuffer, String> {
+        let slice = if zero {
+            self.stream.alloc_zeros::<u8>(bytes.max(1))
+        } else {
+            // SAFETY: bytes need no initialisation to be valid `u8`s; readers
+            // see unspecified values, as `torch.empty` promises.
+            unsafe { self.stream.alloc::<u8>(bytes.max(1)) }
+        };
+        let slice = slice.map_err(|e| {
             let free = self.ctx.mem_get_info().map(|(f, _)| f).unwrap_or(0);
             format!("out of GPU memory: asked for {bytes} bytes, {free} bytes free ({e:?})")
         })?;

@@ -240,18 +240,21 @@ impl Session {
         );
     }
 
-    /// A zeroed tensor: on the GPU first when it is a `'cuda'` tensor of a
-    /// session that runs on one (no host copy is made or uploaded).
-    pub(crate) fn zeros(
+    /// A new tensor, zeroed (`zero`) or with unspecified contents
+    /// (`torch.empty`; the host backend zeroes anyway): on the GPU first when
+    /// it is a `'cuda'` tensor of a session that runs on one (no host copy is
+    /// made or uploaded).
+    pub(crate) fn new_tensor(
         &mut self,
         shape: &[usize],
         dtype: tilebook_tir::DType,
         device: tensor::Device,
+        zero: bool,
     ) -> interp::R<tensor::Tensor> {
         match (&self.backend, &device) {
             (Backend::Cuda(g), tensor::Device::Cuda(_)) => {
                 let g = g.clone();
-                tensor::Tensor::zeros_on_gpu(shape, dtype, device, &g)
+                tensor::Tensor::on_gpu(shape, dtype, device, &g, zero)
                     .map_err(|e| self.gpu_failure(value::Exc::new("RuntimeError", e)))
             }
             _ => Ok(tensor::Tensor::empty(shape, dtype, device)),

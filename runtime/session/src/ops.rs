@@ -676,7 +676,7 @@ fn cublas_matmul(
     let (Some((a, ta, lda)), Some((b, tb, ldb))) = (operand(a)?, operand(b)?) else {
         return Ok(None);
     };
-    let out = s.zeros(&[m, n], a.dtype, a.device.clone())?;
+    let out = s.new_tensor(&[m, n], a.dtype, a.device.clone(), false)?;
     let addr = |s: &mut Session, x: &Tensor| -> R<u64> {
         let base = x
             .storage

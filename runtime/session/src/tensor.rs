@@ -92,10 +92,14 @@ impl Storage {
         self.bytes
     }
 
-    /// Zeroed storage that lives on `gpu` first (a tensor made for a
-    /// kernel's output): nothing is copied until the host reads it.
-    pub fn on_device(gpu: &Rc<Gpu>, bytes: usize) -> Result<Rc<Storage>, String> {
-        let buf = gpu.alloc(bytes)?;
+    /// Storage that lives on `gpu` first (a tensor made for a kernel's
+    /// output), zeroed or not: nothing is copied until the host reads it.
+    pub fn on_device(gpu: &Rc<Gpu>, bytes: usize, zero: bool) -> Result<Rc<Storage>, String> {
+        let buf = if zero {
+            gpu.alloc(bytes)?
+        } else {
+            gpu.alloc_uninit(bytes)?
+        };
         Ok(Rc::new(Storage {
             ptr: Cell::new(std::ptr::null_mut()),
             bytes,
@@ -313,16 +317,18 @@ impl Tensor {
         }
     }
 
-    /// A zeroed contiguous tensor whose storage lives on `gpu` first.
-    pub fn zeros_on_gpu(
+    /// A contiguous tensor whose storage lives on `gpu` first; zeroed, or
+    /// with unspecified contents (`torch.empty`).
+    pub fn on_gpu(
         shape: &[usize],
         dtype: DType,
         device: Device,
         gpu: &Rc<Gpu>,
+        zero: bool,
     ) -> Result<Tensor, String> {
         let n: usize = shape.iter().product();
         Ok(Tensor {
-            storage: Storage::on_device(gpu, n * dtype.size_bytes())?,
+            storage: Storage::on_device(gpu, n * dtype.size_bytes(), zero)?,
             dtype,
             shape: shape.to_vec(),
             strides: contiguous_strides(shape),

@@ -328,7 +328,12 @@ pub(crate) fn creation(s: &mut Session, kind: &str, a: &Args) -> R<Val> {
         "empty" | "zeros" => {
             let dtype = dtype_arg(a.kw("dtype"), DType::F32)?;
             let device = s.device_arg(a.kw("device"))?;
-            Ok(Val::tensor(s.zeros(&shape, dtype, device)?))
+            Ok(Val::tensor(s.new_tensor(
+                &shape,
+                dtype,
+                device,
+                kind == "zeros",
+            )?))
         }
         "ones" => tensor_from(s, a, shape, DType::F32, &mut |_| Scalar::I(1)),
         "rand" => tensor_from(s, a, shape, DType::F32, &mut |s| Scalar::F(s.uniform())),
@@ -346,7 +351,8 @@ pub(crate) fn like(s: &mut Session, kind: &str, a: &Args) -> R<Val> {
     };
     let n = t.numel();
     if matches!(kind, "empty_like" | "zeros_like") {
-        return Ok(Val::tensor(s.zeros(&t.shape, dtype, device)?));
+        let zero = kind == "zeros_like";
+        return Ok(Val::tensor(s.new_tensor(&t.shape, dtype, device, zero)?));
     }
     let vals: Vec<Scalar> = match kind {
         "ones_like" => vec![Scalar::I(1); n],
