@@ -43,6 +43,8 @@ pub struct KernelObj {
     pub cache: RefCell<HashMap<String, Rc<Compiled>>>,
     /// How many specializations were compiled (for tests and `%cache`).
     pub compiles: Cell<usize>,
+    /// The specialization launched or compiled last (what `%ptx` shows).
+    pub last: RefCell<Option<Rc<Compiled>>>,
     /// `@triton.autotune(...)` around the kernel.
     pub autotune: RefCell<Option<Rc<crate::autotune::Autotuner>>>,
     /// `@triton.heuristics({...})`: meta-parameters computed from the arguments.
@@ -70,6 +72,7 @@ impl KernelObj {
             defaults: RefCell::new(defaults),
             cache: RefCell::new(HashMap::new()),
             compiles: Cell::new(0),
+            last: RefCell::new(None),
             autotune: RefCell::new(None),
             heuristics: RefCell::new(vec![]),
         }
@@ -453,13 +456,18 @@ fn named_args(jit: &JitFunction, bound: &[Val], meta: &[(String, Val)]) -> Vec<(
 /// The compiled code of a prepared launch: from the kernel's cache, or
 /// compiled now (and cached).
 pub(crate) fn compiled(s: &mut Session, k: &Rc<KernelObj>, p: &Prepared) -> R<Rc<Compiled>> {
-    if let Some(c) = k.cache.borrow().get(&p.key).cloned() {
-        return Ok(c);
-    }
-    let jit = k.jit.borrow().clone();
-    let front = front_end(s, &jit, p)?;
-    let c = Rc::new(back_end(s, &jit, p, front, None)?);
-    remember(s, k, &jit, p, c.clone());
+    let cached = k.cache.borrow().get(&p.key).cloned();
+    let c = match cached {
+        Some(c) => c,
+        None => {
+            let jit = k.jit.borrow().clone();
+            let front = front_end(s, &jit, p)?;
+            let c = Rc::new(back_end(s, &jit, p, front, None)?);
+            remember(s, k, &jit, p, c.clone());
+            c
+        }
+    };
+    *k.last.borrow_mut() = Some(c.clone());
     Ok(c)
 }
 

@@ -27,6 +27,7 @@ pub mod plot;
 pub use gpu_fault::quiet_expected_panics;
 pub mod interp;
 pub mod kernels;
+mod magics;
 pub mod methods;
 pub mod ops;
 pub mod tensor;
@@ -291,18 +292,6 @@ impl Session {
             return Err(Exc::new("KeyboardInterrupt", ""));
         }
         Ok(())
-    }
-
-    pub(crate) fn magic(&mut self, text: &str) -> R<Val> {
-        let name = text
-            .trim_start_matches(['%', '!', '?'])
-            .split_whitespace()
-            .next()
-            .unwrap_or("");
-        Err(Exc::new(
-            "UsageError",
-            format!("magic `%{name}` is not available yet in tilebook"),
-        ))
     }
 
     /// Run one cell; `name` labels it in messages (`cell [3]`, a path).

@@ -1,0 +1,218 @@
+//! Line magics, IPython's spelling: `%time`, `%timeit` (device events and an
+//! L2 flush on the GPU, as `do_bench` measures), `%ir`, `%llvm`, `%ptx`,
+//! `%sass`, `%clif` (stage texts of a kernel's latest specialization),
+//! `%device`, `%who`, `%reset -f`, `%lsmagic`.
+
+use crate::interp::{Frame, R};
+use crate::value::{Exc, Val};
+use crate::{Backend, Session};
+use std::time::Instant;
+use tilebook_frontend::SourceFile;
+
+const MAGICS: &[(&str, &str)] = &[
+    (
+        "time",
+        "run a statement once and print its wall time (GPU work included)",
+    ),
+    (
+        "timeit",
+        "time a statement as do_bench does: median and spread",
+    ),
+    ("ir", "the tile IR of a kernel's latest specialization"),
+    ("llvm", "its LLVM IR (GPU)"),
+    ("ptx", "its PTX (GPU)"),
+    (
+        "sass",
+        "its SASS and register figures (GPU; needs ptxas and cuobjdump)",
+    ),
+    ("clif", "its Cranelift IR (CPU backend)"),
+    ("device", "the device kernels run on"),
+    ("who", "the names defined in the session"),
+    ("reset", "`%reset -f`: clear the namespace"),
+    ("lsmagic", "this list"),
+];
+
+impl Session {
+    pub(crate) fn magic(&mut self, text: &str) -> R<Val> {
+        let body = text.trim_start_matches(['%', '!', '?']);
+        let (name, rest) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
+        let rest = rest.trim();
+        match name {
+            "time" => self.magic_time(rest),
+            "timeit" => self.magic_timeit(rest),
+            "ir" | "llvm" | "ptx" | "sass" | "clif" => self.magic_stage(name, rest),
+            "device" => {
+                let text = format!("{} ({})\n", self.device_name(), self.backend_name());
+                self.emit_stream("stdout", &text);
+                Ok(Val::None)
+            }
+            "who" => {
+                let mut names: Vec<String> = self
+                    .globals
+                    .borrow()
+                    .iter()
+                    .filter(|(_, v)| !matches!(v, Val::Module(_)))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                names.sort();
+                let text = if names.is_empty() {
+                    "Interactive namespace is empty.\n".to_string()
+                } else {
+                    names.join("\t") + "\n"
+                };
+                self.emit_stream("stdout", &text);
+                Ok(Val::None)
+            }
+            "reset" if rest.split_whitespace().any(|a| a == "-f") => {
+                self.globals.borrow_mut().clear();
+                Ok(Val::None)
+            }
+            "reset" => Err(Exc::new(
+                "UsageError",
+                "%reset asks no questions in a notebook: write `%reset -f`",
+            )),
+            "lsmagic" => {
+                let mut text = String::from("Line magics:\n");
+                for (n, what) in MAGICS {
+                    text.push_str(&format!("  %{n:<8} {what}\n"));
+                }
+                self.emit_stream("stdout", &text);
+                Ok(Val::None)
+            }
+            _ => Err(Exc::new(
+                "UsageError",
+                format!(
+                    "magic `%{name}` is not available in tilebook; available: {}",
+                    MAGICS
+                        .iter()
+                        .map(|(n, _)| format!("%{n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+        }
+    }
+
+    /// Run `code` as statements in the global scope; returns the value of a
+    /// final expression.
+    fn run_code(&mut self, code: &str) -> R<Val> {
+        let file = SourceFile::new("<magic>", code);
+        let stmts = tilebook_frontend::parse::parse_cell(&file)
+            .map_err(|d| Exc::new(&d.kind, d.message.clone()))?;
+        let frame = Frame {
+            file: file.clone(),
+            locals: None,
+            closure: vec![],
+        };
+        match stmts.split_last() {
+            Some((ruff_python_ast::Stmt::Expr(e), body)) => {
+                self.exec_block(&frame, body)?;
+                self.eval(&frame, &e.value)
+            }
+            _ => {
+                self.exec_block(&frame, &stmts)?;
+                Ok(Val::None)
+            }
+        }
+    }
+
+    fn sync_device(&mut self) -> R<()> {
+        if let Backend::Cuda(g) = &self.backend {
+            let g = g.clone();
+            g.synchronize()
+                .map_err(|e| self.gpu_failure(Exc::new("RuntimeError", e)))?;
+        }
+        Ok(())
+    }
+
+    fn magic_time(&mut self, code: &str) -> R<Val> {
+        if code.is_empty() {
+            return Err(Exc::new("UsageError", "%time needs a statement"));
+        }
+        let t = Instant::now();
+        let v = self.run_code(code)?;
+        self.sync_device()?;
+        let text = format!("Wall time: {}\n", fmt_ms(t.elapsed().as_secs_f64() * 1e3));
+        self.emit_stream("stdout", &text);
+        Ok(v)
+    }
+
+    fn magic_timeit(&mut self, code: &str) -> R<Val> {
+        if code.is_empty() {
+            return Err(Exc::new("UsageError", "%timeit needs a statement"));
+        }
+        let times =
+            crate::bench::measure(self, 25.0, 100.0, &mut |s| s.run_code(code).map(|_| ()))?;
+        let q = |p| crate::bench::quantile(&times, p);
+        let how = match self.backend {
+            Backend::Cuda(_) => "device events, L2 flushed",
+            Backend::Cpu => "wall clock",
+        };
+        let text = format!(
+            "{} per loop (median of {} runs, {} to {} for the middle half; {how})\n",
+            fmt_ms(q(0.5)),
+            times.len(),
+            fmt_ms(q(0.25)),
+            fmt_ms(q(0.75)),
+        );
+        self.emit_stream("stdout", &text);
+        Ok(Val::None)
+    }
+
+    fn magic_stage(&mut self, stage: &str, arg: &str) -> R<Val> {
+        let name = arg.split_whitespace().next().unwrap_or("");
+        let k = match self.get_global(name) {
+            Some(Val::Kernel(k)) => k,
+            _ => {
+                return Err(Exc::new(
+                    "UsageError",
+                    format!("%{stage} needs the name of a @triton.jit kernel, got '{name}'"),
+                ))
+            }
+        };
+        let Some(c) = k.last.borrow().clone() else {
+            return Err(Exc::new(
+                "UsageError",
+                format!("`{name}` has not been compiled yet: launch it (or call {name}.warmup(...)) first"),
+            ));
+        };
+        let gpu = c.gpu.as_ref().map(|(gk, f)| (gk, f.regs, f.local_bytes));
+        let text = match (stage, gpu) {
+            ("ir", _) => c.tir.clone(),
+            ("llvm", Some((gk, ..))) => gk.llvm_ir.clone(),
+            ("ptx", Some((gk, ..))) => gk.ptx.clone(),
+            ("sass", Some((gk, regs, local))) => {
+                let sass = tilebook_nvptx::sass::sass(&gk.ptx).map_err(|e| Exc::new("RuntimeError", e))?;
+                format!(
+                    "// {regs} registers, {local} bytes of local memory (spills) per thread, {} bytes of shared memory\n{}",
+                    gk.shared_bytes, sass.text
+                )
+            }
+            ("clif", _) => match &c.kernel {
+                Some(cpu) => cpu.clif.clone(),
+                None => return Err(Exc::new("UsageError", "%clif: the kernel was compiled for the GPU only")),
+            },
+            (_, None) => {
+                return Err(Exc::new(
+                    "UsageError",
+                    format!("%{stage}: the session runs on the CPU backend, which has no {stage} (try %ir or %clif)"),
+                ))
+            }
+            _ => unreachable!(),
+        };
+        let text = format!("// {} [{}]\n{text}", name, c.signature);
+        self.emit_stream("stdout", &(text.trim_end().to_string() + "\n"));
+        Ok(Val::None)
+    }
+}
+
+/// A duration in the unit IPython would pick.
+fn fmt_ms(ms: f64) -> String {
+    if ms >= 1000.0 {
+        format!("{:.2} s", ms / 1e3)
+    } else if ms >= 1.0 {
+        format!("{ms:.2} ms")
+    } else {
+        format!("{:.1} µs", ms * 1e3)
+    }
+}
