@@ -3,10 +3,12 @@
 
 use tilebook_session::{CellResult, Session};
 
-/// A session that does not print the CPU-backend note (keeps outputs exact).
+/// A session that does not print the CPU-backend note or the timing
+/// footer (keeps outputs exact).
 pub fn session() -> Session {
     let mut s = Session::new();
     s.announce = false;
+    s.timing = false;
     s
 }
 

@@ -70,3 +70,21 @@ fn who_reset_lsmagic_and_unknown_magics() {
         r.text()
     );
 }
+
+#[test]
+fn cells_that_launch_kernels_end_with_a_timing_footer() {
+    let mut s = session();
+    s.timing = true;
+    ok(&mut s, KERNEL);
+    let r = s.run_cell("inc[(1,)](x, 10, B=16)\ninc[(1,)](x, 10, B=16)");
+    assert!(r.ok, "{}", r.text());
+    let text = r.text();
+    let footer = text.lines().last().unwrap();
+    assert!(footer.starts_with("[inc] grid (1, 1, 1) x2: "), "{text}");
+    assert!(footer.contains(" ms CPU wall, compiled in "), "{text}");
+    // Launches inside a measurement are not the cell's own.
+    let text = ok(&mut s, "%timeit inc[(1,)](x, 10, B=16)");
+    assert!(!text.contains("[inc]"), "{text}");
+    ok(&mut s, "%timing off");
+    assert_eq!(ok(&mut s, "inc[(1,)](x, 10, B=16)"), "");
+}

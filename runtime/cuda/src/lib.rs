@@ -98,6 +98,19 @@ impl Loader {
     }
 }
 
+/// A recorded timing event (leaked, like every object of the context, if
+/// the context is lost before it drops).
+pub struct Mark {
+    ev: ManuallyDrop<cudarc::driver::CudaEvent>,
+    lost: Arc<AtomicBool>,
+}
+
+impl Drop for Mark {
+    fn drop(&mut self) {
+        release(&mut self.ev, &self.lost);
+    }
+}
+
 /// A device allocation.
 pub struct DeviceBuffer {
     slice: ManuallyDrop<CudaSlice<u8>>,
@@ -382,6 +395,24 @@ impl Gpu {
     /// Overwrite `buf` with zeros on the stream (used to flush the L2 cache).
     pub fn zero(&self, buf: &mut DeviceBuffer) -> Result<(), String> {
         self.stream.memset_zeros(&mut *buf.slice).map_err(err)
+    }
+
+    /// A timing event recorded now on the stream (pairs of them time the
+    /// work between; see `elapsed_ms`).
+    pub fn mark(&self) -> Result<Mark, String> {
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let e = self.ctx.new_event(timing).map_err(err)?;
+        e.record(&self.stream).map_err(err)?;
+        Ok(Mark {
+            ev: ManuallyDrop::new(e),
+            lost: self.lost.clone(),
+        })
+    }
+
+    /// Milliseconds between two marks (waits for the second).
+    pub fn elapsed_ms(&self, start: &Mark, end: &Mark) -> Result<f32, String> {
+        end.ev.synchronize().map_err(err)?;
+        start.ev.elapsed_ms(&end.ev).map_err(err)
     }
 
     /// Milliseconds a closure's GPU work takes, measured with events on the stream.

@@ -51,6 +51,18 @@ pub fn measure(
     rep: f64,
     f: &mut dyn FnMut(&mut Session) -> R<()>,
 ) -> R<Vec<f64>> {
+    s.measuring += 1;
+    let r = measure_loop(s, warmup, rep, f);
+    s.measuring -= 1;
+    r
+}
+
+fn measure_loop(
+    s: &mut Session,
+    warmup: f64,
+    rep: f64,
+    f: &mut dyn FnMut(&mut Session) -> R<()>,
+) -> R<Vec<f64>> {
     time_once(s, f)?;
     // The estimate counts everything a repetition costs (the L2 flush, the
     // events, the host's part), as Triton's does, so that `rep` ms of

@@ -57,9 +57,13 @@ impl Session {
             );
         }
         note += ".";
-        // The L2 flush buffer belongs to the old context.
+        // The L2 flush buffer and the footer's timing events belong to the
+        // old context (`rebuild` marks it lost, so dropping them leaks them).
         self.l2_flush = None;
-        match g.rebuild() {
+        let rebuilt = g.rebuild();
+        self.launch_log
+            .retain(|l| !matches!(l.time, crate::timing::Time::Gpu(..)));
+        match rebuilt {
             Ok(fresh) => {
                 self.backend = Backend::Cuda(Rc::new(fresh));
                 note += " The GPU context was rebuilt and the session goes on.";

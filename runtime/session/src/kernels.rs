@@ -32,6 +32,8 @@ pub struct Compiled {
     /// PTX and the loaded function when the session runs on a GPU.
     pub gpu: Option<(tilebook_nvptx::GpuKernel, tilebook_cuda::GpuFunction)>,
     pub compile_seconds: f64,
+    /// Not launched yet (its first launch reports the compile time).
+    pub fresh: Cell<bool>,
     /// Seconds per stage, front end to loaded module (`kernel.stages`).
     pub stages: Vec<(&'static str, f64)>,
 }
@@ -571,25 +573,56 @@ pub(crate) fn run(s: &mut Session, k: &Rc<KernelObj>, p: &Prepared, compiled: &C
     if total == 0 {
         return Ok(Val::None);
     }
-    match (&gpu, &compiled.gpu) {
+    let compile_s = if compiled.fresh.replace(false) {
+        compiled.compile_seconds
+    } else {
+        0.0
+    };
+    let started = std::time::Instant::now();
+    let mark = s.launch_mark();
+    let r = launch_on(s, &jit, compiled, &gpu, grid, args);
+    if r.is_ok() {
+        let time = match (mark, &gpu) {
+            (Some(a), Some(g)) => match g.mark() {
+                Ok(b) => crate::timing::Time::Gpu(a, b),
+                Err(_) => crate::timing::Time::Untimed,
+            },
+            (_, None) => crate::timing::Time::Wall(started.elapsed().as_secs_f64() * 1e3),
+            _ => crate::timing::Time::Untimed,
+        };
+        s.log_launch(&jit.name, grid, compile_s, time);
+    }
+    r
+}
+
+fn launch_on(
+    s: &mut Session,
+    jit: &Rc<JitFunction>,
+    compiled: &Compiled,
+    gpu: &Option<Rc<tilebook_cuda::Gpu>>,
+    grid: [u32; 3],
+    args: &[KernelArg],
+) -> R<Val> {
+    let jit = &**jit;
+    match (gpu, &compiled.gpu) {
         (Some(g), Some(gk)) => {
             // With the check on, run the CPU backend on copies first and compare after.
             let reference = if s.check_gpu {
-                Some(run_cpu_on_copies(&jit, compiled, grid, args)?)
+                Some(run_cpu_on_copies(jit, compiled, grid, args)?)
             } else {
                 None
             };
             s.note_gpu_launch(&jit.name);
-            if let Err(e) = launch_gpu(g, &jit, gk, grid, args) {
+            if let Err(e) = launch_gpu(g, jit, gk, grid, args) {
                 return Err(s.gpu_failure(e));
             }
             if let Some(copies) = reference {
-                compare_with_cpu(&jit, args, &copies)?;
+                compare_with_cpu(jit, args, &copies)?;
             }
             Ok(Val::None)
         }
         _ => {
-            let out = run_cpu(&jit, compiled, grid, args)?;
+            let out = run_cpu(jit, compiled, grid, args)?;
             if !out.is_empty() {
                 s.emit_stream("stdout", &out);
             }
@@ -738,6 +771,7 @@ fn back_end(
         kernel: cpu,
         gpu,
         compile_seconds: start.elapsed().as_secs_f64(),
+        fresh: Cell::new(true),
         stages: clock.laps,
     })
 }

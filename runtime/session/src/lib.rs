@@ -32,6 +32,7 @@ pub mod methods;
 pub mod ops;
 pub mod tensor;
 pub mod tensor_lib;
+mod timing;
 pub mod torch;
 pub mod value;
 
@@ -139,6 +140,12 @@ pub struct Session {
     /// goes: the front end's progress bar or updating display. `done` marks
     /// the last report of one operation.
     pub on_progress: Option<ProgressSink>,
+    /// Show the per-kernel timing footer after cells (`%timing on|off`).
+    pub timing: bool,
+    /// Nesting depth of measurement loops (their launches are not logged).
+    pub(crate) measuring: usize,
+    /// The current cell's launches, for the footer.
+    pub(crate) launch_log: Vec<timing::Launch>,
 }
 
 impl Default for Session {
@@ -166,6 +173,9 @@ impl Session {
             l2_flush: None,
             launched_since_sync: vec![],
             on_progress: None,
+            timing: true,
+            measuring: 0,
+            launch_log: vec![],
         }
     }
 
@@ -330,6 +340,20 @@ impl Session {
             }
         };
         self.depth = 0;
+        self.measuring = 0;
+        // After an error the device may be unusable: the log is dropped
+        // unread (its events are leaked if their context was lost).
+        let footer = if ok {
+            self.timing_footer()
+        } else {
+            self.launch_log.clear();
+            None
+        };
+        if let Some(text) = footer {
+            self.outputs.push(Output::Display {
+                data: vec![("text/plain".into(), text)],
+            });
+        }
         CellResult {
             outputs: std::mem::take(&mut self.outputs),
             ok,

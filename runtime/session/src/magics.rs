@@ -27,6 +27,10 @@ const MAGICS: &[(&str, &str)] = &[
     ),
     ("clif", "its Cranelift IR (CPU backend)"),
     ("device", "the device kernels run on"),
+    (
+        "timing",
+        "`%timing on|off`: the per-kernel timing footer after cells",
+    ),
     ("who", "the names defined in the session"),
     ("reset", "`%reset -f`: clear the namespace"),
     ("lsmagic", "this list"),
@@ -46,6 +50,13 @@ impl Session {
                 self.emit_stream("stdout", &text);
                 Ok(Val::None)
             }
+            "timing" => match rest {
+                "on" | "off" => {
+                    self.timing = rest == "on";
+                    Ok(Val::None)
+                }
+                _ => Err(Exc::new("UsageError", "%timing on, or %timing off")),
+            },
             "who" => {
                 let mut names: Vec<String> = self
                     .globals
