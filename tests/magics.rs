@@ -88,3 +88,29 @@ fn cells_that_launch_kernels_end_with_a_timing_footer() {
     ok(&mut s, "%timing off");
     assert_eq!(ok(&mut s, "inc[(1,)](x, 10, B=16)"), "");
 }
+
+#[test]
+fn cell_magics_time_and_timeit_a_whole_cell() {
+    let mut s = session();
+    ok(&mut s, KERNEL);
+    let out = ok(&mut s, "%%time\ninc[(1,)](x, 10, B=16)\nprint('ran')");
+    assert!(out.starts_with("ran\nWall time: "), "{out}");
+    let out = ok(&mut s, "%%timeit\nprint('quiet')\ninc[(1,)](x, 10, B=16)");
+    assert!(
+        !out.contains("quiet") && out.contains(" per loop "),
+        "{out}"
+    );
+    // The body keeps its line numbers in errors.
+    let r = s.run_cell("%%time\ny = 1\nz = undefined_name");
+    assert!(
+        !r.ok && r.text().contains("3 │ z = undefined_name"),
+        "{}",
+        r.text()
+    );
+    let r = s.run_cell("y = 1\n%%time\nz = 2");
+    assert!(
+        !r.ok && r.text().contains("must be the first line"),
+        "{}",
+        r.text()
+    );
+}

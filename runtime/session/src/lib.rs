@@ -272,6 +272,14 @@ impl Session {
         }
     }
 
+    pub(crate) fn outputs_len(&self) -> usize {
+        self.outputs.len()
+    }
+
+    pub(crate) fn truncate_outputs(&mut self, len: usize) {
+        self.outputs.truncate(len);
+    }
+
     /// Show a MIME bundle (`text/plain` should be among the entries).
     pub(crate) fn display(&mut self, data: Vec<(String, String)>) {
         self.outputs.push(Output::Display { data });
@@ -307,9 +315,13 @@ impl Session {
     /// Run one cell; `name` labels it in messages (`cell [3]`, a path).
     pub fn run_cell_named(&mut self, text: &str, name: &str) -> CellResult {
         self.outputs.clear();
-        let file = SourceFile::new(name, text);
-        let result =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_parsed(&file)));
+        // A cell magic's line is blanked so that the body keeps its line numbers.
+        let (body, cell_magic) = magics::split_cell_magic(text);
+        let file = SourceFile::new(name, body);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &cell_magic {
+            Some((magic, args)) => self.cell_magic(magic, args, &file),
+            None => self.run_parsed(&file),
+        }));
         let ok = match result {
             Ok(Ok(())) => true,
             Ok(Err(e)) => {
@@ -366,7 +378,7 @@ impl Session {
         self.run_cell_named(text, &name)
     }
 
-    fn run_parsed(&mut self, file: &Rc<SourceFile>) -> R<()> {
+    pub(crate) fn run_parsed(&mut self, file: &Rc<SourceFile>) -> R<()> {
         let stmts = tilebook_frontend::parse::parse_cell(file).map_err(|d| Exc {
             kind: d.kind.clone(),
             message: d.message.clone(),

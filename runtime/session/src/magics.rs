@@ -6,6 +6,7 @@
 use crate::interp::{Frame, R};
 use crate::value::{Exc, Val};
 use crate::{Backend, Session};
+use std::rc::Rc;
 use std::time::Instant;
 use tilebook_frontend::SourceFile;
 
@@ -36,8 +37,56 @@ const MAGICS: &[(&str, &str)] = &[
     ("lsmagic", "this list"),
 ];
 
+/// The cell magic on a cell's first line (`%%time`), with its arguments,
+/// and the cell with that line blanked; or the cell unchanged.
+pub(crate) fn split_cell_magic(text: &str) -> (String, Option<(String, String)>) {
+    let first = text.lines().next().unwrap_or("");
+    let Some(rest) = first.trim_start().strip_prefix("%%") else {
+        return (text.to_string(), None);
+    };
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let body = text.split_once('\n').map_or("", |(_, b)| b);
+    (
+        format!("\n{body}"),
+        Some((name.to_string(), args.trim().to_string())),
+    )
+}
+
 impl Session {
+    /// `%%time` and `%%timeit` over a whole cell.
+    pub(crate) fn cell_magic(&mut self, name: &str, _args: &str, file: &Rc<SourceFile>) -> R<()> {
+        match name {
+            "time" => {
+                let t = Instant::now();
+                self.run_parsed(file)?;
+                self.sync_device()?;
+                let text = format!("Wall time: {}\n", fmt_ms(t.elapsed().as_secs_f64() * 1e3));
+                self.emit_stream("stdout", &text);
+                Ok(())
+            }
+            "timeit" => {
+                let mark = self.outputs_len();
+                let times = crate::bench::measure(self, 25.0, 100.0, &mut |s| s.run_parsed(file))?;
+                // What the repetitions printed or displayed is not the cell's output.
+                self.truncate_outputs(mark);
+                self.report_timeit(&times);
+                Ok(())
+            }
+            _ => Err(Exc::new(
+                "UsageError",
+                format!("cell magic `%%{name}` is not available in tilebook; available: %%time, %%timeit"),
+            )),
+        }
+    }
+
     pub(crate) fn magic(&mut self, text: &str) -> R<Val> {
+        if let Some(cell) = text.strip_prefix("%%") {
+            let name = cell.split_whitespace().next().unwrap_or("");
+            return Err(Exc::new(
+                "UsageError",
+                format!("the cell magic `%%{name}` must be the first line of its cell"),
+            ));
+        }
         let body = text.trim_start_matches(['%', '!', '?']);
         let (name, rest) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
         let rest = rest.trim();
@@ -154,7 +203,12 @@ impl Session {
         }
         let times =
             crate::bench::measure(self, 25.0, 100.0, &mut |s| s.run_code(code).map(|_| ()))?;
-        let q = |p| crate::bench::quantile(&times, p);
+        self.report_timeit(&times);
+        Ok(Val::None)
+    }
+
+    fn report_timeit(&mut self, times: &[f64]) {
+        let q = |p| crate::bench::quantile(times, p);
         let how = match self.backend {
             Backend::Cuda(_) => "device events, L2 flushed",
             Backend::Cpu => "wall clock",
@@ -167,7 +221,6 @@ impl Session {
             fmt_ms(q(0.75)),
         );
         self.emit_stream("stdout", &text);
-        Ok(Val::None)
     }
 
     fn magic_stage(&mut self, stage: &str, arg: &str) -> R<Val> {
