@@ -143,6 +143,7 @@ fn run(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    session.on_progress = tilebook_session::terminal_progress();
     let mut failed = false;
     for (name, src) in cells {
         let r = session.run_cell_named(&src, &name);

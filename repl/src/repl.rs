@@ -17,6 +17,7 @@ pub fn run() -> ExitCode {
         );
     }
     let mut session = Session::new();
+    session.on_progress = tilebook_session::terminal_progress();
     let stdin = std::io::stdin();
     let mut cell = String::new();
     let prompt = |cont: bool| {

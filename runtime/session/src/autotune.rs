@@ -369,6 +369,13 @@ fn tune(
         for (v, old) in restore.iter().zip(&saved) {
             method(s, v, "copy_", vec![old.clone()])?;
         }
+        if start.elapsed().as_secs_f64() > 1.0 {
+            let done = i + 1 == preps.len();
+            s.progress(
+                &format!("autotune {name}: {}/{} configs", i + 1, preps.len()),
+                done,
+            );
+        }
         match result {
             Ok(ms) => timings.push((ms, i)),
             // An interrupt or a lost GPU ends tuning; a config that does

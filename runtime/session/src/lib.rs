@@ -113,6 +113,24 @@ pub enum Backend {
 /// A front end's progress display: `(message, done)`.
 pub type ProgressSink = Box<dyn FnMut(&str, bool)>;
 
+/// A progress line on stderr for terminals (rewritten in place, erased when
+/// done); `None` when stderr is not a terminal.
+pub fn terminal_progress() -> Option<ProgressSink> {
+    use std::io::{IsTerminal, Write};
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    Some(Box::new(|msg: &str, done: bool| {
+        let mut e = std::io::stderr();
+        let _ = if done {
+            write!(e, "\r\x1b[2K")
+        } else {
+            write!(e, "\r\x1b[2K{msg}")
+        };
+        let _ = e.flush();
+    }))
+}
+
 pub struct Session {
     pub globals: Scope,
     pub(crate) depth: usize,
