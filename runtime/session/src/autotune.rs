@@ -233,6 +233,31 @@ fn method(s: &mut Session, t: &Val, name: &str, args: Vec<Val>) -> R<Val> {
     crate::methods::call_method(s, t, name, args, vec![])
 }
 
+/// The call's arguments by parameter name (defaults filled in), as the
+/// tuning key, pruning and `reset_to_zero` see them. Binding errors are left
+/// to `prepare`, which reports them.
+fn call_named(k: &KernelObj, args: &[Val], kwargs: &[(String, Val)]) -> Vec<(String, Val)> {
+    let jit = k.jit.borrow();
+    let defaults = k.defaults.borrow();
+    jit.params
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let v = args
+                .get(i)
+                .cloned()
+                .or_else(|| {
+                    kwargs
+                        .iter()
+                        .find(|(n, _)| *n == p.name)
+                        .map(|(_, v)| v.clone())
+                })
+                .or_else(|| defaults.get(&p.name).cloned())?;
+            Some((p.name.clone(), v))
+        })
+        .collect()
+}
+
 /// `kernel[grid](...)` of an autotuned kernel.
 pub fn launch_tuned(
     s: &mut Session,
@@ -244,19 +269,12 @@ pub fn launch_tuned(
     let Some(t) = k.autotune.borrow().clone() else {
         return Err(Exc::new("InternalError", "launch_tuned without a tuner"));
     };
-    // Bind once with the first config to learn the arguments by name.
-    let first = prepare(
-        s,
-        k,
-        grid,
-        args.clone(),
-        with_config(&kwargs, &t.configs[0])?,
-    )?;
-    let key = tuning_key(&t, &first.named);
+    let named = call_named(k, &args, &kwargs);
+    let key = tuning_key(&t, &named);
     let cached = t.cache.borrow().get(&key).cloned();
     let best = match cached {
         Some(c) => c,
-        None => tune(s, k, &t, grid, &args, &kwargs, &first.named)?,
+        None => tune(s, k, &t, grid, &args, &kwargs, &named)?,
     };
     *t.best.borrow_mut() = Some(best.clone());
     let p = prepare(s, k, grid, args, with_config(&kwargs, &best)?)?;

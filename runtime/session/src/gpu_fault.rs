@@ -61,8 +61,10 @@ impl Session {
         // old context (`rebuild` marks it lost, so dropping them leaks them).
         self.l2_flush = None;
         let rebuilt = g.rebuild();
-        self.launch_log
-            .retain(|l| !matches!(l.time, crate::timing::Time::Gpu(..)));
+        for r in &mut self.launch_log {
+            r.times
+                .retain(|t| !matches!(t, crate::timing::Time::Gpu(..)));
+        }
         match rebuilt {
             Ok(fresh) => {
                 self.backend = Backend::Cuda(Rc::new(fresh));

@@ -213,8 +213,6 @@ pub(crate) struct Prepared {
     signature: String,
     grid: [u32; 3],
     args: Vec<KernelArg>,
-    /// Every argument by name: parameters, then meta-parameters.
-    pub named: Vec<(String, Val)>,
 }
 
 /// `kernel[grid](args..., **kwargs)`.
@@ -430,7 +428,6 @@ pub(crate) fn prepare(
         signature,
         grid,
         args,
-        named,
     })
 }
 
@@ -583,12 +580,11 @@ pub(crate) fn run(s: &mut Session, k: &Rc<KernelObj>, p: &Prepared, compiled: &C
     let r = launch_on(s, &jit, compiled, &gpu, grid, args);
     if r.is_ok() {
         let time = match (mark, &gpu) {
-            (Some(a), Some(g)) => match g.mark() {
-                Ok(b) => crate::timing::Time::Gpu(a, b),
-                Err(_) => crate::timing::Time::Untimed,
-            },
-            (_, None) => crate::timing::Time::Wall(started.elapsed().as_secs_f64() * 1e3),
-            _ => crate::timing::Time::Untimed,
+            (Some(a), Some(g)) => g.mark().ok().map(|b| crate::timing::Time::Gpu(a, b)),
+            (_, None) => Some(crate::timing::Time::Wall(
+                started.elapsed().as_secs_f64() * 1e3,
+            )),
+            _ => None,
         };
         s.log_launch(&jit.name, grid, compile_s, time);
     }

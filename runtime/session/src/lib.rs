@@ -162,8 +162,10 @@ pub struct Session {
     pub timing: bool,
     /// Nesting depth of measurement loops (their launches are not logged).
     pub(crate) measuring: usize,
-    /// The current cell's launches, for the footer.
-    pub(crate) launch_log: Vec<timing::Launch>,
+    /// The current cell's launches per kernel, for the footer.
+    pub(crate) launch_log: Vec<timing::KernelLaunches>,
+    /// How many of them carry a time (capped per cell).
+    pub(crate) timed_launches: usize,
 }
 
 impl Default for Session {
@@ -194,6 +196,7 @@ impl Session {
             timing: true,
             measuring: 0,
             launch_log: vec![],
+            timed_launches: 0,
         }
     }
 
@@ -377,6 +380,7 @@ impl Session {
             self.timing_footer()
         } else {
             self.launch_log.clear();
+            self.timed_launches = 0;
             None
         };
         if let Some(text) = footer {

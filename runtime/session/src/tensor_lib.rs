@@ -308,17 +308,19 @@ pub(crate) fn softmax_call(t: &Tensor, dim: i64) -> R<Val> {
     Ok(Val::tensor(softmax(t, dim)?))
 }
 
+/// `rtol=` and `atol=` of `allclose`/`isclose`, with torch's defaults.
+pub(crate) fn tolerances(a: &Args) -> R<(f64, f64)> {
+    let get = |n: &str, d: f64| {
+        a.kw(n)
+            .map(|v| to_f64(&v))
+            .transpose()
+            .map(|v| v.unwrap_or(d))
+    };
+    Ok((get("rtol", 1e-5)?, get("atol", 1e-8)?))
+}
+
 pub(crate) fn allclose_call(x: &Tensor, y: &Tensor, a: &Args) -> R<bool> {
-    let rtol = a
-        .kw("rtol")
-        .map(|v| to_f64(&v))
-        .transpose()?
-        .unwrap_or(1e-5);
-    let atol = a
-        .kw("atol")
-        .map(|v| to_f64(&v))
-        .transpose()?
-        .unwrap_or(1e-8);
+    let (rtol, atol) = tolerances(a)?;
     allclose(x, y, rtol, atol)
 }
 

@@ -8,22 +8,24 @@
 use crate::{Backend, Session};
 use tilebook_cuda::Mark;
 
-/// At most this many launches per cell get device events; later ones are
-/// counted without a time (a loop of launches stays cheap).
+/// At most this many launches per cell get a time (device events, or wall
+/// time on the CPU); later ones are only counted, so a loop of launches
+/// stays cheap.
 const TIMED_PER_CELL: usize = 256;
 
-/// One launch of the cell.
-pub(crate) struct Launch {
+/// One kernel's launches in the current cell, gathered as they happen (a
+/// loop of a million launches adds no entries, only counts).
+pub(crate) struct KernelLaunches {
     pub name: String,
+    pub launches: usize,
     pub grid: [u32; 3],
     pub compile_s: f64,
-    pub time: Time,
+    pub times: Vec<Time>,
 }
 
 pub(crate) enum Time {
     Gpu(Mark, Mark),
     Wall(f64),
-    Untimed,
 }
 
 impl Session {
@@ -34,7 +36,7 @@ impl Session {
 
     /// A start mark for a launch, when the footer wants one.
     pub(crate) fn launch_mark(&self) -> Option<Mark> {
-        if !self.logging_launches() || self.launch_log.len() >= TIMED_PER_CELL {
+        if !self.logging_launches() || self.timed_launches >= TIMED_PER_CELL {
             return None;
         }
         match &self.backend {
@@ -43,72 +45,84 @@ impl Session {
         }
     }
 
-    pub(crate) fn log_launch(&mut self, name: &str, grid: [u32; 3], compile_s: f64, time: Time) {
-        if self.logging_launches() {
-            self.launch_log.push(Launch {
-                name: name.to_string(),
-                grid,
-                compile_s,
-                time,
-            });
+    pub(crate) fn log_launch(
+        &mut self,
+        name: &str,
+        grid: [u32; 3],
+        compile_s: f64,
+        time: Option<Time>,
+    ) {
+        if !self.logging_launches() {
+            return;
+        }
+        let i = match self.launch_log.iter().position(|r| r.name == name) {
+            Some(i) => i,
+            None => {
+                self.launch_log.push(KernelLaunches {
+                    name: name.to_string(),
+                    launches: 0,
+                    grid,
+                    compile_s: 0.0,
+                    times: vec![],
+                });
+                self.launch_log.len() - 1
+            }
+        };
+        let r = &mut self.launch_log[i];
+        r.launches += 1;
+        r.grid = grid;
+        r.compile_s += compile_s;
+        if let Some(t) = time.filter(|_| self.timed_launches < TIMED_PER_CELL) {
+            self.timed_launches += 1;
+            r.times.push(t);
         }
     }
 
     /// The footer lines for the cell that just ran, clearing the log.
     pub(crate) fn timing_footer(&mut self) -> Option<String> {
         let log = std::mem::take(&mut self.launch_log);
+        self.timed_launches = 0;
         if log.is_empty() {
             return None;
         }
-        // (name, launches, last grid, timed launches, ms, compile s), in first-launch order.
-        let mut rows: Vec<(String, usize, [u32; 3], usize, f64, f64)> = vec![];
         let gpu = match &self.backend {
             Backend::Cuda(g) => Some(g.clone()),
             Backend::Cpu => None,
         };
-        for l in log {
-            let ms = match (&l.time, &gpu) {
-                (Time::Gpu(a, b), Some(g)) => g.elapsed_ms(a, b).ok().map(f64::from),
-                (Time::Wall(ms), _) => Some(*ms),
-                _ => None,
-            };
-            let i = match rows.iter().position(|r| r.0 == l.name) {
-                Some(i) => i,
-                None => {
-                    rows.push((l.name.clone(), 0, l.grid, 0, 0.0, 0.0));
-                    rows.len() - 1
-                }
-            };
-            let r = &mut rows[i];
-            r.1 += 1;
-            r.2 = l.grid;
-            if let Some(ms) = ms {
-                r.3 += 1;
-                r.4 += ms;
-            }
-            r.5 += l.compile_s;
-        }
         let clock = if gpu.is_some() { "GPU" } else { "CPU wall" };
-        let lines: Vec<String> = rows
+        let lines: Vec<String> = log
             .iter()
-            .map(|(name, n, grid, timed, ms, compile)| {
-                let grid = format!("({}, {}, {})", grid[0], grid[1], grid[2]);
-                let times = if *n == 1 {
+            .map(|r| {
+                let ms: Vec<f64> = r
+                    .times
+                    .iter()
+                    .filter_map(|t| match (t, &gpu) {
+                        (Time::Gpu(a, b), Some(g)) => g.elapsed_ms(a, b).ok().map(f64::from),
+                        (Time::Wall(ms), _) => Some(*ms),
+                        _ => None,
+                    })
+                    .collect();
+                let total: f64 = ms.iter().sum();
+                let g = r.grid;
+                let times = if r.launches == 1 {
                     String::new()
                 } else {
-                    format!(" x{n}")
+                    format!(" x{}", r.launches)
                 };
-                let time = match timed {
+                let time = match ms.len() {
                     0 => "untimed".to_string(),
-                    t if t == n => format!("{ms:.3} ms {clock}"),
-                    t => format!("{ms:.3} ms {clock} (first {t} timed)"),
+                    t if t == r.launches => format!("{total:.3} ms {clock}"),
+                    t => format!("{total:.3} ms {clock} (first {t} timed)"),
                 };
-                let compiled = match *compile {
+                let compiled = match r.compile_s {
                     c if c >= 1.0 => format!(", compiled in {c:.2} s"),
                     c if c > 0.0 => format!(", compiled in {:.1} ms", c * 1e3),
                     _ => String::new(),
                 };
-                format!("[{name}] grid {grid}{times}: {time}{compiled}")
+                format!(
+                    "[{}] grid ({}, {}, {}){times}: {time}{compiled}",
+                    r.name, g[0], g[1], g[2]
+                )
             })
             .collect();
         Some(lines.join("\n"))

@@ -179,16 +179,7 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
         "torch.isclose" => {
             let x = tensor_arg(&a.req(0, "input")?, name)?;
             let y = tensor_arg(&a.req(1, "other")?, name)?;
-            let rtol = a
-                .kw("rtol")
-                .map(|v| to_f64(&v))
-                .transpose()?
-                .unwrap_or(1e-5);
-            let atol = a
-                .kw("atol")
-                .map(|v| to_f64(&v))
-                .transpose()?
-                .unwrap_or(1e-8);
+            let (rtol, atol) = crate::tensor_lib::tolerances(&a)?;
             let vals: Vec<Scalar> = x
                 .values_f64()
                 .iter()
