@@ -570,7 +570,9 @@ pub(crate) fn run(s: &mut Session, k: &Rc<KernelObj>, p: &Prepared, compiled: &C
     if total == 0 {
         return Ok(Val::None);
     }
-    let compile_s = if compiled.fresh.replace(false) {
+    // Launches inside measurements (autotuning's included) leave the compile
+    // time for the cell's own first launch to report.
+    let compile_s = if s.logging_launches() && compiled.fresh.replace(false) {
         compiled.compile_seconds
     } else {
         0.0
