@@ -4,11 +4,13 @@
 use tilebook_session::{CellResult, Session};
 
 /// A session that does not print the CPU-backend note or the timing
-/// footer (keeps outputs exact).
+/// footer (keeps outputs exact), with no disk cache (each test compiles
+/// what it runs; `disk_cache.rs` tests the cache itself).
 pub fn session() -> Session {
     let mut s = Session::new();
     s.announce = false;
     s.timing = false;
+    s.disk = None;
     s
 }
 

@@ -114,3 +114,94 @@ fn cell_magics_time_and_timeit_a_whole_cell() {
         r.text()
     );
 }
+
+#[test]
+fn help_and_question_marks_document_builtins_kernels_and_values() {
+    let mut s = session();
+    ok(&mut s, KERNEL);
+    let out = ok(&mut s, "help(tl.load)");
+    assert!(out.starts_with("tl.load(pointer, mask=None"), "{out}");
+    assert!(out.contains("Where mask is False"), "{out}");
+    assert_eq!(ok(&mut s, "tl.arange?"), ok(&mut s, "?tl.arange"));
+    assert!(ok(&mut s, "triton.testing.do_bench?").contains("L2 cache flushed"));
+    // A kernel: its parameters, then its specializations once compiled.
+    let out = ok(&mut s, "inc?");
+    assert!(
+        out.contains("@triton.jit kernel inc(x_ptr, n, B: tl.constexpr)")
+            && out.contains("Compiled specializations: none yet"),
+        "{out}"
+    );
+    ok(&mut s, "inc[(1,)](x, 10, B=16)");
+    let out = ok(&mut s, "inc?");
+    assert!(
+        out.contains("Compiled specializations (1):")
+            && out
+                .contains("[x_ptr: *fp32:16, n: i32, B=16]  CPU backend, num_warps=4; compiled in"),
+        "{out}"
+    );
+    // `??` adds the source.
+    assert!(ok(&mut s, "inc??").contains("tl.store(x_ptr + o"));
+    let out = ok(&mut s, "x?");
+    assert_eq!(
+        out,
+        "x: tensor of shape [10], dtype torch.float32, device 'cuda:0'\n"
+    );
+    let out = ok(&mut s, "def f(a, b=2):\n    return a + b\nf??");
+    assert_eq!(out, "def f(a, b=...)\ndef f(a, b=2):\n    return a + b\n");
+    let r = s.run_cell("nothing_here?");
+    assert_eq!(r.error().map(|e| e.0), Some("NameError"));
+}
+
+#[test]
+fn cache_config_env_and_load_magics() {
+    let mut s = session();
+    ok(&mut s, KERNEL);
+    ok(&mut s, "inc[(1,)](x, 10, B=16)");
+    let out = ok(&mut s, "%cache");
+    assert!(
+        out.contains("inc: 1 specialization(s)") && out.contains("On disk: off"),
+        "{out}"
+    );
+    ok(&mut s, "%cache clear");
+    assert!(ok(&mut s, "%cache info").contains("inc: 0 specialization(s)"));
+
+    // %config sets launch defaults: the next launch compiles for 8 warps.
+    assert!(ok(&mut s, "%config").contains("num_warps = 4"));
+    ok(&mut s, "%config num_warps=8");
+    ok(&mut s, "inc[(1,)](x, 10, B=16)");
+    assert!(ok(&mut s, "inc?").contains("num_warps=8"));
+    let c = ok(&mut s, "print(inc.warmup(x, 10, B=16).metadata.num_warps)");
+    assert_eq!(c, "8\n");
+    let r = s.run_cell("%config num_warps=3");
+    assert!(!r.ok && r.text().contains("power of two"), "{}", r.text());
+
+    assert_eq!(
+        ok(&mut s, "%env TILEBOOK_TEST_MAGIC=abc"),
+        "env: TILEBOOK_TEST_MAGIC=abc\n"
+    );
+    assert_eq!(ok(&mut s, "%env TILEBOOK_TEST_MAGIC"), "abc\n");
+
+    // %load asks the front end to put the file in the next cell.
+    let path = std::env::temp_dir().join(format!("tilebook-load-{}.py", std::process::id()));
+    std::fs::write(&path, "y = 41 + 1\n").unwrap();
+    let r = s.run_cell(&format!("%load {}", path.display()));
+    assert!(r.ok);
+    let next: Vec<_> = r
+        .outputs
+        .iter()
+        .filter_map(|o| match o {
+            tilebook_session::Output::NextInput { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        next,
+        vec![format!("# %load {}\ny = 41 + 1\n", path.display())]
+    );
+    let _ = std::fs::remove_file(&path);
+    let out = ok(&mut s, "%lsmagic");
+    for m in ["%cache", "%config", "%env", "%load", "%help", "%%timeit"] {
+        assert!(out.contains(m), "{m} missing from {out}");
+    }
+    assert!(ok(&mut s, "%device cpu").contains("(cpu)"));
+}

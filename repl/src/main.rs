@@ -85,6 +85,7 @@ fn print_outputs(outputs: &[Output]) {
                 }
             }
             Output::Error { rendered, .. } => eprint!("{rendered}"),
+            Output::NextInput { .. } => {}
         }
     }
     let _ = std::io::stdout().flush();
@@ -145,9 +146,16 @@ fn run(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
     };
     session.on_progress = tilebook_session::terminal_progress();
     let mut failed = false;
-    for (name, src) in cells {
+    let mut queue: std::collections::VecDeque<(String, String)> = cells.into();
+    while let Some((name, src)) = queue.pop_front() {
         let r = session.run_cell_named(&src, &name);
         print_outputs(&r.outputs);
+        // `%load`: nobody is there to edit the loaded text, so it runs next.
+        for o in r.outputs.iter().rev() {
+            if let Output::NextInput { text } = o {
+                queue.push_front((format!("{name} (%load)"), text.clone()));
+            }
+        }
         if !r.ok {
             failed = true;
             if !keep_going {

@@ -96,6 +96,22 @@ fn wgmma_allowed(options: &GpuOptions) -> bool {
         && std::env::var("TILEBOOK_WGMMA").map_or(true, |v| v != "0")
 }
 
+/// The environment variables that change generated code, with their values
+/// (part of every on-disk cache key, so a changed knob never loads code
+/// built under another setting).
+pub fn env_settings() -> String {
+    [
+        "TILEBOOK_FP8_MMA",
+        "TILEBOOK_WGMMA",
+        "TILEBOOK_LLVM_PASSES",
+        "TILEBOOK_CODEGEN_OPT",
+    ]
+    .iter()
+    .map(|n| format!("{n}={}", std::env::var(n).unwrap_or_default()))
+    .collect::<Vec<_>>()
+    .join(",")
+}
+
 /// The compute capability of an `sm_XY[a]` name (90 for `sm_90a`).
 fn sm_number(arch: &str) -> u32 {
     arch.trim_start_matches("sm_")

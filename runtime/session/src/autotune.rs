@@ -272,14 +272,44 @@ pub fn launch_tuned(
     let named = call_named(k, &args, &kwargs);
     let key = tuning_key(&t, &named);
     let cached = t.cache.borrow().get(&key).cloned();
-    let best = match cached {
+    let best = match cached.or_else(|| from_disk(s, k, &t, &key)) {
         Some(c) => c,
-        None => tune(s, k, &t, grid, &args, &kwargs, &named)?,
+        None => {
+            let best = tune(s, k, &t, grid, &args, &kwargs, &named)?;
+            if let Some(disk) = &s.disk {
+                disk.store_tuning(&disk_key(s, k, &t, &key), &text(&best));
+            }
+            best
+        }
     };
     *t.best.borrow_mut() = Some(best.clone());
     let p = prepare(s, k, grid, args, with_config(&kwargs, &best)?)?;
     let c = crate::kernels::compiled(s, k, &p)?;
     run(s, k, &p, &c)
+}
+
+/// The on-disk key of a tuning result: the kernel (source, the functions and
+/// constants it names), the configs offered, the tuning key and the device.
+fn disk_key(s: &Session, k: &KernelObj, t: &Autotuner, key: &str) -> String {
+    let configs: Vec<String> = t.configs.iter().map(text).collect();
+    let device = match &s.backend {
+        crate::Backend::Cuda(g) => format!("{} {}", g.name, g.arch),
+        crate::Backend::Cpu => "cpu".into(),
+    };
+    crate::disk_cache::DiskCache::kernel_key(&format!(
+        "autotune|{}|{}|{key}|{device}",
+        crate::kernels::source_key(s, &k.jit.borrow()),
+        configs.join(";")
+    ))
+}
+
+/// The best config stored on disk for this key, when it is still one of the
+/// kernel's configs (remembered in memory too).
+fn from_disk(s: &Session, k: &KernelObj, t: &Autotuner, key: &str) -> Option<Rc<Config>> {
+    let best = s.disk.as_ref()?.load_tuning(&disk_key(s, k, t, key))?;
+    let c = t.configs.iter().find(|c| text(c) == best)?.clone();
+    t.cache.borrow_mut().insert(key.to_string(), c.clone());
+    Some(c)
 }
 
 /// The configs left after `prune_configs_by`.

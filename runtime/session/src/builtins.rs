@@ -51,6 +51,7 @@ const PY_BUILTINS: &[&str] = &[
     "hex",
     "ord",
     "chr",
+    "help",
 ];
 
 const EXCEPTIONS: &[&str] = &[
@@ -563,6 +564,14 @@ pub fn call_builtin(s: &mut Session, name: &str, pos: Vec<Val>, kw: Vec<(String,
         return Ok(Val::Exception(Rc::new(Exc::new(name, msg))));
     }
     match name {
+        "help" => {
+            let text = match a.pos.first() {
+                Some(v) => crate::docs::describe(&v.repr(), v, false),
+                None => crate::docs::builtin_doc("help").unwrap_or_default(),
+            };
+            s.emit_stream("stdout", &text);
+            Ok(Val::None)
+        }
         "print" => {
             let sep = a.kw("sep").map(|v| v.to_str()).unwrap_or(" ".into());
             let end = a.kw("end").map(|v| v.to_str()).unwrap_or("\n".into());

@@ -20,6 +20,8 @@
 pub mod autotune;
 pub mod bench;
 pub mod builtins;
+pub mod disk_cache;
+pub mod docs;
 pub mod format;
 mod gpu_fault;
 pub mod perf;
@@ -53,6 +55,9 @@ pub enum Output {
     Stream { name: String, text: String },
     /// A displayed value as a MIME bundle (`text/plain` always).
     Display { data: Vec<(String, String)> },
+    /// `%load`: text the front end should put in the next cell (IPython's
+    /// `set_next_input`); a script runner runs it as the next cell.
+    NextInput { text: String },
     /// An error: Python's class name, the message, the 1-based line it points
     /// at (in the cell or file the rendered text names), and the rendered traceback.
     Error {
@@ -84,6 +89,7 @@ impl CellResult {
                     }
                 }
                 Output::Error { rendered, .. } => s.push_str(rendered),
+                Output::NextInput { .. } => {}
             }
         }
         s
@@ -166,6 +172,13 @@ pub struct Session {
     pub(crate) launch_log: Vec<timing::KernelLaunches>,
     /// How many of them carry a time (capped per cell).
     pub(crate) timed_launches: usize,
+    /// The GPU while `%device cpu` is in effect (kept for `%device cuda`).
+    parked_gpu: Option<Rc<tilebook_cuda::Gpu>>,
+    /// Launch options a launch does not give (`%config num_warps=8`).
+    pub compile_defaults: tilebook_frontend::kernel::CompileOptions,
+    /// Compiled kernels and tuning results kept across sessions (`None`:
+    /// off, as `TILEBOOK_CACHE=off` asks).
+    pub disk: Option<disk_cache::DiskCache>,
 }
 
 impl Default for Session {
@@ -197,6 +210,9 @@ impl Session {
             measuring: 0,
             launch_log: vec![],
             timed_launches: 0,
+            disk: disk_cache::DiskCache::from_env(),
+            compile_defaults: Default::default(),
+            parked_gpu: None,
         }
     }
 
@@ -219,6 +235,42 @@ impl Session {
             }
         }
         Ok(s)
+    }
+
+    /// `%device cpu|cuda[:0]`: run the following launches on that backend.
+    /// Tensors keep their data: whichever side is stale is brought up to
+    /// date when a launch or the host next touches it.
+    pub fn switch_device(&mut self, device: &str) -> R<()> {
+        match device {
+            "cpu" => {
+                if let Backend::Cuda(g) = std::mem::replace(&mut self.backend, Backend::Cpu) {
+                    g.synchronize().map_err(|e| Exc::new("RuntimeError", e))?;
+                    self.parked_gpu = Some(g);
+                }
+                self.announced = false;
+            }
+            "cuda" | "cuda:0" | "gpu" => {
+                if matches!(self.backend, Backend::Cpu) {
+                    let g = match self.parked_gpu.take() {
+                        Some(g) => g,
+                        None => Rc::new(tilebook_cuda::Gpu::open().map_err(|e| {
+                            Exc::new(
+                                "RuntimeError",
+                                format!("%device cuda: no GPU can be used: {e}"),
+                            )
+                        })?),
+                    };
+                    self.backend = Backend::Cuda(g);
+                }
+            }
+            other => {
+                return Err(Exc::new(
+                    "UsageError",
+                    format!("%device {other}: expected cpu or cuda"),
+                ))
+            }
+        }
+        Ok(())
     }
 
     /// Seconds since the session started.

@@ -27,7 +27,23 @@ const MAGICS: &[(&str, &str)] = &[
         "its SASS and register figures (GPU; needs ptxas and cuobjdump)",
     ),
     ("clif", "its Cranelift IR (CPU backend)"),
-    ("device", "the device kernels run on"),
+    (
+        "device",
+        "the device kernels run on; `%device cpu|cuda` switches",
+    ),
+    (
+        "cache",
+        "`%cache info|clear`: compiled kernels in memory and on disk",
+    ),
+    (
+        "config",
+        "`%config num_warps=8`: launch defaults and session settings",
+    ),
+    (
+        "env",
+        "`%env`, `%env NAME`, `%env NAME=value`: environment variables",
+    ),
+    ("load", "`%load path`: put a file's text in the next cell"),
     (
         "timing",
         "`%timing on|off`: the per-kernel timing footer after cells",
@@ -35,6 +51,10 @@ const MAGICS: &[(&str, &str)] = &[
     ("who", "the names defined in the session"),
     ("reset", "`%reset -f`: clear the namespace"),
     ("lsmagic", "this list"),
+    (
+        "help",
+        "this list; `help(x)`, `x?` and `x??` document a name",
+    ),
 ];
 
 /// The cell magic on a cell's first line (`%%time`), with its arguments,
@@ -87,7 +107,23 @@ impl Session {
                 format!("the cell magic `%%{name}` must be the first line of its cell"),
             ));
         }
-        let body = text.trim_start_matches(['%', '!', '?']);
+        if text.starts_with('!') {
+            return Err(Exc::new(
+                "UsageError",
+                "shell escapes (`!command`) are not available in tilebook",
+            ));
+        }
+        // `x?` and `?x` arrive as `?x`; `x??` as `??x`.
+        if let Some(expr) = text.strip_prefix('?') {
+            let (expr, source) = match expr.strip_prefix('?') {
+                Some(e) => (e, true),
+                None => (expr, false),
+            };
+            let text = crate::docs::help(self, expr.trim(), source)?;
+            self.emit_stream("stdout", &text);
+            return Ok(Val::None);
+        }
+        let body = text.trim_start_matches('%');
         let (name, rest) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
         let rest = rest.trim();
         match name {
@@ -95,8 +131,26 @@ impl Session {
             "timeit" => self.magic_timeit(rest),
             "ir" | "llvm" | "ptx" | "sass" | "clif" => self.magic_stage(name, rest),
             "device" => {
+                if !rest.is_empty() {
+                    self.switch_device(rest)?;
+                }
                 let text = format!("{} ({})\n", self.device_name(), self.backend_name());
                 self.emit_stream("stdout", &text);
+                Ok(Val::None)
+            }
+            "cache" => self.magic_cache(rest),
+            "config" => self.magic_config(rest),
+            "env" => self.magic_env(rest),
+            "load" => {
+                if rest.is_empty() {
+                    return Err(Exc::new("UsageError", "%load needs a file path"));
+                }
+                let text = std::fs::read_to_string(rest).map_err(|e| {
+                    Exc::new("UsageError", format!("%load: cannot read {rest}: {e}"))
+                })?;
+                self.outputs.push(crate::Output::NextInput {
+                    text: format!("# %load {rest}\n{text}"),
+                });
                 Ok(Val::None)
             }
             "timing" => match rest {
@@ -131,11 +185,12 @@ impl Session {
                 "UsageError",
                 "%reset asks no questions in a notebook: write `%reset -f`",
             )),
-            "lsmagic" => {
+            "lsmagic" | "help" => {
                 let mut text = String::from("Line magics:\n");
                 for (n, what) in MAGICS {
                     text.push_str(&format!("  %{n:<8} {what}\n"));
                 }
+                text.push_str("Cell magics:\n  %%time    time the whole cell\n  %%timeit  time the whole cell as do_bench does\n");
                 self.emit_stream("stdout", &text);
                 Ok(Val::None)
             }
@@ -153,9 +208,174 @@ impl Session {
         }
     }
 
+    /// `%cache info` (the default) and `%cache clear`.
+    fn magic_cache(&mut self, arg: &str) -> R<Val> {
+        let kernels: Vec<(String, usize)> = {
+            let g = self.globals.borrow();
+            let mut v: Vec<(String, usize)> = g
+                .iter()
+                .filter_map(|(n, v)| match v {
+                    Val::Kernel(k) => Some((n.clone(), k.cache.borrow().len())),
+                    _ => None,
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        match arg {
+            "" | "info" => {
+                let mut text = String::from("In memory:\n");
+                if kernels.is_empty() {
+                    text.push_str("  no kernels defined\n");
+                }
+                for (n, c) in &kernels {
+                    text.push_str(&format!("  {n}: {c} specialization(s)\n"));
+                }
+                match &self.disk {
+                    Some(d) => {
+                        let u = d.usage();
+                        text.push_str(&format!(
+                            "On disk: {} ({} kernels, {} tuning results, {:.1} MB; this session: {} loaded, {} written)\n",
+                            d.dir.display(),
+                            u.kernels,
+                            u.tunings,
+                            u.bytes as f64 / 1e6,
+                            d.hits.get(),
+                            d.writes.get()
+                        ));
+                    }
+                    None => text.push_str("On disk: off (TILEBOOK_CACHE=off)\n"),
+                }
+                text.push_str(&format!("Compiler: {}\n", crate::disk_cache::COMPILER_ID));
+                self.emit_stream("stdout", &text);
+            }
+            "clear" => {
+                self.clear_memory_caches();
+                if let Some(d) = &self.disk {
+                    d.clear().map_err(|e| {
+                        Exc::new("OSError", format!("%cache clear: {}: {e}", d.dir.display()))
+                    })?;
+                }
+                self.emit_stream("stdout", "Cleared the kernel cache (memory and disk).\n");
+            }
+            other => {
+                return Err(Exc::new(
+                    "UsageError",
+                    format!("%cache {other}: expected `%cache info` or `%cache clear`"),
+                ))
+            }
+        }
+        Ok(Val::None)
+    }
+
+    /// Forget every compiled specialization and tuning result in memory.
+    fn clear_memory_caches(&mut self) {
+        for v in self.globals.borrow().values() {
+            if let Val::Kernel(k) = v {
+                k.cache.borrow_mut().clear();
+                if let Some(t) = k.autotune.borrow().as_ref() {
+                    t.cache.borrow_mut().clear();
+                }
+            }
+        }
+    }
+
+    /// `%config` lists the settings; `%config name=value` sets one.
+    fn magic_config(&mut self, arg: &str) -> R<Val> {
+        if arg.is_empty() {
+            let text = format!(
+                "num_warps = {}    (launch default)\nnum_stages = {}   (launch default)\ntiming = {}       (per-kernel footer)\ncheck_gpu = {}    (run GPU launches on the CPU backend too and compare)\n",
+                self.compile_defaults.num_warps,
+                self.compile_defaults.num_stages,
+                self.timing,
+                self.check_gpu
+            );
+            self.emit_stream("stdout", &text);
+            return Ok(Val::None);
+        }
+        let (name, value) = arg
+            .split_once('=')
+            .map(|(n, v)| (n.trim(), v.trim()))
+            .ok_or_else(|| Exc::new("UsageError", "%config name=value (or %config to list)"))?;
+        let flag = |v: &str| match v {
+            "True" | "true" | "on" | "1" => Ok(true),
+            "False" | "false" | "off" | "0" => Ok(false),
+            _ => Err(Exc::new(
+                "UsageError",
+                format!("%config {name}: expected True or False"),
+            )),
+        };
+        let count = |v: &str| match v.parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(Exc::new(
+                "UsageError",
+                format!("%config {name}: expected a positive integer"),
+            )),
+        };
+        match name {
+            "num_warps" => {
+                let n = count(value)?;
+                if !n.is_power_of_two() || n > 32 {
+                    return Err(Exc::new(
+                        "UsageError",
+                        "num_warps must be a power of two up to 32",
+                    ));
+                }
+                self.compile_defaults.num_warps = n;
+            }
+            "num_stages" => self.compile_defaults.num_stages = count(value)?,
+            "timing" => self.timing = flag(value)?,
+            "check_gpu" => self.check_gpu = flag(value)?,
+            other => {
+                return Err(Exc::new(
+                    "UsageError",
+                    format!(
+                        "%config: no setting `{other}` (num_warps, num_stages, timing, check_gpu)"
+                    ),
+                ))
+            }
+        }
+        Ok(Val::None)
+    }
+
+    /// `%env`: list, show or set environment variables. Setting one that
+    /// changes generated code (`TILEBOOK_*`) drops the in-memory kernels.
+    fn magic_env(&mut self, arg: &str) -> R<Val> {
+        if arg.is_empty() {
+            let mut vars: Vec<(String, String)> = std::env::vars().collect();
+            vars.sort();
+            let text: String = vars.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
+            self.emit_stream("stdout", &text);
+            return Ok(Val::None);
+        }
+        let set = arg
+            .split_once('=')
+            .or_else(|| arg.split_once(char::is_whitespace));
+        match set {
+            Some((name, value)) => {
+                let (name, value) = (name.trim(), value.trim());
+                std::env::set_var(name, value);
+                if name.starts_with("TILEBOOK_") {
+                    self.clear_memory_caches();
+                }
+                self.emit_stream("stdout", &format!("env: {name}={value}\n"));
+            }
+            None => {
+                let v = std::env::var(arg).map_err(|_| {
+                    Exc::new(
+                        "UsageError",
+                        format!("environment does not have key: {arg}"),
+                    )
+                })?;
+                self.emit_stream("stdout", &format!("{v}\n"));
+            }
+        }
+        Ok(Val::None)
+    }
+
     /// Run `code` as statements in the global scope; returns the value of a
     /// final expression.
-    fn run_code(&mut self, code: &str) -> R<Val> {
+    pub(crate) fn run_code(&mut self, code: &str) -> R<Val> {
         let file = SourceFile::new("<magic>", code);
         let stmts = tilebook_frontend::parse::parse_cell(&file)
             .map_err(|d| Exc::new(&d.kind, d.message.clone()))?;

@@ -20,6 +20,8 @@ pub(crate) struct KernelLaunches {
     pub launches: usize,
     pub grid: [u32; 3],
     pub compile_s: f64,
+    /// Seconds spent loading specializations from the disk cache.
+    pub load_s: f64,
     pub times: Vec<Time>,
 }
 
@@ -50,6 +52,7 @@ impl Session {
         name: &str,
         grid: [u32; 3],
         compile_s: f64,
+        from_disk: bool,
         time: Option<Time>,
     ) {
         if !self.logging_launches() {
@@ -63,6 +66,7 @@ impl Session {
                     launches: 0,
                     grid,
                     compile_s: 0.0,
+                    load_s: 0.0,
                     times: vec![],
                 });
                 self.launch_log.len() - 1
@@ -71,7 +75,11 @@ impl Session {
         let r = &mut self.launch_log[i];
         r.launches += 1;
         r.grid = grid;
-        r.compile_s += compile_s;
+        if from_disk {
+            r.load_s += compile_s;
+        } else {
+            r.compile_s += compile_s;
+        }
         if let Some(t) = time.filter(|_| self.timed_launches < TIMED_PER_CELL) {
             self.timed_launches += 1;
             r.times.push(t);
@@ -114,11 +122,13 @@ impl Session {
                     t if t == r.launches => format!("{total:.3} ms {clock}"),
                     t => format!("{total:.3} ms {clock} (first {t} timed)"),
                 };
-                let compiled = match r.compile_s {
-                    c if c >= 1.0 => format!(", compiled in {c:.2} s"),
-                    c if c > 0.0 => format!(", compiled in {:.1} ms", c * 1e3),
+                let seconds = |what: &str, c: f64| match c {
+                    c if c >= 1.0 => format!(", {what} in {c:.2} s"),
+                    c if c > 0.0 => format!(", {what} in {:.1} ms", c * 1e3),
                     _ => String::new(),
                 };
+                let compiled = seconds("compiled", r.compile_s)
+                    + &seconds("loaded from the disk cache", r.load_s);
                 format!(
                     "[{}] grid ({}, {}, {}){times}: {time}{compiled}",
                     r.name, g[0], g[1], g[2]

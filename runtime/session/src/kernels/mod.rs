@@ -15,9 +15,12 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Instant;
 use tilebook_cpu::{CpuKernel, CpuOptions, LaunchError};
-use tilebook_frontend::kernel::{
-    lower_kernel, ArgSpec, CompileOptions, ConstVal, Global, Globals, IntSpec, JitFunction,
-};
+mod specialize;
+mod stored;
+pub use specialize::const_of;
+use specialize::SessionGlobals;
+pub(crate) use specialize::{param_list, prepare, source_key, Prepared};
+use tilebook_frontend::kernel::{lower_kernel, JitFunction};
 use tilebook_frontend::{Diagnostic, Span};
 use tilebook_tir::DType;
 
@@ -36,6 +39,10 @@ pub struct Compiled {
     pub fresh: Cell<bool>,
     /// Seconds per stage, front end to loaded module (`kernel.stages`).
     pub stages: Vec<(&'static str, f64)>,
+    /// Loaded from the disk cache instead of compiled in this session.
+    pub from_disk: bool,
+    /// The launch's `num_warps` (the CPU backend reports it as given).
+    pub num_warps: u32,
 }
 
 /// A `@triton.jit` function as the session holds it.
@@ -87,134 +94,6 @@ impl KernelObj {
     }
 }
 
-/// The session's globals as kernels see them.
-struct SessionGlobals<'a> {
-    s: &'a Session,
-}
-
-impl Globals for SessionGlobals<'_> {
-    fn global(&self, name: &str) -> Option<Global> {
-        let v = self.s.globals.borrow().get(name).cloned()?;
-        Some(match v {
-            Val::Module(m) => match &*m {
-                "tl" | "tl.math" | "triton" | "math" => Global::Module(m.to_string()),
-                other => Global::Other(format!("module '{other}'")),
-            },
-            other => match const_of(&other) {
-                Some(c) => Global::Const(c),
-                None => Global::Other(other.type_name()),
-            },
-        })
-    }
-}
-
-/// A host value as a kernel constexpr.
-pub fn const_of(v: &Val) -> Option<ConstVal> {
-    Some(match v {
-        Val::None => ConstVal::None,
-        Val::Bool(b) => ConstVal::Bool(*b),
-        Val::Int(i) => ConstVal::Int(*i),
-        Val::Float(f) => ConstVal::Float(*f),
-        Val::Str(s) => ConstVal::Str(s.to_string()),
-        Val::DType(d, _) => ConstVal::DType(*d),
-        Val::Kernel(k) => ConstVal::Func(k.jit.borrow().clone()),
-        Val::Tuple(t) => ConstVal::Tuple(t.iter().map(const_of).collect::<Option<_>>()?),
-        _ => return None,
-    })
-}
-
-fn grid_dims(s: &mut Session, grid: &Val, meta: &[(String, Val)]) -> R<[u32; 3]> {
-    let g = match grid {
-        Val::Func(_) | Val::Builtin(_) => {
-            let dict = Val::Dict(Rc::new(RefCell::new(
-                meta.iter().map(|(k, v)| (Val::str(k), v.clone())).collect(),
-            )));
-            s.call(grid, vec![dict], vec![])?
-        }
-        other => other.clone(),
-    };
-    let items = match &g {
-        Val::Tuple(t) => t.to_vec(),
-        Val::List(l) => l.borrow().clone(),
-        Val::Int(_) => vec![g.clone()],
-        other => {
-            return Err(Exc::type_error(format!(
-            "a launch grid must be a tuple of 1 to 3 ints (or a function returning one), got {}",
-            other.type_name()
-        )))
-        }
-    };
-    if items.is_empty() || items.len() > 3 {
-        return Err(Exc::value_error(format!(
-            "a launch grid has 1 to 3 dimensions, got {}",
-            items.len()
-        )));
-    }
-    let mut dims = [1u32; 3];
-    for (i, it) in items.iter().enumerate() {
-        let n = crate::builtins::to_int(it).map_err(|_| {
-            Exc::type_error(format!(
-                "grid dimension {i} must be an int, got {}",
-                it.type_name()
-            ))
-        })?;
-        if !(0..=i32::MAX as i64).contains(&n) {
-            return Err(Exc::value_error(format!(
-                "grid dimension {i} is {n}; it must be between 0 and 2^31-1"
-            )));
-        }
-        dims[i] = n as u32;
-    }
-    Ok(dims)
-}
-
-/// Cache key part for the kernel's source and the @jit functions it calls.
-fn source_key(s: &Session, jit: &JitFunction) -> String {
-    let mut key = jit.text.clone();
-    let mut seen = vec![jit.name.clone()];
-    let mut queue = vec![jit.text.clone()];
-    while let Some(text) = queue.pop() {
-        for (name, v) in s.globals.borrow().iter() {
-            if let Val::Kernel(k) = v {
-                if seen.contains(name) || !contains_word(&text, name) {
-                    continue;
-                }
-                seen.push(name.clone());
-                let t = k.jit.borrow().text.clone();
-                key.push_str(&t);
-                queue.push(t);
-            }
-        }
-    }
-    key
-}
-
-fn contains_word(text: &str, w: &str) -> bool {
-    text.match_indices(w).any(|(i, _)| {
-        let before = text[..i]
-            .chars()
-            .last()
-            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-        let after = text[i + w.len()..]
-            .chars()
-            .next()
-            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-        before && after
-    })
-}
-
-/// Launch `k[grid](args, kwargs)`.
-/// A launch with its arguments bound and its specialization derived.
-pub(crate) struct Prepared {
-    key: String,
-    specs: Vec<ArgSpec>,
-    meta: Vec<(String, ConstVal)>,
-    options: CompileOptions,
-    signature: String,
-    grid: [u32; 3],
-    args: Vec<KernelArg>,
-}
-
 /// `kernel[grid](args..., **kwargs)`.
 pub fn launch(
     s: &mut Session,
@@ -231,227 +110,6 @@ pub fn launch(
     run(s, k, &p, &c)
 }
 
-/// Bind the arguments (applying `@triton.heuristics`), evaluate the grid
-/// and derive the specialization and its cache key.
-pub(crate) fn prepare(
-    s: &mut Session,
-    k: &Rc<KernelObj>,
-    grid: &Val,
-    args: Vec<Val>,
-    kwargs: Vec<(String, Val)>,
-) -> R<Prepared> {
-    let jit = k.jit.borrow().clone();
-    let mut options = CompileOptions::default();
-    let mut bound: Vec<Option<Val>> = vec![None; jit.params.len()];
-    if args.len() > jit.params.len() {
-        return Err(Exc::type_error(format!(
-            "{}() takes {} arguments but {} were given",
-            jit.name,
-            jit.params.len(),
-            args.len()
-        )));
-    }
-    for (i, a) in args.into_iter().enumerate() {
-        bound[i] = Some(a);
-    }
-    let mut meta = vec![];
-    for (name, v) in kwargs {
-        match jit.param_index(&name) {
-            Some(i) => {
-                if bound[i].is_some() {
-                    return Err(Exc::type_error(format!(
-                        "{}() got multiple values for argument '{name}'",
-                        jit.name
-                    )));
-                }
-                bound[i] = Some(v);
-            }
-            None => match name.as_str() {
-                "num_warps" => options.num_warps = crate::builtins::to_int(&v)? as u32,
-                "num_stages" => options.num_stages = crate::builtins::to_int(&v)? as u32,
-                "num_ctas"
-                | "maxnreg"
-                | "waves_per_eu"
-                | "matrix_instr_nonkdim"
-                | "enable_fp_fusion"
-                | "kpack"
-                | "stream" => {}
-                _ if jit.meta.is_some() => meta.push((name, v)),
-                _ => {
-                    return Err(Exc::type_error(format!(
-                        "{}() got an unexpected keyword argument '{name}' (parameters: {})",
-                        jit.name,
-                        param_list(&jit)
-                    )))
-                }
-            },
-        }
-    }
-    let defaults = k.defaults.borrow().clone();
-    let heuristics = k.heuristics.borrow().clone();
-    for (i, p) in jit.params.iter().enumerate() {
-        // A heuristic may supply a parameter the call leaves out.
-        if bound[i].is_none() && heuristics.iter().any(|(n, _)| *n == p.name) {
-            bound[i] = Some(defaults.get(&p.name).cloned().unwrap_or(Val::None));
-        }
-        if bound[i].is_none() {
-            bound[i] = Some(defaults.get(&p.name).cloned().ok_or_else(|| {
-                Exc::type_error(format!(
-                    "{}() missing required argument: '{}'",
-                    jit.name, p.name
-                ))
-            })?);
-        }
-    }
-    let mut bound: Vec<Val> = bound.into_iter().map(|b| b.unwrap_or(Val::None)).collect();
-    // Heuristics see every argument by name and set parameters or
-    // meta-parameters, in order.
-    for (name, f) in &heuristics {
-        let named = named_args(&jit, &bound, &meta);
-        let dict = Val::Dict(Rc::new(RefCell::new(
-            named.into_iter().map(|(n, v)| (Val::str(&n), v)).collect(),
-        )));
-        let v = s.call(f, vec![dict], vec![])?;
-        match jit.param_index(name) {
-            Some(i) => bound[i] = v,
-            None => match meta.iter_mut().find(|(n, _)| n == name) {
-                Some(slot) => slot.1 = v,
-                None => meta.push((name.clone(), v)),
-            },
-        }
-    }
-    // The grid function sees every argument by name, meta-parameters included.
-    let named = named_args(&jit, &bound, &meta);
-    let grid = grid_dims(s, grid, &named)?;
-
-    // Specialize. Alignment comes from the view's offset (storage is 64-byte
-    // aligned on both devices), so no host or device copy is touched here.
-    let mut specs = vec![];
-    let mut args: Vec<KernelArg> = vec![];
-    for (p, v) in jit.params.iter().zip(&bound) {
-        let dns = jit.do_not_specialize.contains(&p.name);
-        let spec = if p.constexpr {
-            ArgSpec::Const(const_of(v).ok_or_else(|| {
-                Exc::type_error(format!(
-                    "constexpr parameter `{}` got a {}, which is not a compile-time value",
-                    p.name,
-                    v.type_name()
-                ))
-            })?)
-        } else {
-            match v {
-                Val::Tensor(t) => {
-                    args.push(KernelArg::Tensor(t.clone()));
-                    ArgSpec::Ptr {
-                        dtype: t.dtype,
-                        aligned: (t.offset * t.dtype.size_bytes()) % 16 == 0,
-                    }
-                }
-                Val::Int(i) => {
-                    let i = *i;
-                    let dtype = if i32::try_from(i).is_ok() {
-                        DType::I32
-                    } else {
-                        DType::I64
-                    };
-                    args.push(KernelArg::Int(i, dtype));
-                    let spec = if dns {
-                        IntSpec::None
-                    } else if i == 1 {
-                        IntSpec::One
-                    } else if i % 16 == 0 {
-                        IntSpec::Div16
-                    } else {
-                        IntSpec::None
-                    };
-                    ArgSpec::Int { dtype, spec }
-                }
-                Val::Bool(b) => {
-                    args.push(KernelArg::Int(*b as i64, DType::I1));
-                    ArgSpec::Int {
-                        dtype: DType::I1,
-                        spec: IntSpec::None,
-                    }
-                }
-                Val::Float(f) => {
-                    args.push(KernelArg::Float(*f as f32));
-                    ArgSpec::Float { dtype: DType::F32 }
-                }
-                other => ArgSpec::Const(const_of(other).ok_or_else(|| {
-                    Exc::type_error(format!(
-                        "argument `{}` of {} is a {}, which cannot be passed to a kernel",
-                        p.name,
-                        jit.name,
-                        other.type_name()
-                    ))
-                })?),
-            }
-        };
-        specs.push(spec);
-    }
-    let meta_consts: Vec<(String, ConstVal)> = meta
-        .iter()
-        .map(|(k, v)| {
-            const_of(v).map(|c| (k.clone(), c)).ok_or_else(|| {
-                Exc::type_error(format!("meta parameter `{k}` must be a compile-time value"))
-            })
-        })
-        .collect::<R<_>>()?;
-    let signature = specs
-        .iter()
-        .map(|s| s.to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
-    let gpu = match &s.backend {
-        Backend::Cuda(g) => Some(g.clone()),
-        Backend::Cpu => None,
-    };
-    let key = format!(
-        "{}|{signature}|{}|warps={}|stages={}|{}",
-        source_key(s, &jit),
-        meta_consts
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(","),
-        options.num_warps,
-        options.num_stages,
-        gpu.as_ref()
-            .map(|g| format!("{}#{}", g.arch, g.generation))
-            .unwrap_or_else(|| "cpu".into())
-    );
-    Ok(Prepared {
-        key,
-        specs,
-        meta: meta_consts,
-        options,
-        signature,
-        grid,
-        args,
-    })
-}
-
-/// The parameter names, for messages.
-pub(crate) fn param_list(jit: &JitFunction) -> String {
-    jit.params
-        .iter()
-        .map(|p| p.name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// Parameters by name, then meta-parameters.
-fn named_args(jit: &JitFunction, bound: &[Val], meta: &[(String, Val)]) -> Vec<(String, Val)> {
-    let mut named: Vec<(String, Val)> = jit
-        .params
-        .iter()
-        .map(|p| p.name.clone())
-        .zip(bound.iter().cloned())
-        .collect();
-    named.extend(meta.iter().cloned());
-    named
-}
-
 /// The compiled code of a prepared launch: from the kernel's cache, or
 /// compiled now (and cached).
 pub(crate) fn compiled(s: &mut Session, k: &Rc<KernelObj>, p: &Prepared) -> R<Rc<Compiled>> {
@@ -460,8 +118,17 @@ pub(crate) fn compiled(s: &mut Session, k: &Rc<KernelObj>, p: &Prepared) -> R<Rc
         Some(c) => c,
         None => {
             let jit = k.jit.borrow().clone();
-            let front = front_end(s, &jit, p)?;
-            let c = Rc::new(back_end(s, &jit, p, front, None)?);
+            let (front, built) = match stored::load(s, p) {
+                Some((front, gk)) => {
+                    let built = match (&s.backend, gk) {
+                        (Backend::Cuda(g), Some(gk)) => Some(load_module(&g.loader(), gk)),
+                        _ => None,
+                    };
+                    (front, built)
+                }
+                None => (front_end(s, &jit, p)?, None),
+            };
+            let c = Rc::new(back_end(s, &jit, p, front, built)?);
             remember(s, k, &jit, p, c.clone());
             c
         }
@@ -484,11 +151,16 @@ pub(crate) fn compile_all(
         .iter()
         .map(|p| k.cache.borrow().get(&p.key).cloned().map(Ok))
         .collect();
+    // Fronts with, for disk hits on a GPU, the stored code to load.
     let mut fronts = vec![];
     for (i, p) in preps.iter().enumerate() {
         if out[i].is_none() {
+            if let Some((f, gk)) = stored::load(s, p) {
+                fronts.push((i, f, gk));
+                continue;
+            }
             match front_end(s, &jit, p) {
-                Ok(f) => fronts.push((i, f)),
+                Ok(f) => fronts.push((i, f, None)),
                 Err(e) => out[i] = Some(Err(e)),
             }
         }
@@ -500,17 +172,15 @@ pub(crate) fn compile_all(
     let ptx: Vec<Option<GpuBuilt>> = match &gpu {
         Some((arch, loader)) => std::thread::scope(|scope| {
             let handles: Vec<_> = fronts
-                .iter()
-                .map(|(i, f)| {
+                .iter_mut()
+                .map(|(i, f, stored)| {
                     let opts = &preps[*i].options;
                     let o = tilebook_nvptx::GpuOptions::new(arch, opts.num_warps, opts.num_stages);
                     let kernel = &f.kernel;
-                    scope.spawn(move || {
-                        let gk = tilebook_nvptx::compile(kernel, &o)?;
-                        let t = Instant::now();
-                        let func =
-                            loader.load(&gk.ptx, &gk.name, gk.shared_bytes, 32 * gk.num_warps);
-                        Ok((gk, func, t.elapsed().as_secs_f64()))
+                    let stored = stored.take();
+                    scope.spawn(move || match stored {
+                        Some(gk) => load_module(loader, gk),
+                        None => load_module(loader, tilebook_nvptx::compile(kernel, &o)?),
                     })
                 })
                 .collect();
@@ -526,7 +196,7 @@ pub(crate) fn compile_all(
         }),
         None => fronts.iter().map(|_| None).collect(),
     };
-    for ((i, f), gk) in fronts.into_iter().zip(ptx) {
+    for ((i, f, _), gk) in fronts.into_iter().zip(ptx) {
         let r = back_end(s, &jit, &preps[i], f, gk).map(Rc::new);
         if let Ok(c) = &r {
             remember(s, k, &jit, &preps[i], c.clone());
@@ -588,7 +258,7 @@ pub(crate) fn run(s: &mut Session, k: &Rc<KernelObj>, p: &Prepared, compiled: &C
             )),
             _ => None,
         };
-        s.log_launch(&jit.name, grid, compile_s, time);
+        s.log_launch(&jit.name, grid, compile_s, compiled.from_disk, time);
     }
     r
 }
@@ -648,12 +318,23 @@ type GpuBuilt = Result<
     String,
 >;
 
+/// Load generated code into the GPU context (the driver's JIT runs here).
+fn load_module(loader: &tilebook_cuda::Loader, gk: tilebook_nvptx::GpuKernel) -> GpuBuilt {
+    let t = Instant::now();
+    let func = loader.load(&gk.ptx, &gk.name, gk.shared_bytes, 32 * gk.num_warps);
+    Ok((gk, func, t.elapsed().as_secs_f64()))
+}
+
 /// A specialization through the front end: verified, optimised tile IR.
 pub(crate) struct Front {
     kernel: tilebook_tir::Kernel,
     tir: String,
     start: Instant,
     clock: tilebook_tir::StageClock,
+    /// What `tl.static_print` said (kept for the disk cache).
+    static_out: String,
+    /// Read from the disk cache rather than lowered now.
+    from_disk: bool,
 }
 
 /// Lower, optimise and verify one specialization.
@@ -684,6 +365,8 @@ fn front_end(s: &mut Session, jit: &JitFunction, p: &Prepared) -> R<Front> {
         tir,
         start,
         clock,
+        static_out,
+        from_disk: false,
     })
 }
 
@@ -702,6 +385,8 @@ fn back_end(
         tir,
         start,
         mut clock,
+        static_out,
+        from_disk,
     } = front;
     let options = &p.options;
     let gpu = match &s.backend {
@@ -762,7 +447,7 @@ fn back_end(
             Some((gk, f))
         }
     };
-    Ok(Compiled {
+    let c = Compiled {
         key: p.key.clone(),
         signature: p.signature.clone(),
         tir,
@@ -771,7 +456,13 @@ fn back_end(
         compile_seconds: start.elapsed().as_secs_f64(),
         fresh: Cell::new(true),
         stages: clock.laps,
-    })
+        from_disk,
+        num_warps: p.options.num_warps,
+    };
+    if !from_disk {
+        stored::store(s, p, &jit.name, &c, &static_out);
+    }
+    Ok(c)
 }
 
 fn run_cpu(jit: &JitFunction, c: &Compiled, grid: [u32; 3], args: &[KernelArg]) -> R<String> {
@@ -1097,7 +788,7 @@ fn compiled_object(k: &Rc<KernelObj>, c: &Compiled) -> Val {
                 asm.push((Val::str("clif"), Val::str(&cpu.clif)));
                 frame = cpu.frame_bytes() as u32;
             }
-            (32, 0, frame.max(1), 4)
+            (32, 0, frame.max(1), c.num_warps)
         }
     };
     let metadata = Val::object(

@@ -1,0 +1,190 @@
+//! Documentation for `help(x)`, `x?` and `x??` (and, later, Jupyter's
+//! inspect request): builtins from `builtins.txt`, kernels with their
+//! parameters, tuning configs and compiled specializations, host functions
+//! with their signatures, other values with their type and value.
+//!
+//! `builtins.txt` holds one entry per builtin: a header line at column 0
+//! (the qualified name and its signature), then indented lines of text.
+
+use crate::kernels::KernelObj;
+use crate::value::Val;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+const BUILTINS: &str = include_str!("builtins.txt");
+
+/// The documented builtins: qualified name → (signature line, text).
+fn table() -> &'static HashMap<&'static str, (&'static str, String)> {
+    static TABLE: OnceLock<HashMap<&'static str, (&'static str, String)>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = HashMap::new();
+        let mut current: Option<(&str, &str, String)> = None;
+        for line in BUILTINS.lines() {
+            if let Some(body) = line.strip_prefix("    ") {
+                if let Some((_, _, text)) = &mut current {
+                    text.push_str(body);
+                    text.push('\n');
+                }
+                continue;
+            }
+            if let Some((name, sig, text)) = current.take() {
+                t.insert(name, (sig, text));
+            }
+            let name = line.split('(').next().unwrap_or(line).trim();
+            current = Some((name, line, String::new()));
+        }
+        if let Some((name, sig, text)) = current {
+            t.insert(name, (sig, text));
+        }
+        t
+    })
+}
+
+/// The documentation of a builtin by its qualified name (`tl.load`,
+/// `torch.zeros`, `print`); `tl.math.exp` is `tl.exp`.
+pub fn builtin_doc(name: &str) -> Option<String> {
+    let name = name
+        .strip_prefix("tl.math.")
+        .map(|n| format!("tl.{n}"))
+        .unwrap_or_else(|| name.to_string());
+    let (sig, text) = table().get(name.as_str())?;
+    Some(format!("{sig}\n{text}"))
+}
+
+/// The documentation of a value; `source` (`x??`) adds the source text of
+/// kernels and functions.
+pub fn describe(expr: &str, v: &Val, source: bool) -> String {
+    match v {
+        Val::Builtin(b) => builtin_doc(b).unwrap_or_else(|| format!("{b}: a tilebook builtin\n")),
+        Val::Module(m) => format!(
+            "module {m}\n{}",
+            match &**m {
+                "tl" => "Triton's tile language: kernels' builtins (tl.<TAB> lists them).\n",
+                "torch" => "tilebook's torch subset: tensors on 'cpu' and 'cuda'.\n",
+                "triton" => "jit, autotune, heuristics, Config, cdiv, testing.\n",
+                _ => "",
+            }
+        ),
+        Val::Kernel(k) => kernel_doc(k, source),
+        Val::Func(f) => {
+            let mut out = format!("def {}({})\n", f.name, params(&f.params));
+            if source {
+                out.push_str(&function_source(&f.source.text, f.params.range));
+            }
+            out
+        }
+        Val::Tensor(t) => format!(
+            "{expr}: tensor of shape {:?}, dtype {}, device '{}'\n",
+            t.shape,
+            crate::tensor::torch_name(t.dtype),
+            t.device
+        ),
+        other => format!("{expr}: {} = {}\n", other.type_name(), other.repr()),
+    }
+}
+
+fn params(p: &ruff_python_ast::Parameters) -> String {
+    let mut names: Vec<String> = p
+        .posonlyargs
+        .iter()
+        .chain(&p.args)
+        .map(|a| match &a.default {
+            Some(_) => format!("{}=...", a.parameter.name),
+            None => a.parameter.name.to_string(),
+        })
+        .collect();
+    if let Some(v) = &p.vararg {
+        names.push(format!("*{}", v.name));
+    }
+    if let Some(k) = &p.kwarg {
+        names.push(format!("**{}", k.name));
+    }
+    names.join(", ")
+}
+
+/// The lines of a cell from the one holding `at` to the end of its block.
+fn function_source(text: &str, at: ruff_text_size::TextRange) -> String {
+    let start = text[..at.start().to_usize()]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let mut out = String::new();
+    for (i, line) in text[start..].lines().enumerate() {
+        if i > 0 && !line.trim().is_empty() && !line.starts_with([' ', '\t']) {
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.trim_end().to_string() + "\n"
+}
+
+fn kernel_doc(k: &KernelObj, source: bool) -> String {
+    let jit = k.jit.borrow();
+    let ps: Vec<String> = jit
+        .params
+        .iter()
+        .map(|p| {
+            if p.constexpr {
+                format!("{}: tl.constexpr", p.name)
+            } else {
+                p.name.clone()
+            }
+        })
+        .collect();
+    let mut out = format!(
+        "@triton.jit kernel {}({})\nLaunch: {}[grid](...)\n",
+        jit.name,
+        ps.join(", "),
+        jit.name
+    );
+    if let Some(t) = k.autotune.borrow().as_ref() {
+        out.push_str(&format!(
+            "Autotuned over {} configs, key {:?}",
+            t.configs.len(),
+            t.key
+        ));
+        match t.best.borrow().as_ref() {
+            Some(c) => out.push_str(&format!(
+                "; best so far: {}\n",
+                Val::Config(c.clone()).to_str()
+            )),
+            None => out.push_str("; not tuned yet\n"),
+        }
+    }
+    let cache = k.cache.borrow();
+    if cache.is_empty() {
+        out.push_str("Compiled specializations: none yet\n");
+    } else {
+        out.push_str(&format!("Compiled specializations ({}):\n", cache.len()));
+        let mut specs: Vec<_> = cache.values().collect();
+        specs.sort_by(|a, b| a.signature.cmp(&b.signature));
+        for c in specs {
+            let figures = match &c.gpu {
+                Some((gk, f)) => format!(
+                    "{} registers, {} B shared, {} B spilled, {} warps",
+                    f.regs, gk.shared_bytes, f.local_bytes, gk.num_warps
+                ),
+                None => format!("CPU backend, num_warps={}", c.num_warps),
+            };
+            let how = if c.from_disk {
+                "loaded from disk".to_string()
+            } else {
+                format!("compiled in {:.1} ms", c.compile_seconds * 1e3)
+            };
+            out.push_str(&format!("  [{}]  {figures}; {how}\n", c.signature));
+        }
+    }
+    if source {
+        out.push_str(&jit.text);
+        if !jit.text.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `help(x)`, `x?`, `x??`: the text for an expression, or an error.
+pub fn help(s: &mut crate::Session, expr: &str, source: bool) -> crate::interp::R<String> {
+    let v = s.run_code(expr)?;
+    Ok(describe(expr, &v, source))
+}

@@ -1,0 +1,73 @@
+//! Kernels through the on-disk cache (`crate::disk_cache`): a specialization
+//! found there skips the front end and the GPU code generator; one compiled
+//! here is written there.
+
+use super::{Compiled, Front, Prepared};
+use crate::disk_cache::{DiskCache, GpuEntry, KernelEntry};
+use crate::{Backend, Session};
+use std::time::Instant;
+use tilebook_nvptx::GpuKernel;
+
+/// The on-disk key of a prepared launch: its in-memory key without the GPU
+/// context's generation.
+fn disk_key(p: &Prepared) -> String {
+    let base = p.key.rsplit_once('#').map_or(p.key.as_str(), |(a, _)| a);
+    DiskCache::kernel_key(base)
+}
+
+/// A specialization from disk: its tile IR (parsed back) and, on a GPU, its
+/// generated code, still to be loaded. `None` when there is no usable entry.
+pub(super) fn load(s: &mut Session, p: &Prepared) -> Option<(Front, Option<GpuKernel>)> {
+    let start = Instant::now();
+    let mut clock = tilebook_tir::StageClock::new();
+    let disk = s.disk.as_ref()?;
+    let e = disk.load_kernel(&disk_key(p))?;
+    let kernel = tilebook_tir::parse::parse_kernel(&e.tir).ok()?;
+    let gpu = match (&s.backend, e.gpu) {
+        (Backend::Cuda(_), Some(g)) => Some(GpuKernel {
+            name: g.name,
+            llvm_ir: g.llvm_ir,
+            ptx: g.ptx,
+            shared_bytes: g.shared_bytes,
+            num_warps: g.num_warps,
+            stage_seconds: vec![],
+        }),
+        (Backend::Cuda(_), None) => return None,
+        (Backend::Cpu, _) => None,
+    };
+    // A hit looks like a compile: what `tl.static_print` said is said again.
+    if !e.static_out.is_empty() {
+        s.emit_stream("stdout", &e.static_out);
+    }
+    clock.lap("disk cache");
+    Some((
+        Front {
+            kernel,
+            tir: e.tir,
+            start,
+            clock,
+            static_out: e.static_out,
+            from_disk: true,
+        },
+        gpu,
+    ))
+}
+
+/// Write a specialization compiled in this session.
+pub(super) fn store(s: &Session, p: &Prepared, name: &str, c: &Compiled, static_out: &str) {
+    let Some(disk) = &s.disk else { return };
+    let gpu = c.gpu.as_ref().map(|(gk, _)| GpuEntry {
+        name: gk.name.clone(),
+        llvm_ir: gk.llvm_ir.clone(),
+        ptx: gk.ptx.clone(),
+        shared_bytes: gk.shared_bytes,
+        num_warps: gk.num_warps,
+    });
+    disk.store_kernel(&KernelEntry {
+        key: disk_key(p),
+        name: name.to_string(),
+        tir: c.tir.clone(),
+        static_out: static_out.to_string(),
+        gpu,
+    });
+}
