@@ -38,6 +38,8 @@ pub(crate) struct Gen<'a, 'b> {
     /// Uses of each value anywhere in the kernel.
     pub uses: HashMap<Value, usize>,
     pub checked: bool,
+    /// Report every load and store lane to `tb_trace`.
+    pub trace: bool,
 }
 
 /// Element values of the current iteration of a fused loop.
@@ -831,6 +833,7 @@ impl Gen<'_, '_> {
             param: None,
             elem_size: 0,
             message: prefix.to_string(),
+            shape: vec![],
         });
         for (i, &a) in op.args.iter().enumerate() {
             let t = self.ty(a).clone();
@@ -866,6 +869,7 @@ impl Gen<'_, '_> {
             param: None,
             elem_size: 0,
             message: msg.to_string(),
+            shape: vec![],
         });
         let c = op.args[0];
         let t = self.ty(c).clone();

@@ -491,12 +491,14 @@ impl Gen<'_, '_> {
             .pointee()
             .map(DType::size_bytes)
             .unwrap_or(1);
+        let shape = self.ty(ptr).shape.clone();
         self.sites.push(Site {
             loc: op.loc,
             what,
             param,
             elem_size,
             message: String::new(),
+            shape,
         });
         (self.sites.len() as i64 - 1, param, elem_size)
     }
@@ -555,6 +557,21 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(cont);
     }
 
+    /// Report one lane to `tb_trace` (traced kernels): `mask` is the lane's
+    /// mask, if the access has one.
+    fn trace_lane(&mut self, site: i64, addr: CV, mask: Option<CV>) {
+        if !self.trace {
+            return;
+        }
+        let active = match mask {
+            Some(m) => self.b.ins().uextend(types::I64, m),
+            None => self.iconst(1),
+        };
+        let s = self.iconst(site);
+        let args = [self.ctx, self.pids, s, addr, active];
+        self.call("tb_trace", &args);
+    }
+
     fn mem_load(&mut self, addr: CV, d: DType) -> CV {
         let f = MemFlags::trusted();
         match d {
@@ -591,10 +608,12 @@ impl Gen<'_, '_> {
         let (site, param, size) = self.new_site(op, "load", ptr);
         let addr = self.operand(ptr, it);
         if !mask {
+            self.trace_lane(site, addr, None);
             self.check_bounds(site, param, size, addr, None);
             return self.mem_load(addr, d);
         }
         let m = self.operand(op.args[1], it);
+        self.trace_lane(site, addr, Some(m));
         let rt = reg_ty(Elem::Scalar(d));
         let fallback = if other {
             self.operand(op.args[2], it)
@@ -627,11 +646,13 @@ impl Gen<'_, '_> {
         let addr = self.operand(ptr, it);
         let x = self.operand(op.args[1], it);
         if !mask {
+            self.trace_lane(site, addr, None);
             self.check_bounds(site, param, size, addr, None);
             self.mem_store(addr, x, d);
             return;
         }
         let m = self.operand(op.args[2], it);
+        self.trace_lane(site, addr, Some(m));
         let do_store = self.b.create_block();
         let done = self.b.create_block();
         self.b.ins().brif(m, do_store, &[], done, &[]);

@@ -22,18 +22,24 @@ use cranelift_module::{default_libcall_names, Linkage, Module};
 use std::collections::HashMap;
 use tilebook_tir::{walk_ops, Elem, Kernel};
 
-pub use runtime::{LaunchError, LaunchOutput, Site};
+pub use runtime::{Access, LaunchError, LaunchOutput, Site};
 
 /// Options of the CPU backend.
 #[derive(Clone, Debug)]
 pub struct CpuOptions {
     /// Bounds-check every load and store (on by default).
     pub checked: bool,
+    /// Record every load and store lane (`tilebook.trace`): slower code,
+    /// run one program at a time.
+    pub trace: bool,
 }
 
 impl Default for CpuOptions {
     fn default() -> Self {
-        CpuOptions { checked: true }
+        CpuOptions {
+            checked: true,
+            trace: false,
+        }
     }
 }
 
@@ -46,6 +52,8 @@ pub struct CpuKernel {
     /// The Cranelift IR, for `%ir`-style inspection.
     pub clif: String,
     pub num_params: usize,
+    /// Compiled with `CpuOptions::trace`: launches record every access.
+    pub traced: bool,
     // Owns the machine code `func` points into.
     _module: JITModule,
 }
@@ -57,6 +65,11 @@ unsafe impl Sync for CpuKernel {}
 const HELPERS: &[(&str, &[types::Type], Option<types::Type>)] = &[
     (
         "tb_oob",
+        &[types::I64, types::I64, types::I64, types::I64, types::I64],
+        None,
+    ),
+    (
+        "tb_trace",
         &[types::I64, types::I64, types::I64, types::I64, types::I64],
         None,
     ),
@@ -165,6 +178,7 @@ pub fn compile(k: &Kernel, options: &CpuOptions) -> Result<CpuKernel, String> {
             sites: vec![],
             uses,
             checked: options.checked,
+            trace: options.trace,
         };
         for (name, ps, ret) in HELPERS {
             g.declare_helper(name, ps, *ret);
@@ -228,6 +242,7 @@ pub fn compile(k: &Kernel, options: &CpuOptions) -> Result<CpuKernel, String> {
         sites,
         clif,
         num_params: k.params.len(),
+        traced: options.trace,
         _module: module,
     })
 }
@@ -261,6 +276,7 @@ impl CpuKernel {
             allocations,
             print_formats: formats,
             threads,
+            trace: self.traced,
         })
     }
 

@@ -22,7 +22,22 @@ pub struct Site {
     pub elem_size: usize,
     /// The message of a `tl.device_assert`.
     pub message: String,
+    /// The block shape of a load or store (empty for a scalar access).
+    pub shape: Vec<usize>,
 }
+
+/// One lane of a traced load or store: which program, which site, the
+/// address, and whether the mask let it through.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Access {
+    pub pid: [u32; 3],
+    pub site: u32,
+    pub addr: u64,
+    pub active: bool,
+}
+
+/// Lanes a traced launch records at most (about 50 MB); later ones are counted, not kept.
+pub const TRACE_LIMIT: usize = 2_000_000;
 
 /// Why a launch stopped.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,6 +72,9 @@ pub struct Shared {
     /// Every live allocation `[lo, hi)`, for pointers of unknown origin.
     pub allocations: Vec<(u64, u64)>,
     pub print_formats: Vec<String>,
+    /// Traced launches: every load and store lane, in program order.
+    pub trace: Option<Mutex<Vec<Access>>>,
+    pub trace_dropped: AtomicU64,
 }
 
 fn shared(ctx: *const Ctx) -> &'static Shared {
@@ -95,6 +113,31 @@ pub unsafe extern "C" fn tb_oob(
         });
     }
     s.stop.store(true, Ordering::Relaxed);
+}
+
+/// Record one lane of a load or store (traced kernels only).
+/// # Safety
+/// Called by generated code with the launch's `Ctx` and program ids.
+pub unsafe extern "C" fn tb_trace(
+    ctx: *const Ctx,
+    pid: *const u32,
+    site: u64,
+    addr: u64,
+    active: u64,
+) {
+    let s = shared(ctx);
+    let Some(t) = &s.trace else { return };
+    let mut t = t.lock().unwrap_or_else(|p| p.into_inner());
+    if t.len() >= TRACE_LIMIT {
+        s.trace_dropped.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    t.push(Access {
+        pid: pids(pid),
+        site: site as u32,
+        addr,
+        active: active != 0,
+    });
 }
 
 /// Whether `[addr, addr+size)` lies in some live allocation (pointers of unknown origin).
@@ -402,6 +445,7 @@ pub fn helper_symbols() -> Vec<(&'static str, *const u8)> {
     vec![
         ("tb_oob", tb_oob as *const u8),
         ("tb_check_any", tb_check_any as *const u8),
+        ("tb_trace", tb_trace as *const u8),
         ("tb_assert_fail", tb_assert_fail as *const u8),
         ("tb_print", tb_print as *const u8),
         ("tb_exp_f32", tb_exp_f32 as *const u8),
@@ -449,6 +493,9 @@ pub type KernelFn = unsafe extern "C" fn(
 pub struct LaunchOutput {
     /// `tl.device_print` lines, ordered by program id.
     pub printed: String,
+    /// Load and store lanes of a traced launch, and how many did not fit.
+    pub trace: Vec<Access>,
+    pub trace_dropped: u64,
 }
 
 /// One launch's parameters for `run_grid`.
@@ -461,6 +508,8 @@ pub struct Grid<'a> {
     pub allocations: Vec<(u64, u64)>,
     pub print_formats: Vec<String>,
     pub threads: usize,
+    /// Record every load and store lane (the kernel must be compiled traced).
+    pub trace: bool,
 }
 
 /// Run every program of the grid across the machine's cores.
@@ -474,6 +523,7 @@ pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
         allocations,
         print_formats,
         threads,
+        trace,
     } = g;
     let total = grid[0] as u64 * grid[1] as u64 * grid[2] as u64;
     let shared = Shared {
@@ -482,6 +532,8 @@ pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
         prints: Mutex::new(vec![]),
         allocations,
         print_formats,
+        trace: trace.then(|| Mutex::new(vec![])),
+        trace_dropped: AtomicU64::new(0),
     };
     let ctx = Ctx {
         bounds: bounds.as_ptr(),
@@ -489,7 +541,12 @@ pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
         shared: &shared,
     };
     let next = AtomicU64::new(0);
-    let threads = threads.max(1).min(total.max(1) as usize);
+    // A traced launch runs its programs in order, one at a time.
+    let threads = if trace {
+        1
+    } else {
+        threads.max(1).min(total.max(1) as usize)
+    };
     // Hand out programs in chunks so the counter is not contended.
     let chunk = (total / (threads as u64 * 16)).clamp(1, 64);
     let ctx_addr = &ctx as *const Ctx as usize;
@@ -549,7 +606,14 @@ pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
         .into_inner()
         .unwrap_or_else(|p| p.into_inner());
     prints.sort_by_key(|(p, site, _)| (p[2], p[1], p[0], *site));
+    let trace_dropped = shared.trace_dropped.load(Ordering::Relaxed);
+    let trace = shared
+        .trace
+        .map(|t| t.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .unwrap_or_default();
     Ok(LaunchOutput {
         printed: prints.into_iter().map(|(_, _, s)| s).collect(),
+        trace,
+        trace_dropped,
     })
 }

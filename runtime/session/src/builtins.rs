@@ -172,6 +172,7 @@ pub fn import(name: &str) -> Option<Val> {
         "triton.runtime.driver" => "triton.runtime.driver",
         "os" => "os",
         "time" => "time",
+        "tilebook" => "tilebook",
         _ => return None,
     };
     Some(Val::Module(Rc::from(m)))
@@ -201,6 +202,7 @@ fn module_attr(s: &mut Session, m: &str, name: &str) -> R<Val> {
             "synchronize" | "get_device_name" | "is_available" | "current_device" | "device_count"
             | "mem_get_info" | "Stream" | "set_stream" | "empty_cache",
         ) => b(&format!("torch.cuda.{name}")),
+        ("tilebook", "trace") => b("tilebook.trace"),
         ("triton", "jit") => b("triton.jit"),
         ("triton", "cdiv" | "next_power_of_2" | "Config" | "autotune" | "heuristics") => {
             b(&format!("triton.{name}"))
@@ -333,6 +335,11 @@ impl Session {
                 _ => Ok(Val::Method(Box::new(base.clone()), Rc::from(name))),
             },
             Val::Object(o) if o.type_name == "Mark" && name == "run" => {
+                Ok(Val::Method(Box::new(base.clone()), Rc::from(name)))
+            }
+            Val::Object(o)
+                if o.type_name == "Trace" && matches!(name, "visiting_order" | "mask_view") =>
+            {
                 Ok(Val::Method(Box::new(base.clone()), Rc::from(name)))
             }
             Val::Object(o) => attr_of(o, name).ok_or_else(|| {
@@ -564,6 +571,16 @@ pub fn call_builtin(s: &mut Session, name: &str, pos: Vec<Val>, kw: Vec<(String,
         return Ok(Val::Exception(Rc::new(Exc::new(name, msg))));
     }
     match name {
+        "tilebook.trace" => {
+            let mut pos = a.pos;
+            if pos.is_empty() {
+                return Err(Exc::type_error(
+                    "tilebook.trace(kernel[grid], *args, **kwargs)",
+                ));
+            }
+            let launcher = pos.remove(0);
+            crate::trace::trace(s, &launcher, pos, a.kw)
+        }
         "help" => {
             let text = match a.pos.first() {
                 Some(v) => crate::docs::describe(&v.repr(), v, false),

@@ -36,6 +36,7 @@ pub mod tensor;
 pub mod tensor_lib;
 mod timing;
 pub mod torch;
+pub mod trace;
 pub mod value;
 
 use interp::{Frame, R};
@@ -172,6 +173,8 @@ pub struct Session {
     pub(crate) launch_log: Vec<timing::KernelLaunches>,
     /// How many of them carry a time (capped per cell).
     pub(crate) timed_launches: usize,
+    /// Launches traced with `tilebook.trace` (their objects refer to them by index).
+    pub(crate) traces: Vec<Rc<trace::TraceData>>,
     /// The GPU while `%device cpu` is in effect (kept for `%device cuda`).
     parked_gpu: Option<Rc<tilebook_cuda::Gpu>>,
     /// Launch options a launch does not give (`%config num_warps=8`).
@@ -213,6 +216,7 @@ impl Session {
             disk: disk_cache::DiskCache::from_env(),
             compile_defaults: Default::default(),
             parked_gpu: None,
+            traces: vec![],
         }
     }
 

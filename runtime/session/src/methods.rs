@@ -32,6 +32,7 @@ pub fn call_method(
             }
         }
         Val::Object(o) if o.type_name == "Mark" && name == "run" => crate::perf::run(s, o, &a),
+        Val::Object(o) if o.type_name == "Trace" => crate::trace::method(s, o, name, &a),
         Val::Kernel(k) if name == "warmup" => crate::kernels::warmup(s, k, a),
         Val::Str(x) => match name {
             "format" => {

@@ -290,7 +290,7 @@ fn launch_on(
             Ok(Val::None)
         }
         _ => {
-            let out = run_cpu(jit, compiled, grid, args)?;
+            let out = run_cpu(jit, compiled, grid, args)?.printed;
             if !out.is_empty() {
                 s.emit_stream("stdout", &out);
             }
@@ -465,7 +465,12 @@ fn back_end(
     Ok(c)
 }
 
-fn run_cpu(jit: &JitFunction, c: &Compiled, grid: [u32; 3], args: &[KernelArg]) -> R<String> {
+fn run_cpu(
+    jit: &JitFunction,
+    c: &Compiled,
+    grid: [u32; 3],
+    args: &[KernelArg],
+) -> R<tilebook_cpu::LaunchOutput> {
     for a in args {
         if matches!(a, KernelArg::Tensor(t) if t.storage.lost_on_gpu()) {
             return Err(Exc::new("RuntimeError", crate::tensor::LOST));
@@ -505,7 +510,7 @@ fn run_cpu(jit: &JitFunction, c: &Compiled, grid: [u32; 3], args: &[KernelArg]) 
         ));
     };
     match cpu.launch(grid, &raw, &bounds, allocations) {
-        Ok(out) => Ok(out.printed),
+        Ok(out) => Ok(out),
         Err(e) => Err(launch_exc(jit, c, e, &tensors)),
     }
 }
@@ -577,6 +582,68 @@ fn run_cpu_on_copies(
         .collect();
     run_cpu(jit, c, grid, &copies)?;
     Ok(copies)
+}
+
+/// A launch on the CPU backend with every load and store lane recorded
+/// (`tilebook.trace`), compiled for the occasion and not cached. The launch
+/// is real: it writes its outputs as a launch would.
+pub(crate) fn run_traced(
+    s: &mut Session,
+    k: &Rc<KernelObj>,
+    p: &Prepared,
+) -> R<crate::trace::TraceData> {
+    let jit = k.jit.borrow().clone();
+    let front = front_end(s, &jit, p)?;
+    let opts = CpuOptions {
+        trace: true,
+        ..CpuOptions::default()
+    };
+    let cpu = tilebook_cpu::compile(&front.kernel, &opts)
+        .map_err(|e| Exc::new("CompilationError", format!("CPU backend: {e}")))?;
+    let sites = cpu.sites.clone();
+    let c = Compiled {
+        key: p.key.clone(),
+        signature: p.signature.clone(),
+        tir: front.tir,
+        kernel: Some(cpu),
+        gpu: None,
+        compile_seconds: 0.0,
+        fresh: Cell::new(false),
+        stages: vec![],
+        from_disk: false,
+        num_warps: p.options.num_warps,
+    };
+    // Make sure the host copies are current before the CPU reads them.
+    if let Backend::Cuda(g) = &s.backend {
+        g.synchronize().map_err(|e| Exc::new("RuntimeError", e))?;
+    }
+    let out = run_cpu(&jit, &c, p.grid, &p.args)?;
+    if !out.printed.is_empty() {
+        s.emit_stream("stdout", &out.printed);
+    }
+    let names: Vec<&str> = jit
+        .params
+        .iter()
+        .filter(|q| !q.constexpr)
+        .map(|q| q.name.as_str())
+        .collect();
+    let tensors = p
+        .args
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| match a {
+            KernelArg::Tensor(t) => Some((i, names.get(i).unwrap_or(&"?").to_string(), t.clone())),
+            _ => None,
+        })
+        .collect();
+    Ok(crate::trace::TraceData {
+        kernel: jit.name.clone(),
+        grid: p.grid,
+        sites,
+        accesses: out.trace,
+        dropped: out.trace_dropped,
+        tensors,
+    })
 }
 
 /// Compare every tensor argument after a GPU launch with the CPU backend's result.
