@@ -205,3 +205,55 @@ fn cache_config_env_and_load_magics() {
     }
     assert!(ok(&mut s, "%device cpu").contains("(cpu)"));
 }
+
+#[test]
+fn completion_offers_names_attributes_members_and_magics() {
+    let mut s = session();
+    ok(&mut s, KERNEL);
+    let c = |s: &tilebook_session::Session, text: &str| {
+        let r = s.complete(text, text.len());
+        (r.start, r.matches)
+    };
+    assert_eq!(c(&s, "tl.ara"), (3, vec!["arange".to_string()]));
+    assert_eq!(c(&s, "y = x.sha"), (6, vec!["shape".to_string()]));
+    assert_eq!(
+        c(&s, "in"),
+        (0, vec!["in".into(), "inc".into(), "int".into()])
+    );
+    let (start, m) = c(&s, "%ti");
+    assert_eq!(
+        (start, m),
+        (0, vec!["%time".into(), "%timeit".into(), "%timing".into()])
+    );
+    assert_eq!(
+        c(&s, "import tri").1,
+        vec![
+            "triton",
+            "triton.language",
+            "triton.runtime",
+            "triton.testing"
+        ]
+    );
+    assert_eq!(c(&s, "triton.testing.do").1, vec!["do_bench"]);
+    // Every member completion offers resolves as an attribute of its module.
+    for module in [
+        "torch",
+        "torch.cuda",
+        "triton",
+        "triton.testing",
+        "tl",
+        "math",
+        "tilebook",
+    ] {
+        ok(&mut s, "import tilebook, math");
+        let (_, members) = c(&s, &format!("{module}."));
+        assert!(
+            members.len() > 1 || module == "tilebook",
+            "{module}: {members:?}"
+        );
+        for m in members {
+            let r = s.run_cell(&format!("_ = {module}.{m}"));
+            assert!(r.ok, "{module}.{m}: {}", r.text());
+        }
+    }
+}

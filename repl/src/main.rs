@@ -4,6 +4,8 @@
 //! which returns outputs as values; this file only reads input and prints.
 
 mod compile;
+mod editor;
+mod progress;
 mod repl;
 
 use clap::{Parser, Subcommand};
@@ -19,6 +21,9 @@ use tilebook_session::{Output, Session};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// The REPL's device: cpu, cuda or auto (default: TILEBOOK_DEVICE, else auto).
+    #[arg(long)]
+    device: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -144,11 +149,13 @@ fn run(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    session.on_progress = tilebook_session::terminal_progress();
+    let bars = progress::Bars::default();
+    session.on_progress = bars.sink();
     let mut failed = false;
     let mut queue: std::collections::VecDeque<(String, String)> = cells.into();
     while let Some((name, src)) = queue.pop_front() {
         let r = session.run_cell_named(&src, &name);
+        bars.clear();
         print_outputs(&r.outputs);
         // `%load`: nobody is there to edit the loaded text, so it runs next.
         for o in r.outputs.iter().rev() {
@@ -174,7 +181,11 @@ fn main() -> ExitCode {
     tilebook_session::quiet_expected_panics();
     let cli = Cli::parse();
     match cli.command {
-        None => repl::run(),
+        None => repl::run(
+            &cli.device
+                .or_else(|| std::env::var("TILEBOOK_DEVICE").ok())
+                .unwrap_or_else(|| "auto".into()),
+        ),
         Some(Command::Run {
             file,
             device,

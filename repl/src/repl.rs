@@ -1,37 +1,150 @@
-//! A minimal line-at-a-time REPL (the full editor comes with the REPL issue):
-//! lines accumulate until the shared `is_complete` check says the cell is
-//! whole; a blank line ends an open block. Without a terminal it reads
-//! cells from stdin and prints without prompts, so it can be scripted.
+//! The REPL, a thin front end over the session engine.
+//!
+//! In a terminal: a rustyline editor (`editor.rs`) with multi-line cells,
+//! auto-indent, colours, completion, history hints and history kept across
+//! sessions; Ctrl-C while a cell runs interrupts it (the namespace stays),
+//! Ctrl-C at the prompt clears the line, Ctrl-D exits with status 0. The
+//! device is opened when the first cell runs, so the prompt appears at once.
+//!
+//! Long operations show an `indicatif` progress bar on stderr.
+//!
+//! Without a terminal it reads cells from stdin (a blank line or the end of
+//! input ends a cell) and prints results without prompts or colour, so it
+//! can be scripted.
 
-use std::io::{BufRead, IsTerminal, Write};
+use crate::editor::{EnterHandler, TileHelper};
+use rustyline::history::DefaultHistory;
+use rustyline::{Editor, EventHandler, KeyCode, KeyEvent, Modifiers};
+use std::cell::RefCell;
+use std::io::{BufRead, IsTerminal};
 use std::process::ExitCode;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
 use tilebook_frontend::parse::{is_complete, Completeness};
-use tilebook_session::Session;
+use tilebook_session::{Output, Session};
 
-pub fn run() -> ExitCode {
-    let interactive = std::io::stdin().is_terminal();
-    if interactive {
-        println!(
-            "tilebook {} — kernels run on the CPU backend (no GPU in use). Ctrl-D exits.",
-            env!("CARGO_PKG_VERSION")
-        );
-    }
-    let mut session = Session::new();
-    session.on_progress = tilebook_session::terminal_progress();
-    let stdin = std::io::stdin();
-    let mut cell = String::new();
-    let prompt = |cont: bool| {
-        if interactive {
-            print!("{}", if cont { "... " } else { ">>> " });
-            let _ = std::io::stdout().flush();
+pub fn run(device: &str) -> ExitCode {
+    let mut session = match Session::lazy(device) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("tilebook: {e}");
+            return ExitCode::from(2);
         }
     };
-    prompt(false);
+    let bars = crate::progress::Bars::default();
+    session.on_progress = bars.sink();
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        interactive(session, device, &bars)
+    } else {
+        piped(session)
+    }
+}
+
+/// The device the banner names, without starting CUDA.
+fn banner_device(device: &str) -> String {
+    let gpu = if device == "cpu" {
+        None
+    } else {
+        tilebook_cuda::probe_name()
+    };
+    match gpu {
+        Some(name) => format!("kernels run on {name} (CUDA)"),
+        None if device == "cuda" => "no GPU found; kernels run on the CPU backend".into(),
+        None => "kernels run on the CPU backend (no GPU in use)".into(),
+    }
+}
+
+fn interactive(mut session: Session, device: &str, bars: &crate::progress::Bars) -> ExitCode {
+    let color = std::env::var_os("NO_COLOR").is_none()
+        && std::env::var("TERM").map_or(true, |t| t != "dumb");
+    session.color = color;
+    let interrupt = session.interrupt.clone();
+    println!(
+        "tilebook {} — {}. help(x), %lsmagic; Ctrl-D exits.",
+        env!("CARGO_PKG_VERSION"),
+        banner_device(device)
+    );
+    let session = Rc::new(RefCell::new(session));
+    let config = rustyline::Config::builder()
+        .auto_add_history(false)
+        .completion_type(rustyline::CompletionType::List)
+        .build();
+    let mut editor: Editor<TileHelper, DefaultHistory> = match Editor::with_config(config) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("tilebook: cannot start the line editor: {e}");
+            return piped(
+                Rc::try_unwrap(session)
+                    .ok()
+                    .map(|c| c.into_inner())
+                    .unwrap_or_default(),
+            );
+        }
+    };
+    // Ctrl-C while a cell runs (at the prompt the terminal is raw and the
+    // editor reads it as a key). Installed after the editor, which sets a
+    // SIGINT handler of its own when it starts.
+    let _ = ctrlc::set_handler(move || interrupt.store(true, Ordering::Relaxed));
+    editor.set_helper(Some(TileHelper::new(session.clone(), color)));
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Enter, Modifiers::NONE),
+        EventHandler::Conditional(Box::new(EnterHandler)),
+    );
+    let history = crate::editor::history_path();
+    if let Some(p) = &history {
+        let _ = editor.load_history(p);
+    }
+    let mut next_input: Option<String> = None;
+    loop {
+        let read = match next_input.take() {
+            Some(text) => editor.readline_with_initial(">>> ", (&text, "")),
+            None => editor.readline(">>> "),
+        };
+        let cell = match read {
+            Ok(line) => line,
+            // Ctrl-C at the prompt: the line is dropped.
+            Err(rustyline::error::ReadlineError::Interrupted) => continue,
+            Err(rustyline::error::ReadlineError::Eof) => break,
+            Err(e) => {
+                eprintln!("tilebook: {e}");
+                break;
+            }
+        };
+        let cell = cell.trim_end().to_string();
+        if cell.trim().is_empty() {
+            continue;
+        }
+        let _ = editor.add_history_entry(cell.as_str());
+        if let Some(p) = &history {
+            if let Some(dir) = p.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let _ = editor.save_history(p);
+        }
+        let r = session.borrow_mut().run_cell(&cell);
+        bars.clear();
+        crate::print_outputs(&r.outputs);
+        next_input = r.outputs.iter().find_map(|o| match o {
+            Output::NextInput { text } => Some(text.trim_end().to_string()),
+            _ => None,
+        });
+    }
+    ExitCode::SUCCESS
+}
+
+/// Cells from a pipe: lines accumulate until the cell is complete; a blank
+/// line ends an open block.
+fn piped(mut session: Session) -> ExitCode {
+    let stdin = std::io::stdin();
+    let mut cell = String::new();
+    let run = |session: &mut Session, cell: &str| {
+        let r = session.run_cell(cell);
+        crate::print_outputs(&r.outputs);
+    };
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let blank = line.trim().is_empty();
         if cell.is_empty() && blank {
-            prompt(false);
             continue;
         }
         cell.push_str(&line);
@@ -42,20 +155,13 @@ pub fn run() -> ExitCode {
             is_complete(&cell)
         };
         if state == Completeness::Incomplete {
-            prompt(true);
             continue;
         }
-        let r = session.run_cell(&cell);
-        crate::print_outputs(&r.outputs);
+        run(&mut session, &cell);
         cell.clear();
-        prompt(false);
     }
     if !cell.trim().is_empty() {
-        let r = session.run_cell(&cell);
-        crate::print_outputs(&r.outputs);
-    }
-    if interactive {
-        println!();
+        run(&mut session, &cell);
     }
     ExitCode::SUCCESS
 }

@@ -132,3 +132,59 @@ mod tests {
         assert!(d.line().is_some());
     }
 }
+
+/// What a piece of a cell is, for syntax highlighting.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TokenClass {
+    Keyword,
+    String,
+    Number,
+    Comment,
+    /// A `tl.` member, `triton`/`torch`/`tl` themselves, or a magic.
+    Builtin,
+}
+
+/// The highlighted pieces of `text` as byte ranges, in order (other text is
+/// left plain). Works on incomplete and invalid input.
+pub fn highlight_classes(text: &str) -> Vec<(std::ops::Range<usize>, TokenClass)> {
+    use ruff_python_ast::token::TokenKind as K;
+    use ruff_text_size::Ranged;
+    let parsed = ruff_python_parser::parse_unchecked(text, ParseOptions::from(Mode::Ipython));
+    let tokens: Vec<(K, std::ops::Range<usize>)> = parsed
+        .tokens()
+        .iter()
+        .map(|t| {
+            (
+                t.kind(),
+                t.range().start().to_usize()..t.range().end().to_usize(),
+            )
+        })
+        .collect();
+    let mut out = vec![];
+    for (i, (kind, r)) in tokens.iter().enumerate() {
+        let class = match kind {
+            k if k.is_keyword() => Some(TokenClass::Keyword),
+            K::String | K::FStringStart | K::FStringMiddle | K::FStringEnd => {
+                Some(TokenClass::String)
+            }
+            K::Int | K::Float | K::Complex => Some(TokenClass::Number),
+            K::Comment => Some(TokenClass::Comment),
+            K::IpyEscapeCommand => Some(TokenClass::Builtin),
+            K::Name => {
+                let name = &text[r.clone()];
+                let after_tl =
+                    i >= 2 && tokens[i - 1].0 == K::Dot && &text[tokens[i - 2].1.clone()] == "tl";
+                let builtin = matches!(name, "tl" | "triton" | "torch")
+                    || (after_tl && crate::kernel::TL_FUNCTIONS.contains(&name));
+                builtin.then_some(TokenClass::Builtin)
+            }
+            _ => None,
+        };
+        if let Some(c) = class {
+            if r.end <= text.len() && r.start < r.end {
+                out.push((r.clone(), c));
+            }
+        }
+    }
+    out
+}

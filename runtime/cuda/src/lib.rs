@@ -27,6 +27,22 @@ use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+/// The name of the first NVIDIA GPU as the kernel driver reports it under
+/// `/proc`, without loading the CUDA driver library (for a REPL banner that
+/// must not wait for CUDA to start). `None` when there is no such GPU.
+pub fn probe_name() -> Option<String> {
+    let mut dirs: Vec<_> = std::fs::read_dir("/proc/driver/nvidia/gpus")
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    let info = std::fs::read_to_string(dirs.first()?.join("information")).ok()?;
+    info.lines()
+        .find_map(|l| l.strip_prefix("Model:"))
+        .map(|m| m.trim().to_string())
+}
+
 /// The device the session uses.
 pub struct Gpu {
     ctx: ManuallyDrop<Arc<CudaContext>>,

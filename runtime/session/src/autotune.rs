@@ -418,11 +418,7 @@ fn tune(
             method(s, v, "copy_", vec![old.clone()])?;
         }
         if start.elapsed().as_secs_f64() > 1.0 {
-            let done = i + 1 == preps.len();
-            s.progress(
-                &format!("autotune {name}: {}/{} configs", i + 1, preps.len()),
-                done,
-            );
+            s.progress(&format!("autotune {name}"), i + 1, preps.len());
         }
         match result {
             Ok(ms) => timings.push((ms, i)),

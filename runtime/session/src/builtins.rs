@@ -155,6 +155,92 @@ pub fn builtin_name(name: &str) -> Option<Val> {
     None
 }
 
+/// Every builtin visible by bare name (for completion).
+pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+    PY_BUILTINS.iter().chain(EXCEPTIONS).copied()
+}
+
+/// The members of a module as completion offers them; each resolves as an
+/// attribute of the module (`tests/complete.rs` checks).
+pub fn module_members(m: &str) -> Vec<String> {
+    let list: Vec<&str> = match m {
+        "torch" => TORCH_FUNCTIONS
+            .iter()
+            .copied()
+            .chain(TORCH_DTYPES.iter().map(|(n, _)| *n))
+            .chain(["cuda", "nn", "__version__"])
+            .collect(),
+        "torch.nn" => vec!["functional"],
+        "torch.nn.functional" => vec!["relu", "leaky_relu", "softmax", "sigmoid"],
+        "torch.cuda" => vec![
+            "synchronize",
+            "get_device_name",
+            "is_available",
+            "current_device",
+            "device_count",
+            "mem_get_info",
+            "Stream",
+            "set_stream",
+            "empty_cache",
+        ],
+        "triton" => vec![
+            "jit",
+            "cdiv",
+            "next_power_of_2",
+            "Config",
+            "autotune",
+            "heuristics",
+            "language",
+            "testing",
+            "runtime",
+            "__version__",
+        ],
+        "triton.testing" => vec!["do_bench", "perf_report", "Benchmark"],
+        "triton.runtime" => vec!["driver"],
+        "triton.runtime.driver" => vec!["active"],
+        "tl" | "tl.math" => tilebook_frontend::kernel::TL_FUNCTIONS
+            .iter()
+            .copied()
+            .chain(TL_DTYPES.iter().map(|(n, _)| *n))
+            .chain(["constexpr", "math"])
+            .collect(),
+        "math" => vec![
+            "pi", "e", "inf", "nan", "sqrt", "log2", "log", "exp", "ceil", "floor", "isclose",
+            "log10", "prod",
+        ],
+        "time" => vec!["perf_counter", "time"],
+        "sys" => vec!["stderr", "stdout", "version"],
+        "os" => vec!["environ"],
+        "tilebook" => vec!["trace"],
+        _ => vec![],
+    };
+    list.into_iter().map(str::to_string).collect()
+}
+
+/// A module member by lookup only (no session state): submodules as
+/// modules, everything else as the builtin of that name.
+pub fn module_member(m: &str, name: &str) -> Option<Val> {
+    if !module_members(m).iter().any(|n| n == name) {
+        return None;
+    }
+    let full = format!("{m}.{name}");
+    let sub = match full.as_str() {
+        "triton.language" => Some("tl"),
+        "tl.math"
+        | "torch.cuda"
+        | "torch.nn"
+        | "torch.nn.functional"
+        | "triton.testing"
+        | "triton.runtime"
+        | "triton.runtime.driver" => Some(full.as_str()),
+        _ => None,
+    };
+    Some(match sub {
+        Some(s) => Val::Module(Rc::from(s)),
+        None => Val::Builtin(Rc::from(full.as_str())),
+    })
+}
+
 /// `import name`.
 pub fn import(name: &str) -> Option<Val> {
     let m = match name {

@@ -20,6 +20,7 @@
 pub mod autotune;
 pub mod bench;
 pub mod builtins;
+pub mod complete;
 pub mod disk_cache;
 pub mod docs;
 pub mod format;
@@ -117,26 +118,24 @@ pub enum Backend {
     Cuda(Rc<tilebook_cuda::Gpu>),
 }
 
-/// A front end's progress display: `(message, done)`.
-pub type ProgressSink = Box<dyn FnMut(&str, bool)>;
-
-/// A progress line on stderr for terminals (rewritten in place, erased when
-/// done); `None` when stderr is not a terminal.
-pub fn terminal_progress() -> Option<ProgressSink> {
-    use std::io::{IsTerminal, Write};
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    Some(Box::new(|msg: &str, done: bool| {
-        let mut e = std::io::stderr();
-        let _ = if done {
-            write!(e, "\r\x1b[2K")
-        } else {
-            write!(e, "\r\x1b[2K{msg}")
-        };
-        let _ = e.flush();
-    }))
+/// Progress of a long operation (autotuning, a benchmark sweep), reported
+/// once it has run for a second: `done` of `total` steps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    pub label: String,
+    pub done: usize,
+    pub total: usize,
 }
+
+impl Progress {
+    pub fn finished(&self) -> bool {
+        self.done >= self.total
+    }
+}
+
+/// A front end's progress display (a terminal bar, Jupyter's updating
+/// display).
+pub type ProgressSink = Box<dyn FnMut(&Progress)>;
 
 pub struct Session {
     pub globals: Scope,
@@ -162,8 +161,7 @@ pub struct Session {
     /// when a fault surfaces; see `gpu_fault`).
     pub(crate) launched_since_sync: Vec<String>,
     /// Where progress of long operations (autotuning, benchmark sweeps)
-    /// goes: the front end's progress bar or updating display. `done` marks
-    /// the last report of one operation.
+    /// goes: the front end's progress bar or updating display.
     pub on_progress: Option<ProgressSink>,
     /// Show the per-kernel timing footer after cells (`%timing on|off`).
     pub timing: bool,
@@ -175,6 +173,10 @@ pub struct Session {
     pub(crate) timed_launches: usize,
     /// Launches traced with `tilebook.trace` (their objects refer to them by index).
     pub(crate) traces: Vec<Rc<trace::TraceData>>,
+    /// A device to open before the next cell runs (`Session::lazy`).
+    pending_device: Option<String>,
+    /// Render errors with ANSI colours (terminals, Jupyter).
+    pub color: bool,
     /// The GPU while `%device cpu` is in effect (kept for `%device cuda`).
     parked_gpu: Option<Rc<tilebook_cuda::Gpu>>,
     /// Launch options a launch does not give (`%config num_warps=8`).
@@ -216,6 +218,8 @@ impl Session {
             disk: disk_cache::DiskCache::from_env(),
             compile_defaults: Default::default(),
             parked_gpu: None,
+            pending_device: None,
+            color: false,
             traces: vec![],
         }
     }
@@ -239,6 +243,39 @@ impl Session {
             }
         }
         Ok(s)
+    }
+
+    /// A session on `device` (as `with_device`) that opens the GPU only when
+    /// the first cell runs, so a REPL starts without waiting for CUDA.
+    pub fn lazy(device: &str) -> Result<Session, String> {
+        let mut s = Session::new();
+        match device {
+            "cpu" => {}
+            "cuda" | "auto" => s.pending_device = Some(device.to_string()),
+            other => {
+                return Err(format!(
+                    "unknown device `{other}` (expected cpu, cuda or auto)"
+                ))
+            }
+        }
+        Ok(s)
+    }
+
+    /// Open the device a lazy session was made for.
+    fn open_pending_device(&mut self) {
+        let Some(d) = self.pending_device.take() else {
+            return;
+        };
+        match tilebook_cuda::Gpu::open() {
+            Ok(g) => self.backend = Backend::Cuda(Rc::new(g)),
+            Err(e) if d == "cuda" => {
+                self.emit_stream(
+                    "stderr",
+                    &format!("tilebook: --device cuda: {e}; kernels run on the CPU backend\n"),
+                );
+            }
+            Err(_) => {}
+        }
     }
 
     /// `%device cpu|cuda[:0]`: run the following launches on that backend.
@@ -363,9 +400,13 @@ impl Session {
     }
 
     /// Report progress of a long operation to the front end, if it listens.
-    pub(crate) fn progress(&mut self, message: &str, done: bool) {
+    pub(crate) fn progress(&mut self, label: &str, done: usize, total: usize) {
         if let Some(f) = self.on_progress.as_mut() {
-            f(message, done);
+            f(&Progress {
+                label: label.to_string(),
+                done,
+                total,
+            });
         }
     }
 
@@ -392,6 +433,9 @@ impl Session {
     /// Run one cell; `name` labels it in messages (`cell [3]`, a path).
     pub fn run_cell_named(&mut self, text: &str, name: &str) -> CellResult {
         self.outputs.clear();
+        // An interrupt that arrived between cells is not for this one.
+        self.interrupt.store(false, Ordering::Relaxed);
+        self.open_pending_device();
         // A cell magic's line is blanked so that the body keeps its line numbers.
         let (body, cell_magic) = magics::split_cell_magic(text);
         let file = SourceFile::new(name, body);
@@ -461,7 +505,7 @@ impl Session {
             kind: d.kind.clone(),
             message: d.message.clone(),
             span: d.span.clone(),
-            rendered: Some(d.render(false)),
+            rendered: Some(d.render(self.color)),
         })?;
         let frame = Frame {
             file: file.clone(),
@@ -470,6 +514,18 @@ impl Session {
         };
         let (body, last) = match stmts.split_last() {
             Some((Stmt::Expr(e), rest)) => (rest, Some(e)),
+            // A final `%time expr` shows the expression's value, as IPython does.
+            Some((Stmt::IpyEscapeCommand(c), rest)) => {
+                self.exec_block(&frame, rest)?;
+                let text = format!("{}{}", c.kind.as_str(), c.value);
+                let v = self.magic(&text)?;
+                if !matches!(v, Val::None) {
+                    self.outputs.push(Output::Display {
+                        data: vec![("text/plain".into(), v.repr())],
+                    });
+                }
+                return Ok(());
+            }
             _ => (&stmts[..], None),
         };
         self.exec_block(&frame, body)?;
@@ -490,7 +546,7 @@ impl Session {
         let rendered = match (&e.rendered, &e.span) {
             (Some(r), _) => r.clone(),
             (None, Some(span)) => {
-                Diagnostic::new(&e.kind, e.message.clone(), Some(span.clone())).render(false)
+                Diagnostic::new(&e.kind, e.message.clone(), Some(span.clone())).render(self.color)
             }
             (None, None) => format!("{}: {}\n", e.kind, e.message),
         };

@@ -57,6 +57,11 @@ const MAGICS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The line magics' names (for completion).
+pub(crate) fn names() -> impl Iterator<Item = &'static str> {
+    MAGICS.iter().map(|(n, _)| *n)
+}
+
 /// The cell magic on a cell's first line (`%%time`), with its arguments,
 /// and the cell with that line blanked; or the cell unchanged.
 pub(crate) fn split_cell_magic(text: &str) -> (String, Option<(String, String)>) {

@@ -220,7 +220,7 @@ fn sweep(s: &mut Session, f: &Val, b: &Object, extra: &[(String, Val)]) -> R<Tab
             ys.push(y);
             done += 1;
             if start.elapsed().as_secs_f64() > 1.0 {
-                s.progress(&format!("{name}: {done}/{total}"), done == total);
+                s.progress(&name, done, total);
             }
         }
         rows.push((xs, ys));

@@ -1,0 +1,251 @@
+//! Completion, shared by the REPL and the Jupyter kernel: names in the
+//! namespace and builtins, attributes of values and modules (`x.sha` →
+//! `shape`, `tl.ara` → `arange`), magics (`%ti` → `%time`, `%timeit`,
+//! `%timing`) and module names after `import`.
+//!
+//! Completion never runs code: a dotted prefix is resolved by looking names
+//! up in the namespace and attributes up in modules and objects, nothing
+//! else.
+
+use crate::value::Val;
+use crate::Session;
+
+/// Candidates replacing `text[start..cursor]` (byte offsets).
+#[derive(Debug, Default, PartialEq)]
+pub struct Completion {
+    pub start: usize,
+    pub matches: Vec<String>,
+}
+
+const KEYWORDS: &[&str] = &[
+    "and", "as", "assert", "break", "continue", "def", "del", "elif", "else", "except", "False",
+    "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "None", "nonlocal",
+    "not", "or", "pass", "raise", "return", "True", "try", "while", "with", "yield",
+];
+
+const IMPORTABLE: &[&str] = &[
+    "torch",
+    "triton",
+    "triton.language",
+    "triton.testing",
+    "triton.runtime",
+    "math",
+    "time",
+    "os",
+    "sys",
+    "tilebook",
+];
+
+/// Attributes of tensors (properties and methods).
+pub const TENSOR_ATTRS: &[&str] = &[
+    "shape",
+    "dtype",
+    "device",
+    "T",
+    "ndim",
+    "is_cuda",
+    "abs",
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "bfloat16",
+    "bool",
+    "ceil",
+    "clone",
+    "contiguous",
+    "copy_",
+    "cos",
+    "cpu",
+    "cuda",
+    "cumsum",
+    "data_ptr",
+    "dim",
+    "double",
+    "element_size",
+    "exp",
+    "exp2",
+    "expand",
+    "fill_",
+    "flatten",
+    "float",
+    "floor",
+    "half",
+    "int",
+    "is_contiguous",
+    "item",
+    "log",
+    "long",
+    "max",
+    "mean",
+    "min",
+    "nelement",
+    "numel",
+    "permute",
+    "relu",
+    "reshape",
+    "sigmoid",
+    "sin",
+    "size",
+    "softmax",
+    "sqrt",
+    "squeeze",
+    "stride",
+    "sum",
+    "t",
+    "to",
+    "tolist",
+    "transpose",
+    "type",
+    "unsqueeze",
+    "view",
+    "zero_",
+];
+
+const KERNEL_ATTRS: &[&str] = &["warmup", "best_config", "compile_count", "__name__"];
+const STR_METHODS: &[&str] = &[
+    "format",
+    "join",
+    "split",
+    "strip",
+    "startswith",
+    "endswith",
+    "replace",
+    "upper",
+    "lower",
+    "ljust",
+    "rjust",
+];
+const LIST_METHODS: &[&str] = &[
+    "append", "extend", "pop", "insert", "index", "count", "sort",
+];
+const DICT_METHODS: &[&str] = &["keys", "values", "items", "get", "update", "pop"];
+
+fn ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+impl Session {
+    /// Completions at byte offset `cursor` of `text`.
+    pub fn complete(&self, text: &str, cursor: usize) -> Completion {
+        let cursor = cursor.min(text.len());
+        let before = &text[..cursor];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let line = &before[line_start..];
+        // Magics: `%name` at the start of a line.
+        let trimmed = line.trim_start();
+        if let Some(name) = trimmed.strip_prefix('%') {
+            if name.chars().all(|c| ident_char(c) || c == '%') {
+                let start = cursor - trimmed.len();
+                let bare = name.trim_start_matches('%');
+                let cell = name.starts_with('%');
+                let mut matches: Vec<String> = crate::magics::names()
+                    .filter(|m| m.starts_with(bare))
+                    .filter(|m| !cell || matches!(*m, "time" | "timeit"))
+                    .map(|m| format!("{}{m}", if cell { "%%" } else { "%" }))
+                    .collect();
+                matches.sort();
+                return Completion { start, matches };
+            }
+        }
+        // The dotted name ending at the cursor.
+        let word_start = line
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| ident_char(*c) || *c == '.')
+            .last()
+            .map_or(line.len(), |(i, _)| i);
+        let word = &line[word_start..];
+        let abs_start = line_start + word_start;
+        if trimmed.starts_with("import ") || trimmed.starts_with("from ") {
+            let mut matches: Vec<String> = IMPORTABLE
+                .iter()
+                .filter(|m| m.starts_with(word))
+                .map(|m| m.to_string())
+                .collect();
+            matches.sort();
+            return Completion {
+                start: abs_start,
+                matches,
+            };
+        }
+        match word.rsplit_once('.') {
+            Some((base, partial)) => {
+                let Some(v) = self.resolve(base) else {
+                    return Completion::default();
+                };
+                let mut matches: Vec<String> = self
+                    .attributes(&v)
+                    .into_iter()
+                    .filter(|a| a.starts_with(partial))
+                    .collect();
+                matches.sort();
+                matches.dedup();
+                Completion {
+                    start: cursor - partial.len(),
+                    matches,
+                }
+            }
+            None => {
+                let mut matches: Vec<String> = self
+                    .globals
+                    .borrow()
+                    .keys()
+                    .cloned()
+                    .chain(crate::builtins::builtin_names().map(str::to_string))
+                    .chain(KEYWORDS.iter().map(|k| k.to_string()))
+                    .filter(|n| n.starts_with(word) && !word.is_empty())
+                    .collect();
+                matches.sort();
+                matches.dedup();
+                Completion {
+                    start: abs_start,
+                    matches,
+                }
+            }
+        }
+    }
+
+    /// A dotted name's value, by lookups only.
+    fn resolve(&self, dotted: &str) -> Option<Val> {
+        let mut parts = dotted.split('.');
+        let first = parts.next()?;
+        let mut v = self.globals.borrow().get(first).cloned()?;
+        for p in parts {
+            v = match &v {
+                Val::Module(m) => crate::builtins::module_member(m, p)?,
+                Val::Object(o) => crate::value::attr_of(o, p)?,
+                _ => return None,
+            };
+        }
+        Some(v)
+    }
+
+    fn attributes(&self, v: &Val) -> Vec<String> {
+        let names: Vec<String> = match v {
+            Val::Module(m) => crate::builtins::module_members(m),
+            Val::Tensor(_) => TENSOR_ATTRS.iter().map(|s| s.to_string()).collect(),
+            Val::Kernel(_) => KERNEL_ATTRS.iter().map(|s| s.to_string()).collect(),
+            Val::Str(_) => STR_METHODS.iter().map(|s| s.to_string()).collect(),
+            Val::List(_) => LIST_METHODS.iter().map(|s| s.to_string()).collect(),
+            Val::Dict(_) => DICT_METHODS.iter().map(|s| s.to_string()).collect(),
+            Val::Object(o) => {
+                let mut a: Vec<String> = o
+                    .attrs
+                    .borrow()
+                    .iter()
+                    .map(|(n, _)| n.clone())
+                    .filter(|n| !n.starts_with('_'))
+                    .collect();
+                if o.type_name == "Trace" {
+                    a.extend(["visiting_order".into(), "mask_view".into()]);
+                }
+                a
+            }
+            _ => vec![],
+        };
+        names
+    }
+}
