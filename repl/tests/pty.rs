@@ -136,6 +136,22 @@ fn a_syntax_error_then_a_good_cell_and_time() {
 }
 
 #[test]
+fn pasted_multi_line_code_runs_as_one_cell() {
+    let h = history_file("paste");
+    let mut p = start(&h);
+    // A terminal wraps pasted text in bracketed-paste markers.
+    typed(
+        &mut p,
+        "\x1b[200~def sq(v):\n    return v * v\n\nvals = [sq(i) for i in range(4)]\x1b[201~",
+        "range(4)]",
+    );
+    cell(&mut p, "\r", "");
+    cell(&mut p, "vals\r", "[0, 1, 4, 9]");
+    quit(p);
+    let _ = std::fs::remove_file(&h);
+}
+
+#[test]
 fn history_is_recalled_after_a_restart() {
     let h = history_file("restart");
     let mut p = start(&h);
