@@ -10,7 +10,7 @@ fn displays(r: &tilebook_session::CellResult) -> Vec<Vec<(String, String)>> {
     r.outputs
         .iter()
         .filter_map(|o| match o {
-            Output::Display { data } => Some(data.clone()),
+            Output::Display { data } | Output::Result { data } => Some(data.clone()),
             _ => None,
         })
         .collect()

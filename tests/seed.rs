@@ -14,7 +14,7 @@ fn bundles(outputs: &[Output]) -> Vec<Vec<(String, String)>> {
     outputs
         .iter()
         .filter_map(|o| match o {
-            Output::Display { data } => Some(data.clone()),
+            Output::Display { data } | Output::Result { data } => Some(data.clone()),
             _ => None,
         })
         .collect()

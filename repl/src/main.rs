@@ -64,10 +64,20 @@ enum Command {
 
 #[derive(Subcommand)]
 enum JupyterCmd {
+    /// Run the kernel (what the kernelspec starts).
+    Kernel {
+        #[arg(long)]
+        connection_file: String,
+    },
     /// Write the `tilebook` kernelspec.
     Install {
+        /// Into the user's Jupyter data directory (the default).
         #[arg(long)]
         user: bool,
+        /// Into the current Python environment (`$VIRTUAL_ENV`, `$CONDA_PREFIX`, or python3's sys.prefix).
+        #[arg(long)]
+        sys_prefix: bool,
+        /// Into PREFIX/share/jupyter/kernels.
         #[arg(long)]
         prefix: Option<String>,
     },
@@ -84,13 +94,14 @@ fn print_outputs(outputs: &[Output]) {
                     print!("{text}");
                 }
             }
-            Output::Display { data } => {
+            Output::Display { data } | Output::Result { data } => {
                 if let Some((_, t)) = data.iter().find(|(m, _)| m == "text/plain") {
                     println!("{t}");
                 }
             }
             Output::Error { rendered, .. } => eprint!("{rendered}"),
-            Output::NextInput { .. } => {}
+            Output::Page { text } => print!("{text}"),
+            Output::NextInput { .. } | Output::ClearOutput { .. } => {}
         }
     }
     let _ = std::io::stdout().flush();
@@ -217,14 +228,28 @@ fn main() -> ExitCode {
             }
         },
         Some(Command::Jupyter {
-            action: JupyterCmd::Install { user, prefix },
-        }) => match tilebook_jupyter::install(user, prefix.as_deref()) {
+            action:
+                JupyterCmd::Install {
+                    user,
+                    sys_prefix,
+                    prefix,
+                },
+        }) => match tilebook_jupyter::install(user, sys_prefix, prefix.as_deref()) {
             Ok(path) => {
                 println!("Installed kernelspec tilebook in {path}");
                 ExitCode::SUCCESS
             }
             Err(e) => {
                 eprintln!("tilebook: {e}");
+                ExitCode::from(1)
+            }
+        },
+        Some(Command::Jupyter {
+            action: JupyterCmd::Kernel { connection_file },
+        }) => match tilebook_jupyter::run_kernel(&connection_file) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("tilebook kernel: {e}");
                 ExitCode::from(1)
             }
         },

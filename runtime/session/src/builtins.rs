@@ -52,6 +52,8 @@ const PY_BUILTINS: &[&str] = &[
     "ord",
     "chr",
     "help",
+    "display",
+    "clear_output",
 ];
 
 const EXCEPTIONS: &[&str] = &[
@@ -666,6 +668,22 @@ pub fn call_builtin(s: &mut Session, name: &str, pos: Vec<Val>, kw: Vec<(String,
             }
             let launcher = pos.remove(0);
             crate::trace::trace(s, &launcher, pos, a.kw)
+        }
+        "display" => {
+            for v in &a.pos {
+                let text = v.repr();
+                s.display(vec![("text/plain".into(), text)]);
+            }
+            Ok(Val::None)
+        }
+        "clear_output" => {
+            let wait = a
+                .kw("wait")
+                .map(|v| v.truth())
+                .transpose()?
+                .unwrap_or(false);
+            s.clear_output(wait);
+            Ok(Val::None)
         }
         "help" => {
             let text = match a.pos.first() {

@@ -57,6 +57,13 @@ pub enum Output {
     Stream { name: String, text: String },
     /// A displayed value as a MIME bundle (`text/plain` always).
     Display { data: Vec<(String, String)> },
+    /// The value of the cell's final expression (Jupyter's `execute_result`).
+    Result { data: Vec<(String, String)> },
+    /// Documentation from `x?` for the front end's pager (Jupyter's `page`
+    /// payload; terminals print it).
+    Page { text: String },
+    /// `clear_output(wait=...)`: clear the cell's output area.
+    ClearOutput { wait: bool },
     /// `%load`: text the front end should put in the next cell (IPython's
     /// `set_next_input`); a script runner runs it as the next cell.
     NextInput { text: String },
@@ -84,14 +91,15 @@ impl CellResult {
         for o in &self.outputs {
             match o {
                 Output::Stream { text, .. } => s.push_str(text),
-                Output::Display { data } => {
+                Output::Display { data } | Output::Result { data } => {
                     if let Some((_, t)) = data.iter().find(|(m, _)| m == "text/plain") {
                         s.push_str(t);
                         s.push('\n');
                     }
                 }
                 Output::Error { rendered, .. } => s.push_str(rendered),
-                Output::NextInput { .. } => {}
+                Output::Page { text } => s.push_str(text),
+                Output::NextInput { .. } | Output::ClearOutput { .. } => {}
             }
         }
         s
@@ -395,6 +403,10 @@ impl Session {
     }
 
     /// Show a MIME bundle (`text/plain` should be among the entries).
+    pub(crate) fn clear_output(&mut self, wait: bool) {
+        self.outputs.push(Output::ClearOutput { wait });
+    }
+
     pub(crate) fn display(&mut self, data: Vec<(String, String)>) {
         self.outputs.push(Output::Display { data });
     }
@@ -520,7 +532,7 @@ impl Session {
                 let text = format!("{}{}", c.kind.as_str(), c.value);
                 let v = self.magic(&text)?;
                 if !matches!(v, Val::None) {
-                    self.outputs.push(Output::Display {
+                    self.outputs.push(Output::Result {
                         data: vec![("text/plain".into(), v.repr())],
                     });
                 }
@@ -534,7 +546,7 @@ impl Session {
                 .eval(&frame, &e.value)
                 .map_err(|x| x.at(&self.span(&frame, e.range)))?;
             if !matches!(v, Val::None) {
-                self.outputs.push(Output::Display {
+                self.outputs.push(Output::Result {
                     data: vec![("text/plain".into(), v.repr())],
                 });
             }

@@ -125,7 +125,7 @@ impl Session {
                 None => (expr, false),
             };
             let text = crate::docs::help(self, expr.trim(), source)?;
-            self.emit_stream("stdout", &text);
+            self.outputs.push(crate::Output::Page { text });
             return Ok(Val::None);
         }
         let body = text.trim_start_matches('%');
