@@ -97,6 +97,7 @@ pub fn start(
             let _ = flag_tx.send(session.interrupt.clone());
             let parent: Rc<RefCell<Option<JupyterMessage>>> = Rc::new(RefCell::new(None));
             session.on_progress = Some(progress_sink(parent.clone(), iopub.clone()));
+            session.on_output = Some(live_sink(parent.clone(), iopub.clone()));
             let mut worker = Worker {
                 session,
                 iopub,
@@ -111,6 +112,38 @@ pub fn start(
         .expect("start the cell worker thread");
     let flag = flag_rx.recv().expect("the cell worker's interrupt flag");
     (tx, flag)
+}
+
+/// Streams, displays and clears sent to IOPub as the cell produces them.
+fn live_sink(
+    parent: Rc<RefCell<Option<JupyterMessage>>>,
+    iopub: mpsc::UnboundedSender<JupyterMessage>,
+) -> Box<dyn FnMut(&Output)> {
+    Box::new(move |o: &Output| {
+        let Some(parent) = parent.borrow().clone() else {
+            return;
+        };
+        if let Some(content) = live_content(o) {
+            let msg = JupyterMessage::new(content, Some(&parent)).with_zmq_identities(vec![]);
+            let _ = iopub.send(msg);
+        }
+    })
+}
+
+/// The IOPub message of an output that is sent as it happens.
+fn live_content(o: &Output) -> Option<jupyter_protocol::JupyterMessageContent> {
+    Some(match o {
+        Output::Stream { name, text } => {
+            if name == "stderr" {
+                StreamContent::stderr(text).into()
+            } else {
+                StreamContent::stdout(text).into()
+            }
+        }
+        Output::Display { data } => DisplayData::new(media(data)).into(),
+        Output::ClearOutput { wait } => jupyter_protocol::ClearOutput { wait: *wait }.into(),
+        _ => return None,
+    })
 }
 
 /// Progress as a display updated in place (one display per operation).
@@ -253,7 +286,8 @@ impl Worker {
                 parent,
             );
         }
-        *self.parent.borrow_mut() = Some(parent.clone());
+        // Live outputs and progress go to this request (none when silent).
+        *self.parent.borrow_mut() = (!silent).then(|| parent.clone());
         let r = self.session.run_cell(code);
         *self.parent.borrow_mut() = None;
         let mut error = None;
@@ -295,9 +329,6 @@ impl Worker {
                 }
                 Output::NextInput { text } => next_input = Some(text.clone()),
                 Output::Page { text } => page = Some(text.clone()),
-                Output::ClearOutput { wait } if !silent => {
-                    self.send(jupyter_protocol::ClearOutput { wait: *wait }, parent)
-                }
                 _ => {}
             }
         }

@@ -82,6 +82,14 @@ class KernelBehaviour(unittest.TestCase):
                    and "[double] grid (1, 1, 1)" in o["content"]["data"]["text/plain"]]
         self.assertEqual(len(footers), 1, kinds)
 
+    def test_outputs_arrive_in_order_while_the_cell_runs(self):
+        code = "print('first')\ndisplay(2)\nprint('third')\nimport time\n4"
+        content, outputs = run(self.kc, code)
+        kinds = [(o["msg_type"], o["content"].get("text", "") or str(o["content"].get("data", {}).get("text/plain", "")))
+                 for o in outputs if o["msg_type"] in ("stream", "display_data", "execute_result")]
+        self.assertEqual(kinds, [("stream", "first\n"), ("display_data", "2"),
+                                 ("stream", "third\n"), ("execute_result", "4")])
+
     def test_inspect_shows_a_kernels_specializations(self):
         run(self.kc, "import triton, triton.language as tl\n@triton.jit\ndef k(p, B: tl.constexpr):\n    tl.store(p + tl.arange(0, B), 1.0)\nimport torch\nk[(1,)](torch.zeros(8), B=8)")
         code = "k[(1,)]"

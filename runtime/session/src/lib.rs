@@ -171,6 +171,9 @@ pub struct Session {
     /// Where progress of long operations (autotuning, benchmark sweeps)
     /// goes: the front end's progress bar or updating display.
     pub on_progress: Option<ProgressSink>,
+    /// Where streams, displays and clears go as they happen (Jupyter); when
+    /// set, those outputs are not kept in the cell's result.
+    pub on_output: Option<Box<dyn FnMut(&Output)>>,
     /// Show the per-kernel timing footer after cells (`%timing on|off`).
     pub timing: bool,
     /// Nesting depth of measurement loops (their launches are not logged).
@@ -219,6 +222,7 @@ impl Session {
             l2_flush: None,
             launched_since_sync: vec![],
             on_progress: None,
+            on_output: None,
             timing: true,
             measuring: 0,
             launch_log: vec![],
@@ -402,13 +406,26 @@ impl Session {
         self.outputs.truncate(len);
     }
 
-    /// Show a MIME bundle (`text/plain` should be among the entries).
-    pub(crate) fn clear_output(&mut self, wait: bool) {
-        self.outputs.push(Output::ClearOutput { wait });
+    /// Hand an output to the live sink when one listens and no measurement
+    /// is running (what a measured function prints stays with the cell's
+    /// result, where `%%timeit` can drop it); otherwise keep it.
+    fn push_live(&mut self, o: Output) {
+        if self.measuring == 0 {
+            if let Some(sink) = self.on_output.as_mut() {
+                sink(&o);
+                return;
+            }
+        }
+        self.outputs.push(o);
     }
 
+    pub(crate) fn clear_output(&mut self, wait: bool) {
+        self.push_live(Output::ClearOutput { wait });
+    }
+
+    /// Show a MIME bundle (`text/plain` should be among the entries).
     pub(crate) fn display(&mut self, data: Vec<(String, String)>) {
-        self.outputs.push(Output::Display { data });
+        self.push_live(Output::Display { data });
     }
 
     /// Report progress of a long operation to the front end, if it listens.
@@ -423,6 +440,13 @@ impl Session {
     }
 
     pub(crate) fn emit_stream(&mut self, name: &str, text: &str) {
+        if self.measuring == 0 && self.on_output.is_some() {
+            self.push_live(Output::Stream {
+                name: name.into(),
+                text: text.into(),
+            });
+            return;
+        }
         if let Some(Output::Stream { name: n, text: t }) = self.outputs.last_mut() {
             if n == name {
                 t.push_str(text);
