@@ -118,7 +118,7 @@ pub fn start(
 fn live_sink(
     parent: Rc<RefCell<Option<JupyterMessage>>>,
     iopub: mpsc::UnboundedSender<JupyterMessage>,
-) -> Box<dyn FnMut(&Output)> {
+) -> tilebook_session::OutputSink {
     Box::new(move |o: &Output| {
         let Some(parent) = parent.borrow().clone() else {
             return;

@@ -141,6 +141,9 @@ impl Progress {
     }
 }
 
+/// A front end's live output channel (`Session::on_output`).
+pub type OutputSink = Box<dyn FnMut(&Output)>;
+
 /// A front end's progress display (a terminal bar, Jupyter's updating
 /// display).
 pub type ProgressSink = Box<dyn FnMut(&Progress)>;
@@ -173,7 +176,7 @@ pub struct Session {
     pub on_progress: Option<ProgressSink>,
     /// Where streams, displays and clears go as they happen (Jupyter); when
     /// set, those outputs are not kept in the cell's result.
-    pub on_output: Option<Box<dyn FnMut(&Output)>>,
+    pub on_output: Option<OutputSink>,
     /// Show the per-kernel timing footer after cells (`%timing on|off`).
     pub timing: bool,
     /// Nesting depth of measurement loops (their launches are not logged).
