@@ -106,6 +106,23 @@ class KernelBehaviour(unittest.TestCase):
         self.assertEqual(reply["cursor_end"], len(code))
 
 
+class RestartAndShutdown(unittest.TestCase):
+    def test_restart_gives_a_fresh_namespace_and_shutdown_ends_the_process(self):
+        km, kc = start()
+        try:
+            run(kc, "before_restart = 1")
+            km.restart_kernel(now=False)
+            kc.wait_for_ready(timeout=30)
+            content, outputs = run(kc, "before_restart")
+            self.assertEqual(content["ename"], "NameError")
+            content, outputs = run(kc, "6 * 7")
+            self.assertEqual(content["status"], "ok")
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=False)
+        self.assertFalse(km.is_alive())
+
+
 class NotebookUnderNbclient(unittest.TestCase):
     def test_perf_report_plot_error_and_recovery(self):
         nb = nbformat.v4.new_notebook()
