@@ -5,6 +5,7 @@
 
 mod compile;
 mod editor;
+mod notebook;
 mod progress;
 mod repl;
 
@@ -37,6 +38,14 @@ enum Command {
         /// Report every error, run every cell, and still exit non-zero.
         #[arg(long)]
         keep_going: bool,
+        /// Write a notebook's outputs back into it, as nbclient would.
+        #[arg(long)]
+        inplace: bool,
+    },
+    /// Notebook tools.
+    Notebook {
+        #[command(subcommand)]
+        action: NotebookCmd,
     },
     /// Compile one specialization of a kernel ahead of time (no GPU needed).
     Compile {
@@ -59,6 +68,16 @@ enum Command {
     Jupyter {
         #[command(subcommand)]
         action: JupyterCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum NotebookCmd {
+    /// Run a notebook again and report every output that differs from the saved one.
+    Check {
+        file: String,
+        #[arg(long)]
+        device: Option<String>,
     },
 }
 
@@ -188,6 +207,69 @@ fn run(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
     }
 }
 
+/// A session for `run`: `--device`, else `TILEBOOK_DEVICE`, else auto.
+fn session_for(device: Option<&str>) -> Result<Session, ExitCode> {
+    let device = device
+        .map(str::to_string)
+        .or_else(|| std::env::var("TILEBOOK_DEVICE").ok())
+        .unwrap_or_else(|| "auto".into());
+    Session::with_device(&device).map_err(|e| {
+        eprintln!("tilebook: --device {device}: {e}");
+        ExitCode::from(2)
+    })
+}
+
+fn read_notebook(file: &str) -> Result<serde_json::Value, ExitCode> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        eprintln!("tilebook: cannot read {file}: {e}");
+        ExitCode::from(2)
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        eprintln!("tilebook: {file} is not a valid notebook: {e}");
+        ExitCode::from(2)
+    })
+}
+
+/// `tilebook run NB.ipynb --inplace`.
+fn run_inplace(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
+    if !file.ends_with(".ipynb") {
+        eprintln!("tilebook: --inplace writes outputs into notebooks (.ipynb), not {file}");
+        return ExitCode::from(2);
+    }
+    let (mut nb, mut session) = match (read_notebook(file), session_for(device)) {
+        (Ok(nb), Ok(s)) => (nb, s),
+        (Err(c), _) | (_, Err(c)) => return c,
+    };
+    let bars = progress::Bars::default();
+    session.on_progress = bars.sink();
+    let ok = notebook::run_cells(&mut nb, &mut session, file, keep_going);
+    bars.clear();
+    notebook::set_kernel_metadata(&mut nb);
+    let text = serde_json::to_string_pretty(&nb).unwrap_or_default() + "\n";
+    if let Err(e) = std::fs::write(file, text) {
+        eprintln!("tilebook: cannot write {file}: {e}");
+        return ExitCode::from(2);
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// `tilebook notebook check NB.ipynb`.
+fn check_notebook(file: &str, device: Option<&str>) -> ExitCode {
+    let (nb, session) = match (read_notebook(file), session_for(device)) {
+        (Ok(nb), Ok(s)) => (nb, s),
+        (Err(c), _) | (_, Err(c)) => return c,
+    };
+    if notebook::check(file, &nb, session) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
 fn main() -> ExitCode {
     tilebook_session::quiet_expected_panics();
     let cli = Cli::parse();
@@ -201,7 +283,17 @@ fn main() -> ExitCode {
             file,
             device,
             keep_going,
-        }) => run(&file, device.as_deref(), keep_going),
+            inplace,
+        }) => {
+            if inplace {
+                run_inplace(&file, device.as_deref(), keep_going)
+            } else {
+                run(&file, device.as_deref(), keep_going)
+            }
+        }
+        Some(Command::Notebook {
+            action: NotebookCmd::Check { file, device },
+        }) => check_notebook(&file, device.as_deref()),
         Some(Command::Compile {
             file,
             kernel,
