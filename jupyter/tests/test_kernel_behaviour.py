@@ -124,6 +124,17 @@ class RestartAndShutdown(unittest.TestCase):
 
 
 class NotebookUnderNbclient(unittest.TestCase):
+    def test_every_tutorial_runs_through_the_kernel(self):
+        tutorials = os.path.join(os.path.dirname(__file__), "..", "..", "tutorials")
+        names = sorted(n for n in os.listdir(tutorials) if n.endswith(".ipynb"))
+        self.assertGreaterEqual(len(names), 1)
+        for name in names:
+            nb = nbformat.read(os.path.join(tutorials, name), as_version=4)
+            nbclient.NotebookClient(nb, kernel_name="tilebook", timeout=300).execute()
+            errors = [o for c in nb.cells if c.cell_type == "code"
+                      for o in c.outputs if o.get("output_type") == "error"]
+            self.assertEqual(errors, [], name)
+
     def test_perf_report_plot_error_and_recovery(self):
         nb = nbformat.v4.new_notebook()
         nb.cells = [

@@ -43,6 +43,18 @@ pub fn probe_name() -> Option<String> {
         .map(|m| m.trim().to_string())
 }
 
+/// The NVIDIA kernel driver's version (`580.95.05`), from
+/// `/proc/driver/nvidia/version`; `None` without one.
+pub fn driver_version() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
+    let line = text.lines().next()?;
+    let after = line.split("Kernel Module").nth(1).unwrap_or(line);
+    after
+        .split_whitespace()
+        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.'))
+        .map(str::to_string)
+}
+
 /// The device the session uses.
 pub struct Gpu {
     ctx: ManuallyDrop<Arc<CudaContext>>,

@@ -139,7 +139,16 @@ impl Session {
                 if !rest.is_empty() {
                     self.switch_device(rest)?;
                 }
-                let text = format!("{} ({})\n", self.device_name(), self.backend_name());
+                let driver = match (&self.backend, tilebook_cuda::driver_version()) {
+                    (Backend::Cuda(_), Some(v)) => format!(", driver {v}"),
+                    _ => String::new(),
+                };
+                let text = format!(
+                    "{} ({}{driver}), tilebook {}\n",
+                    self.device_name(),
+                    self.backend_name(),
+                    env!("CARGO_PKG_VERSION")
+                );
                 self.emit_stream("stdout", &text);
                 Ok(Val::None)
             }
