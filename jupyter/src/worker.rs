@@ -251,9 +251,7 @@ impl Worker {
                     .next()
                     .unwrap_or("");
                 let indent = if state == Completeness::Incomplete {
-                    let n = last.len() - last.trim_start().len();
-                    let extra = if last.trim_end().ends_with(':') { 4 } else { 0 };
-                    " ".repeat(n + extra)
+                    tilebook_frontend::parse::next_indent(last)
                 } else {
                     String::new()
                 };

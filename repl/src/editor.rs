@@ -12,7 +12,9 @@ use rustyline::{Cmd, ConditionalEventHandler, Context, Event, EventContext, Help
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::rc::Rc;
-use tilebook_frontend::parse::{highlight_classes, is_complete, Completeness, TokenClass};
+use tilebook_frontend::parse::{
+    highlight_classes, is_complete, next_indent, Completeness, TokenClass,
+};
 use tilebook_session::Session;
 
 pub struct TileHelper {
@@ -131,22 +133,6 @@ pub fn on_enter(text: &str) -> Cmd {
         Completeness::Incomplete => Cmd::Insert(1, format!("\n{}", next_indent(last))),
         _ => Cmd::AcceptLine,
     }
-}
-
-/// The indentation of the line after `last`: four more after a `:` line,
-/// four fewer after `return`, `pass`, `break`, `continue` or `raise`.
-pub fn next_indent(last: &str) -> String {
-    let indent = last.len() - last.trim_start().len();
-    let code = last.split('#').next().unwrap_or("").trim_end();
-    let word = code.split_whitespace().next().unwrap_or("");
-    let n = if code.ends_with(':') {
-        indent + 4
-    } else if matches!(word, "return" | "pass" | "break" | "continue" | "raise") {
-        indent.saturating_sub(4)
-    } else {
-        indent
-    };
-    " ".repeat(n)
 }
 
 /// Enter, with the cursor at the end of the buffer: run the cell or open a

@@ -168,16 +168,9 @@ fn run(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let device = device
-        .map(str::to_string)
-        .or_else(|| std::env::var("TILEBOOK_DEVICE").ok())
-        .unwrap_or_else(|| "auto".into());
-    let mut session = match Session::with_device(&device) {
+    let mut session = match session_for(device) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("tilebook: --device {device}: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let bars = progress::Bars::default();
     session.on_progress = bars.sink();
@@ -242,7 +235,7 @@ fn run_inplace(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
     };
     let bars = progress::Bars::default();
     session.on_progress = bars.sink();
-    let ok = notebook::run_cells(&mut nb, &mut session, file, keep_going);
+    let ok = notebook::run_cells(&mut nb, &mut session, file, keep_going, true);
     bars.clear();
     notebook::set_kernel_metadata(&mut nb);
     let text = serde_json::to_string_pretty(&nb).unwrap_or_default() + "\n";

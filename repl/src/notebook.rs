@@ -90,7 +90,13 @@ pub fn set_kernel_metadata(nb: &mut Value) {
 /// Run every code cell of a notebook, replacing its outputs and execution
 /// counts. Returns whether every cell succeeded (with `keep_going`, all cells
 /// run regardless).
-pub fn run_cells(nb: &mut Value, session: &mut Session, file: &str, keep_going: bool) -> bool {
+pub fn run_cells(
+    nb: &mut Value,
+    session: &mut Session,
+    file: &str,
+    keep_going: bool,
+    print: bool,
+) -> bool {
     let mut ok = true;
     let mut count = 0;
     let Some(cells) = nb["cells"].as_array_mut() else {
@@ -108,7 +114,9 @@ pub fn run_cells(nb: &mut Value, session: &mut Session, file: &str, keep_going: 
         let src = join(&cell["source"]);
         count += 1;
         let r = session.run_cell_named(&src, &format!("{file} cell {}", i + 1));
-        crate::print_outputs(&r.outputs);
+        if print {
+            crate::print_outputs(&r.outputs);
+        }
         cell["outputs"] = Value::from(outputs_json(&r.outputs, count));
         cell["execution_count"] = Value::from(count);
         ok &= r.ok;
@@ -284,7 +292,7 @@ pub fn compare(saved: &[Value], fresh: &[Value]) -> Vec<String> {
 /// saved ones. True when nothing differs.
 pub fn check(file: &str, nb: &Value, mut session: Session) -> bool {
     let mut fresh = nb.clone();
-    let _ = run_cells_quiet(&mut fresh, &mut session, file);
+    let _ = run_cells(&mut fresh, &mut session, file, true, false);
     let mut same = true;
     let saved_cells = nb["cells"].as_array().cloned().unwrap_or_default();
     let fresh_cells = fresh["cells"].as_array().cloned().unwrap_or_default();
@@ -309,25 +317,6 @@ pub fn check(file: &str, nb: &Value, mut session: Session) -> bool {
         println!("{file}: every output matches the saved one");
     }
     same
-}
-
-/// `run_cells` without printing the outputs.
-fn run_cells_quiet(nb: &mut Value, session: &mut Session, file: &str) -> bool {
-    let mut count = 0;
-    let mut ok = true;
-    let Some(cells) = nb["cells"].as_array_mut() else {
-        return false;
-    };
-    for (i, cell) in cells.iter_mut().enumerate() {
-        if cell["cell_type"] != "code" {
-            continue;
-        }
-        count += 1;
-        let r = session.run_cell_named(&join(&cell["source"]), &format!("{file} cell {}", i + 1));
-        cell["outputs"] = Value::from(outputs_json(&r.outputs, count));
-        ok &= r.ok;
-    }
-    ok
 }
 
 #[cfg(test)]

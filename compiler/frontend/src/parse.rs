@@ -133,6 +133,23 @@ mod tests {
     }
 }
 
+/// The indentation of the line after `last` in an open cell: four more
+/// after a `:` line, four fewer after `return`, `pass`, `break`, `continue`
+/// or `raise`. Shared by the REPL's Enter key and Jupyter's is_complete.
+pub fn next_indent(last: &str) -> String {
+    let indent = last.len() - last.trim_start().len();
+    let code = last.split('#').next().unwrap_or("").trim_end();
+    let word = code.split_whitespace().next().unwrap_or("");
+    let n = if code.ends_with(':') {
+        indent + 4
+    } else if matches!(word, "return" | "pass" | "break" | "continue" | "raise") {
+        indent.saturating_sub(4)
+    } else {
+        indent
+    };
+    " ".repeat(n)
+}
+
 /// What a piece of a cell is, for syntax highlighting.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum TokenClass {

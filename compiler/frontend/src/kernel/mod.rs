@@ -128,6 +128,10 @@ pub struct JitFunction {
     pub do_not_specialize: Vec<String>,
     /// Source text of the definition, for cache keys.
     pub text: String,
+    /// The distinct identifier-like words of `text`, in order of first
+    /// appearance: the names a cache key looks up among the session's
+    /// globals (callees and constants), found once rather than per launch.
+    pub words: Vec<String>,
 }
 
 impl JitFunction {
@@ -149,6 +153,15 @@ impl JitFunction {
         let meta = p.kwarg.as_ref().map(|k| k.name.to_string());
         let range = def.range;
         let text = source.text[range.start().to_usize()..range.end().to_usize()].to_string();
+        let mut words: Vec<String> = vec![];
+        for w in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+            if !w.is_empty()
+                && !w.starts_with(|c: char| c.is_ascii_digit())
+                && !words.iter().any(|x| x == w)
+            {
+                words.push(w.to_string());
+            }
+        }
         JitFunction {
             name: def.name.to_string(),
             def,
@@ -157,6 +170,7 @@ impl JitFunction {
             meta,
             do_not_specialize: vec![],
             text,
+            words,
         }
     }
 

@@ -422,27 +422,23 @@ fn back_end(
                     format!("GPU backend, kernel `{}`: {e}", jit.name),
                 )
             };
-            let (gk, f) = match ptx {
-                Some(built) => {
-                    let (gk, f, load_s) = built.map_err(codegen_error)?;
-                    clock.laps.extend(gk.stage_seconds.iter().cloned());
-                    clock.laps.push(("driver jit + load", load_s));
-                    (gk, f)
-                }
+            // Generated (and loaded) already by `compile_all` or read from
+            // the disk cache, or generated and loaded now.
+            let built = match ptx {
+                Some(built) => built,
                 None => {
                     let opts = tilebook_nvptx::GpuOptions::new(
                         &g.arch,
                         options.num_warps,
                         options.num_stages,
                     );
-                    let gk = tilebook_nvptx::compile(&kernel, &opts).map_err(codegen_error)?;
-                    clock.laps.extend(gk.stage_seconds.iter().cloned());
-                    clock.restart();
-                    let f = g.load(&gk.ptx, &gk.name, gk.shared_bytes, 32 * gk.num_warps);
-                    clock.lap("driver jit + load");
-                    (gk, f)
+                    tilebook_nvptx::compile(&kernel, &opts)
+                        .and_then(|gk| load_module(&g.loader(), gk))
                 }
             };
+            let (gk, f, load_s) = built.map_err(codegen_error)?;
+            clock.laps.extend(gk.stage_seconds.iter().cloned());
+            clock.laps.push(("driver jit + load", load_s));
             let f = f.map_err(|e| Exc::new("CompilationError", e))?;
             Some((gk, f))
         }

@@ -100,22 +100,22 @@ fn grid_dims(s: &mut Session, grid: &Val, meta: &[(String, Val)]) -> R<[u32; 3]>
 pub(crate) fn source_key(s: &Session, jit: &JitFunction) -> String {
     let mut key = jit.text.clone();
     let mut seen = vec![jit.name.clone()];
-    let mut queue = vec![jit.text.clone()];
+    let mut queue: Vec<Rc<JitFunction>> = vec![];
     let globals = s.globals.borrow();
-    while let Some(text) = queue.pop() {
-        for (name, v) in globals.iter() {
-            if seen.contains(name) || !contains_word(&text, name) {
+    let mut visit = |f: &JitFunction, queue: &mut Vec<Rc<JitFunction>>, key: &mut String| {
+        for name in &f.words {
+            if seen.contains(name) {
                 continue;
             }
-            match v {
-                Val::Kernel(k) => {
+            match globals.get(name) {
+                Some(Val::Kernel(k)) => {
                     seen.push(name.clone());
-                    let t = k.jit.borrow().text.clone();
-                    key.push_str(&t);
-                    queue.push(t);
+                    let callee = k.jit.borrow().clone();
+                    key.push_str(&callee.text);
+                    queue.push(callee);
                 }
-                Val::Module(_) | Val::Func(_) | Val::Builtin(_) => {}
-                other => {
+                Some(Val::Module(_) | Val::Func(_) | Val::Builtin(_)) | None => {}
+                Some(other) => {
                     if let Some(c) = const_of(other) {
                         seen.push(name.clone());
                         key.push_str(&format!("\n{name}={c}"));
@@ -123,22 +123,12 @@ pub(crate) fn source_key(s: &Session, jit: &JitFunction) -> String {
                 }
             }
         }
+    };
+    visit(jit, &mut queue, &mut key);
+    while let Some(f) = queue.pop() {
+        visit(&f, &mut queue, &mut key);
     }
     key
-}
-
-fn contains_word(text: &str, w: &str) -> bool {
-    text.match_indices(w).any(|(i, _)| {
-        let before = text[..i]
-            .chars()
-            .last()
-            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-        let after = text[i + w.len()..]
-            .chars()
-            .next()
-            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-        before && after
-    })
 }
 
 /// A launch with its arguments bound and its specialization derived.
