@@ -13,6 +13,15 @@
 //! than freed, since freeing it could release memory of the new context that
 //! happens to sit at the same addresses.
 //!
+//! Device memory comes from the driver's stream-ordered allocator
+//! (`cuMemAllocAsync`, through cudarc) on the device's default memory pool.
+//! The pool's release threshold is raised to "keep everything", which turns
+//! it into a caching allocator: memory freed by one `add(x, y)` call is
+//! reused by the next instead of going back to the driver at every
+//! synchronisation. When an allocation fails the pool is trimmed and the
+//! allocation tried once more, so cached memory never causes an
+//! out-of-memory error by itself.
+//!
 //! Architecture invariant: knows nothing of the tile IR, the compiler or the
 //! session; it moves bytes and launches functions.
 
@@ -214,6 +223,40 @@ pub enum Arg {
     F64(f64),
 }
 
+/// The device's default memory pool (the one `cuMemAllocAsync` draws from).
+fn default_pool(ctx: &CudaContext) -> Option<cudarc::driver::sys::CUmemoryPool> {
+    use cudarc::driver::sys;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    let _ = ctx.bind_to_thread();
+    // SAFETY: `pool` is a valid out-pointer; the device handle is the context's.
+    let r = unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) };
+    (r == sys::CUresult::CUDA_SUCCESS && !pool.is_null()).then_some(pool)
+}
+
+/// Let the default pool keep freed memory for reuse (see the module docs).
+fn keep_pool_memory(ctx: &CudaContext) {
+    use cudarc::driver::sys;
+    if let Some(pool) = default_pool(ctx) {
+        let mut keep = u64::MAX;
+        // SAFETY: the release threshold attribute takes a pointer to a u64.
+        unsafe {
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                &mut keep as *mut u64 as *mut std::ffi::c_void,
+            );
+        }
+    }
+}
+
+/// Release the default pool's unused memory to the driver.
+fn trim_pool(ctx: &CudaContext) {
+    if let Some(pool) = default_pool(ctx) {
+        // SAFETY: trimming a valid pool to zero unused bytes.
+        unsafe { cudarc::driver::sys::cuMemPoolTrimTo(pool, 0) };
+    }
+}
+
 fn err(e: impl std::fmt::Debug) -> String {
     format!("{e:?}")
 }
@@ -248,6 +291,9 @@ impl Gpu {
         let max_regs = ctx
             .attribute(A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK)
             .map_err(err)? as u32;
+        if ctx.has_async_alloc() {
+            keep_pool_memory(&ctx);
+        }
         Ok(Gpu {
             ctx: ManuallyDrop::new(ctx),
             stream: ManuallyDrop::new(stream),
@@ -338,6 +384,20 @@ impl Gpu {
             // SAFETY: bytes need no initialisation to be valid `u8`s; readers
             // see unspecified values, as `torch.empty` promises.
             unsafe { self.stream.alloc::<u8>(bytes.max(1)) }
+        };
+        let slice = match slice {
+            Err(_) if self.ctx.has_async_alloc() => {
+                // Give the pool's cached memory back and try once more.
+                let _ = self.synchronize();
+                trim_pool(&self.ctx);
+                if zero {
+                    self.stream.alloc_zeros::<u8>(bytes.max(1))
+                } else {
+                    // SAFETY: as above.
+                    unsafe { self.stream.alloc::<u8>(bytes.max(1)) }
+                }
+            }
+            r => r,
         };
         let slice = slice.map_err(|e| {
             let free = self.ctx.mem_get_info().map(|(f, _)| f).unwrap_or(0);

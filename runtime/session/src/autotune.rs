@@ -298,7 +298,7 @@ fn disk_key(s: &Session, k: &KernelObj, t: &Autotuner, key: &str) -> String {
     };
     crate::disk_cache::DiskCache::kernel_key(&format!(
         "autotune|{}|{}|{key}|{device}",
-        crate::kernels::source_key(s, &k.jit.borrow()),
+        crate::kernels::source_key(&k.scope(s), &k.jit.borrow()),
         configs.join(";")
     ))
 }

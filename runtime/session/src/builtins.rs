@@ -777,10 +777,13 @@ pub fn call_builtin(s: &mut Session, name: &str, pos: Vec<Val>, kw: Vec<(String,
             Val::Int(i) => Ok(Val::Int(i.abs())),
             Val::Float(f) => Ok(Val::Float(f.abs())),
             Val::Bool(b) => Ok(Val::Int(b as i64)),
-            Val::Tensor(t) => Ok(Val::tensor(map_tensor(&t, t.dtype, |x| match x {
-                Scalar::F(f) => Scalar::F(f.abs()),
-                o => Scalar::I(o.i().abs()),
-            }))),
+            Val::Tensor(t) => match crate::device_ops::unary(s, &t, "abs")? {
+                Some(v) => Ok(v),
+                None => Ok(Val::tensor(map_tensor(&t, t.dtype, |x| match x {
+                    Scalar::F(f) => Scalar::F(f.abs()),
+                    o => Scalar::I(o.i().abs()),
+                }))),
+            },
             other => Err(Exc::type_error(format!(
                 "bad operand type for abs(): '{}'",
                 other.type_name()

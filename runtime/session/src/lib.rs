@@ -21,6 +21,7 @@ pub mod autotune;
 pub mod bench;
 pub mod builtins;
 pub mod complete;
+pub mod device_ops;
 pub mod disk_cache;
 pub mod docs;
 pub mod format;
@@ -198,6 +199,11 @@ pub struct Session {
     /// Compiled kernels and tuning results kept across sessions (`None`:
     /// off, as `TILEBOOK_CACHE=off` asks).
     pub disk: Option<disk_cache::DiskCache>,
+    /// Run torch operations on `'cuda'` tensors as stdlib kernels even on
+    /// the CPU backend (tests of those kernels; a GPU session always does).
+    pub ops_as_kernels: bool,
+    /// The stdlib kernels behind torch operations, parsed on first use.
+    pub(crate) stdlib: Option<device_ops::Stdlib>,
 }
 
 impl Default for Session {
@@ -236,6 +242,8 @@ impl Session {
             pending_device: None,
             color: false,
             traces: vec![],
+            ops_as_kernels: false,
+            stdlib: None,
         }
     }
 

@@ -423,6 +423,30 @@ fn tensor_binary(s: &mut Session, op: Operator, l: &Val, r: &Val) -> R<Val> {
         d = DType::F32;
     }
     let (shape, device) = broadcast_operands(&a, &b)?;
+    if let Some(name) = match op {
+        Operator::Add => Some("add"),
+        Operator::Sub => Some("sub"),
+        Operator::Mult => Some("mul"),
+        Operator::Div => Some("div"),
+        _ => None,
+    } {
+        use crate::device_ops::{binary, Other};
+        let done = match (&a, &b) {
+            (Operand::T(x), Operand::T(y)) => {
+                binary(s, name, x, Other::Tensor(y), false, &shape, d)?
+            }
+            (Operand::T(x), Operand::S(v)) => {
+                binary(s, name, x, Other::Scalar(v.f()), false, &shape, d)?
+            }
+            (Operand::S(v), Operand::T(y)) => {
+                binary(s, name, y, Other::Scalar(v.f()), true, &shape, d)?
+            }
+            _ => None,
+        };
+        if let Some(v) = done {
+            return Ok(v);
+        }
+    }
     // Fast path for the common contiguous fp32 case.
     if let (Some((x, y)), true) = (
         fast_f32(&a, &b),

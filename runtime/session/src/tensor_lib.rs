@@ -247,7 +247,13 @@ pub(crate) fn tensor_from(
 }
 
 /// `t.sum(dim)`, `torch.max(t, dim)` and friends.
-pub(crate) fn reduce_call(t: &Tensor, a: &Args, first_arg: usize, kind_name: &str) -> R<Val> {
+pub(crate) fn reduce_call(
+    s: &mut Session,
+    t: &Tensor,
+    a: &Args,
+    first_arg: usize,
+    kind_name: &str,
+) -> R<Val> {
     let dim = a
         .get(first_arg, "dim")
         .filter(|v| !matches!(v, Val::None))
@@ -258,6 +264,9 @@ pub(crate) fn reduce_call(t: &Tensor, a: &Args, first_arg: usize, kind_name: &st
         .map(|v| v.truth())
         .transpose()?
         .unwrap_or(false);
+    if let Some(v) = crate::device_ops::reduce(s, t, kind_name, dim, keepdim)? {
+        return Ok(v);
+    }
     let kind = match kind_name {
         "sum" => Red::Sum,
         "mean" => Red::Mean,
@@ -269,7 +278,7 @@ pub(crate) fn reduce_call(t: &Tensor, a: &Args, first_arg: usize, kind_name: &st
         _ => Red::Any,
     };
     let (vals, idx) = reduce(t, dim, keepdim, kind)?;
-    if dim.is_some() && matches!(kind, Red::Max | Red::Min) {
+    if dim.is_some() && matches!(kind_name, "max" | "min") {
         return Ok(Val::tuple(vec![
             Val::tensor(vals),
             Val::tensor(idx.expect("indices")),
@@ -304,7 +313,10 @@ pub(crate) fn cumsum(t: &Tensor, dim: i64) -> R<Val> {
     ))
 }
 
-pub(crate) fn softmax_call(t: &Tensor, dim: i64) -> R<Val> {
+pub(crate) fn softmax_call(s: &mut Session, t: &Tensor, dim: i64) -> R<Val> {
+    if let Some(v) = crate::device_ops::softmax(s, t, dim)? {
+        return Ok(v);
+    }
     Ok(Val::tensor(softmax(t, dim)?))
 }
 
@@ -451,7 +463,10 @@ pub(crate) fn full(s: &mut Session, a: &Args) -> R<Val> {
     tensor_from(s, a, shape, default, &mut |_| x)
 }
 
-pub(crate) fn unary_named(t: &Tensor, name: &str) -> R<Val> {
+pub(crate) fn unary_named(s: &mut Session, t: &Tensor, name: &str) -> R<Val> {
+    if let Some(v) = crate::device_ops::unary(s, t, name)? {
+        return Ok(v);
+    }
     Ok(Val::tensor(match name {
         "exp" => unary_tensor(t, f64::exp),
         "log" => unary_tensor(t, f64::ln),

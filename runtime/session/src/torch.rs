@@ -102,7 +102,7 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
         | "torch.nn.functional.relu"
         | "torch.nn.functional.sigmoid" => {
             let t = tensor_arg(&a.req(0, "input")?, name)?;
-            unary_named(&t, name.rsplit('.').next().unwrap_or(name))
+            unary_named(s, &t, name.rsplit('.').next().unwrap_or(name))
         }
         "torch.nn.functional.leaky_relu" => {
             let t = tensor_arg(&a.req(0, "input")?, name)?;
@@ -133,7 +133,7 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
                     },
                 );
             }
-            reduce_call(&t, &a, 1, &name[6..])
+            reduce_call(s, &t, &a, 1, &name[6..])
         }
         "torch.maximum" | "torch.minimum" => {
             let x = tensor_arg(&a.req(0, "input")?, name)?;
@@ -164,7 +164,7 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
         }
         "torch.sum" | "torch.mean" | "torch.argmax" | "torch.argmin" => {
             let t = tensor_arg(&a.req(0, "input")?, name)?;
-            reduce_call(&t, &a, 1, &name[6..])
+            reduce_call(s, &t, &a, 1, &name[6..])
         }
         "torch.allclose" => {
             let x = tensor_arg(&a.req(0, "input")?, name)?;
@@ -201,7 +201,7 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
         "torch.softmax" | "torch.nn.functional.softmax" => {
             let t = tensor_arg(&a.req(0, "input")?, name)?;
             let dim = to_int(&a.get(1, "dim").unwrap_or(Val::Int(-1)))?;
-            softmax_call(&t, dim)
+            softmax_call(s, &t, dim)
         }
         "torch.result_type" => {
             let dt = |v: &Val| match v {
@@ -547,13 +547,13 @@ pub fn tensor_method(s: &mut Session, t: &Rc<Tensor>, name: &str, a: Args) -> R<
                 .ok_or_else(|| Exc::new("RuntimeError", "expand: shape mismatch"))
         }
         "sum" | "mean" | "max" | "min" | "argmax" | "argmin" | "all" | "any" | "amax" | "amin" => {
-            reduce_call(t, &a, 0, name)
+            reduce_call(s, t, &a, 0, name)
         }
         "abs" => crate::builtins::call_builtin(s, "abs", vec![Val::Tensor(t.clone())], vec![]),
         "exp" | "log" | "sqrt" | "sigmoid" | "relu" | "sin" | "cos" | "floor" | "ceil" | "exp2"
-        | "log2" | "rsqrt" => unary_named(t, name),
+        | "log2" | "rsqrt" => unary_named(s, t, name),
         "cumsum" => crate::builtins::cumsum(t, to_int(&a.req(0, "dim")?)?),
-        "softmax" => softmax_call(t, to_int(&a.req(0, "dim")?)?),
+        "softmax" => softmax_call(s, t, to_int(&a.req(0, "dim")?)?),
         "fill_" | "zero_" => {
             let v = if name == "zero_" {
                 Scalar::I(0)

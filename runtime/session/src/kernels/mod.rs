@@ -58,6 +58,9 @@ pub struct KernelObj {
     pub autotune: RefCell<Option<Rc<crate::autotune::Autotuner>>>,
     /// `@triton.heuristics({...})`: meta-parameters computed from the arguments.
     pub heuristics: RefCell<Vec<(String, Val)>>,
+    /// The module namespace its global names resolve in, when it is not
+    /// the session's (tilebook's own stdlib kernels).
+    pub namespace: Option<crate::value::Scope>,
 }
 
 impl KernelObj {
@@ -72,7 +75,23 @@ impl KernelObj {
         let k = KernelObj::new_shared(self.jit.borrow().clone(), self.defaults.borrow().clone());
         *k.autotune.borrow_mut() = self.autotune.borrow().clone();
         *k.heuristics.borrow_mut() = self.heuristics.borrow().clone();
-        k
+        KernelObj {
+            namespace: self.namespace.clone(),
+            ..k
+        }
+    }
+
+    /// A kernel whose global names resolve in `ns` rather than the session.
+    pub fn in_namespace(jit: JitFunction, ns: crate::value::Scope) -> KernelObj {
+        KernelObj {
+            namespace: Some(ns),
+            ..KernelObj::new(jit, HashMap::new())
+        }
+    }
+
+    /// The namespace its global names resolve in.
+    pub fn scope(&self, s: &Session) -> crate::value::Scope {
+        self.namespace.clone().unwrap_or_else(|| s.globals.clone())
     }
 
     fn new_shared(jit: Rc<JitFunction>, defaults: HashMap<String, Val>) -> KernelObj {
@@ -84,6 +103,7 @@ impl KernelObj {
             last: RefCell::new(None),
             autotune: RefCell::new(None),
             heuristics: RefCell::new(vec![]),
+            namespace: None,
         }
     }
 
@@ -341,7 +361,7 @@ pub(crate) struct Front {
 fn front_end(s: &mut Session, jit: &JitFunction, p: &Prepared) -> R<Front> {
     let start = Instant::now();
     let mut clock = tilebook_tir::StageClock::new();
-    let globals = SessionGlobals { s };
+    let globals = SessionGlobals { ns: &p.ns };
     let (mut kernel, static_out) =
         lower_kernel(jit, &p.specs, &p.meta, &globals, &p.options).map_err(diag_exc)?;
     clock.lap("front end");

@@ -14,13 +14,14 @@ use tilebook_frontend::kernel::{
 use tilebook_tir::DType;
 
 /// The session's globals as kernels see them.
+/// A kernel's module namespace, as the front end sees it.
 pub(super) struct SessionGlobals<'a> {
-    pub(super) s: &'a Session,
+    pub(super) ns: &'a crate::value::Scope,
 }
 
 impl Globals for SessionGlobals<'_> {
     fn global(&self, name: &str) -> Option<Global> {
-        let v = self.s.globals.borrow().get(name).cloned()?;
+        let v = self.ns.borrow().get(name).cloned()?;
         Some(match v {
             Val::Module(m) => match &*m {
                 "tl" | "tl.math" | "triton" | "math" => Global::Module(m.to_string()),
@@ -97,11 +98,11 @@ fn grid_dims(s: &mut Session, grid: &Val, meta: &[(String, Val)]) -> R<[u32; 3]>
 /// Cache key part for the kernel's source, the @jit functions it calls and
 /// the values of the module-level constants any of them names (a kernel
 /// reads those as compile-time values, so a changed constant recompiles).
-pub(crate) fn source_key(s: &Session, jit: &JitFunction) -> String {
+pub(crate) fn source_key(ns: &crate::value::Scope, jit: &JitFunction) -> String {
     let mut key = jit.text.clone();
     let mut seen = vec![jit.name.clone()];
     let mut queue: Vec<Rc<JitFunction>> = vec![];
-    let globals = s.globals.borrow();
+    let globals = ns.borrow();
     let mut visit = |f: &JitFunction, queue: &mut Vec<Rc<JitFunction>>, key: &mut String| {
         for name in &f.words {
             if seen.contains(name) {
@@ -133,6 +134,8 @@ pub(crate) fn source_key(s: &Session, jit: &JitFunction) -> String {
 
 /// A launch with its arguments bound and its specialization derived.
 pub(crate) struct Prepared {
+    /// The namespace the kernel's global names resolve in.
+    pub(super) ns: crate::value::Scope,
     /// The in-memory cache key; it ends with `#` and the GPU context's
     /// generation (what precedes the `#` is the on-disk key's part).
     pub(super) key: String,
@@ -154,6 +157,7 @@ pub(crate) fn prepare(
     kwargs: Vec<(String, Val)>,
 ) -> R<Prepared> {
     let jit = k.jit.borrow().clone();
+    let ns = k.scope(s);
     let mut options = s.compile_defaults.clone();
     let mut bound: Vec<Option<Val>> = vec![None; jit.params.len()];
     if args.len() > jit.params.len() {
@@ -326,7 +330,7 @@ pub(crate) fn prepare(
     };
     let key = format!(
         "{}|{signature}|{}|warps={}|stages={}|{}",
-        source_key(s, &jit),
+        source_key(&ns, &jit),
         meta_consts
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
@@ -339,6 +343,7 @@ pub(crate) fn prepare(
             .unwrap_or_else(|| "cpu#0".into())
     );
     Ok(Prepared {
+        ns,
         key,
         specs,
         meta: meta_consts,
