@@ -13,6 +13,44 @@ fn tutorial_01_script_runs() {
     assert!(out.contains("vector-add-performance:"), "{out}");
 }
 
+#[test]
+fn tutorial_02_script_runs() {
+    let mut s = session();
+    let text = std::fs::read_to_string(root().join("tutorials/02-fused-softmax.py")).unwrap();
+    let out = ok(&mut s, &text);
+    for line in [
+        "fused matches torch.softmax: True",
+        "fused matches the unfused version: True",
+        "every row sums to 1: True",
+        "781 of 1024 lanes active",
+        "softmax-performance (M=64):",
+        "N =   512: fused is",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+}
+
+#[test]
+fn tutorial_03_script_runs() {
+    let mut s = session();
+    let text =
+        std::fs::read_to_string(root().join("tutorials/03-matrix-multiplication.py")).unwrap();
+    let out = ok(&mut s, &text);
+    for line in [
+        "\nmatches: True",
+        "A @ B.T matches: True",
+        "a_ptr 4.0 KB, b_ptr 36.0 KB",
+        "a_ptr 12.0 KB, b_ptr 12.0 KB",
+        "grouped / row-major = ",
+        "leaky ReLU fused in the kernel matches: True",
+        "fp8 inputs match fp16 matmul of the same values: True",
+        "matmul-performance-fp16:",
+        "matmul-performance-fp8:",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+}
+
 /// Host code of tutorial 02; the kernel comes from `tests/ir/softmax.py`.
 const SOFTMAX_HOST: &str = r#"
 import torch

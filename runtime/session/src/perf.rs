@@ -85,6 +85,8 @@ pub struct Table {
 pub fn run(s: &mut Session, mark: &Object, a: &Args) -> R<Val> {
     let flag = |n: &str| a.kw(n).is_some_and(|v| v.truth().unwrap_or(false));
     let (show, print) = (flag("show_plots"), flag("print_data"));
+    let want_df = flag("return_df");
+    let mut frames = vec![];
     let save = a
         .kw("save_path")
         .map(|v| v.to_str().to_string())
@@ -111,6 +113,9 @@ pub fn run(s: &mut Session, mark: &Object, a: &Args) -> R<Val> {
             ));
         };
         let table = sweep(s, &f, &b, &extra)?;
+        if want_df {
+            frames.push(table.columns());
+        }
         if print {
             let text = format!("{}:\n{}", table.name, table.text());
             s.display(vec![
@@ -154,7 +159,30 @@ pub fn run(s: &mut Session, mark: &Object, a: &Args) -> R<Val> {
             ]);
         }
     }
-    Ok(Val::None)
+    // `return_df=True`: pandas is not available, so each table comes back as
+    // a dict of columns (`df['name']` and iterating a column work alike).
+    Ok(match (want_df, frames.len()) {
+        (false, _) => Val::None,
+        (true, 1) => frames.pop().expect("one table"),
+        (true, _) => Val::list(frames),
+    })
+}
+
+impl Table {
+    /// The table as `{column name: [values]}`: x columns, then the mean of
+    /// each line.
+    fn columns(&self) -> Val {
+        let mut cols: Vec<(Val, Val)> = vec![];
+        for (i, name) in self.x_names.iter().enumerate() {
+            let vals = self.rows.iter().map(|r| r.0[i].clone()).collect();
+            cols.push((Val::str(name), Val::list(vals)));
+        }
+        for (i, name) in self.line_names.iter().enumerate() {
+            let vals = self.rows.iter().map(|r| Val::Float(r.1[i].0)).collect();
+            cols.push((Val::str(name), Val::list(vals)));
+        }
+        Val::Dict(std::rc::Rc::new(std::cell::RefCell::new(cols)))
+    }
 }
 
 fn strings(s: &mut Session, v: &Val) -> R<Vec<String>> {
