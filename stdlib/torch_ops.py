@@ -10,7 +10,9 @@
 #
 # Every operand is seen as a 2-D strided view (rows, cols); broadcast
 # dimensions have stride 0. Half-precision inputs are computed in fp32 and
-# rounded when stored, as torch does.
+# rounded when stored, as torch does. Offsets are 32-bit, as in Triton's
+# tutorials (device_ops.rs sends larger tensors to the host path): 64-bit
+# offsets would hide the alignment facts that let loads be vectorised.
 
 import triton
 import triton.language as tl
@@ -21,7 +23,7 @@ def tb_binary(x_ptr, y_ptr, out_ptr, n_rows, n_cols, sx0, sx1, sy0, sy1, y_value
               OP: tl.constexpr, Y_SCALAR: tl.constexpr, BLOCK: tl.constexpr):
     # Program (i, j) computes columns [i * BLOCK, (i + 1) * BLOCK) of row j.
     cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    row = tl.program_id(1).to(tl.int64)
+    row = tl.program_id(1)
     mask = cols < n_cols
     x = tl.load(x_ptr + row * sx0 + cols * sx1, mask=mask).to(tl.float32)
     if Y_SCALAR:
@@ -46,7 +48,7 @@ def tb_binary(x_ptr, y_ptr, out_ptr, n_rows, n_cols, sx0, sx1, sy0, sy1, y_value
 @triton.jit
 def tb_unary(x_ptr, out_ptr, n_rows, n_cols, sx0, sx1, OP: tl.constexpr, BLOCK: tl.constexpr):
     cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    row = tl.program_id(1).to(tl.int64)
+    row = tl.program_id(1)
     mask = cols < n_cols
     x = tl.load(x_ptr + row * sx0 + cols * sx1, mask=mask).to(tl.float32)
     if OP == 'exp':
@@ -63,7 +65,7 @@ def tb_unary(x_ptr, out_ptr, n_rows, n_cols, sx0, sx1, OP: tl.constexpr, BLOCK: 
 @triton.jit
 def tb_row_sum(x_ptr, out_ptr, n_rows, n_cols, sx0, sx1, BLOCK: tl.constexpr):
     # One program per row, walking the row in blocks.
-    row = tl.program_id(0).to(tl.int64)
+    row = tl.program_id(0)
     offsets = tl.arange(0, BLOCK)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for start in range(0, n_cols, BLOCK):
@@ -77,7 +79,7 @@ def tb_row_sum(x_ptr, out_ptr, n_rows, n_cols, sx0, sx1, BLOCK: tl.constexpr):
 def tb_row_max(x_ptr, out_ptr, idx_ptr, n_rows, n_cols, sx0, sx1, BLOCK: tl.constexpr):
     # Each lane keeps the largest value it has seen and where; the first
     # position of the row's maximum is the smallest such index, as in torch.
-    row = tl.program_id(0).to(tl.int64)
+    row = tl.program_id(0)
     offsets = tl.arange(0, BLOCK)
     best = tl.full([BLOCK], -float('inf'), dtype=tl.float32)
     where = tl.zeros([BLOCK], dtype=tl.int32)
@@ -97,7 +99,7 @@ def tb_row_max(x_ptr, out_ptr, idx_ptr, n_rows, n_cols, sx0, sx1, BLOCK: tl.cons
 @triton.jit
 def tb_softmax_row(x_ptr, out_ptr, n_rows, n_cols, sx0, BLOCK: tl.constexpr):
     # A whole row in one block: read once, write once.
-    row = tl.program_id(0).to(tl.int64)
+    row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
     x = tl.load(x_ptr + row * sx0 + cols, mask=mask, other=-float('inf')).to(tl.float32)
@@ -109,7 +111,7 @@ def tb_softmax_row(x_ptr, out_ptr, n_rows, n_cols, sx0, BLOCK: tl.constexpr):
 def tb_softmax_long(x_ptr, out_ptr, n_rows, n_cols, sx0, BLOCK: tl.constexpr):
     # Rows longer than a block: one pass for the running maximum and sum
     # (rescaling the sum whenever the maximum grows), one pass to write.
-    row = tl.program_id(0).to(tl.int64)
+    row = tl.program_id(0)
     offsets = tl.arange(0, BLOCK)
     m = tl.full([BLOCK], -float('inf'), dtype=tl.float32)
     total = tl.zeros([BLOCK], dtype=tl.float32)

@@ -52,6 +52,37 @@ fn vector_add_at_a_16_signature_uses_128_bit_accesses() {
 }
 
 #[test]
+fn stdlib_softmax_rows_use_128_bit_accesses() {
+    // The kernel behind torch.softmax on 'cuda' tensors: with 32-bit row
+    // offsets and a row stride divisible by 16, loads and stores are v4.
+    let text = std::fs::read_to_string(root().join("stdlib/torch_ops.py")).unwrap();
+    let p = ptx(
+        "torch_ops.py",
+        &text,
+        "tb_softmax_row",
+        "*fp32:16, *fp32:16, i32, i32:16, i32:16, BLOCK=4096, num_warps=16",
+    );
+    assert!(p.contains("ld.global.v4.f32"), "{p}");
+    assert!(p.contains("st.global.v4.f32"), "{p}");
+}
+
+#[test]
+fn kernels_carry_launch_bounds_for_their_warps() {
+    // `.maxntid` keeps ptxas's register allocation within what a block of
+    // 32 * num_warps threads may use (a 16-warp block: 128 per thread).
+    let text = std::fs::read_to_string(root().join("tutorials/01-vector-add.py")).unwrap();
+    for (warps, threads) in [(4, 128), (16, 512)] {
+        let p = ptx(
+            "01-vector-add.py",
+            &text,
+            "add_kernel",
+            &format!("*fp32:16, *fp32:16, *fp32:16, i32:16, BLOCK_SIZE=1024, num_warps={warps}"),
+        );
+        assert!(p.contains(&format!(".maxntid {threads}, 1, 1")), "{p}");
+    }
+}
+
+#[test]
 fn without_the_divisibility_hint_accesses_stay_scalar() {
     let text = std::fs::read_to_string(root().join("tutorials/01-vector-add.py")).unwrap();
     // n_elements not known to be a multiple of 16: the mask may change inside a run.

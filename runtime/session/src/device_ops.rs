@@ -61,7 +61,20 @@ fn applies(s: &Session, tensors: &[&Tensor]) -> bool {
         && tensors.iter().all(|t| {
             matches!(t.device, Device::Cuda(_))
                 && matches!(t.dtype, DType::F32 | DType::F16 | DType::BF16)
+                && fits_i32(t)
         })
+}
+
+/// Whether every element offset of `t`, and its element count, fit the
+/// kernels' 32-bit offsets.
+fn fits_i32(t: &Tensor) -> bool {
+    let reach: usize = t
+        .shape
+        .iter()
+        .zip(&t.strides)
+        .map(|(&n, &s)| n.saturating_sub(1) * s.unsigned_abs())
+        .sum();
+    t.numel() < i32::MAX as usize && reach < i32::MAX as usize
 }
 
 fn kernel(s: &mut Session, name: &str) -> R<Rc<KernelObj>> {
@@ -195,7 +208,9 @@ pub(crate) fn binary(
     }
     let (y_arg, y_value) = match (&ye, &y) {
         (Some(e), _) => (Val::tensor(e.clone()), 0.0),
-        (None, Other::Scalar(v)) => (Val::Tensor(out.clone()), *v),
+        // Unused: any pointer does; not `out`, which a cross-checked launch
+        // would see written under another argument's name.
+        (None, Other::Scalar(v)) => (Val::tensor(xe.clone()), *v),
         (None, Other::Tensor(_)) => unreachable!("a tensor operand was expanded"),
     };
     launch(
