@@ -82,8 +82,12 @@ print(output)
 print(f'largest difference from x + y: {torch.max(torch.abs(output - (x + y))).item()}')
 
 # %% [markdown]
-# The line under the cell is tilebook's timing footer: the kernel's grid,
-# its time on the device, and how long compiling it took the first time.
+# The lines under the cell are tilebook's timing footer: for each kernel the
+# cell launched, its grid, its time on the device, and how long compiling it
+# took the first time. On a GPU you will also see `tb_binary` and
+# `tb_unary`: the check `torch.abs(output - (x + y))` is made of torch
+# operations on `'cuda'` tensors, and tilebook runs those as small kernels
+# of its own.
 #
 # ## What the mask did
 #
