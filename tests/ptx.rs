@@ -183,7 +183,16 @@ fn tutorial_matmul_on_hopper_uses_wgmma_on_swizzled_tiles() {
         "{p}"
     );
     assert!(p.contains("wgmma.fence.sync.aligned"), "{p}");
-    assert!(p.contains("wgmma.wait_group.sync.aligned 0"), "{p}");
+    // The loop keeps one group in flight and waits for the last at its exit,
+    // before the epilogue reads the accumulators: once each.
+    let inflight = p
+        .find("wgmma.wait_group.sync.aligned 1")
+        .expect("in-flight wait");
+    let last = p
+        .find("wgmma.wait_group.sync.aligned 0")
+        .expect("final wait");
+    assert!(inflight < last, "{p}");
+    assert_eq!(p.matches("wgmma.wait_group").count(), 2, "{p}");
     // Operands arrive by 16-byte cp.async, made visible to the async proxy
     // before the barrier that precedes the wgmma.
     let fence = p
@@ -197,6 +206,23 @@ fn tutorial_matmul_on_hopper_uses_wgmma_on_swizzled_tiles() {
     assert!(!p.contains("mma.sync"), "{p}");
     // The shared window is aligned for the 128-byte swizzle pattern.
     assert!(p.contains(".align 1024"), "{p}");
+}
+
+#[test]
+fn in_flight_wgmma_needs_room_for_its_extra_stage() {
+    // 128x256x64 fp16 tiles take 48 KB a stage. Three pipeline stages plus
+    // the in-flight one fit in the 227 KB an sm_90 block may use; four plus
+    // one would not, so that kernel waits for each dot instead.
+    let sig = |stages: usize| {
+        format!(
+            "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8, num_stages={stages}"
+        )
+    };
+    let p = ptx("matmul.py", &golden_source("matmul.py"), "matmul_kernel", &sig(3));
+    assert!(p.contains("wgmma.wait_group.sync.aligned 1"), "{p}");
+    let p = ptx("matmul.py", &golden_source("matmul.py"), "matmul_kernel", &sig(4));
+    assert!(!p.contains("wgmma.wait_group.sync.aligned 1"), "{p}");
+    assert!(p.contains("wgmma.wait_group.sync.aligned 0"), "{p}");
 }
 
 #[test]

@@ -208,6 +208,7 @@ pub fn emit<'ctx>(
             break;
         }
     }
+    g.plan_inflight(features.wgmma_inflight);
     let uses_wgmma = g.mma.values().any(|l| l.wgmma);
     if uses_wgmma {
         // The swizzle pattern is anchored at 1024-byte boundaries of the

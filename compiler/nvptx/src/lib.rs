@@ -103,6 +103,7 @@ pub fn env_settings() -> String {
     [
         "TILEBOOK_FP8_MMA",
         "TILEBOOK_WGMMA",
+        "TILEBOOK_WGMMA_INFLIGHT",
         "TILEBOOK_LLVM_PASSES",
         "TILEBOOK_CODEGEN_OPT",
     ]
@@ -125,6 +126,7 @@ fn features(options: &GpuOptions) -> codegen::Features {
     codegen::Features {
         wgmma: wgmma_allowed(options),
         fp8_mma: options.fp8_mma && sm_number(&options.arch) >= 89,
+        wgmma_inflight: std::env::var("TILEBOOK_WGMMA_INFLIGHT").map_or(true, |v| v != "0"),
     }
 }
 

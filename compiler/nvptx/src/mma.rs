@@ -68,6 +68,9 @@ pub struct Features {
     pub wgmma: bool,
     /// `mma.sync` on fp8 operands (sm_89+).
     pub fp8_mma: bool,
+    /// Let a loop's `wgmma` group run on while the next iteration starts
+    /// (`wgmma.wait_group 1`), where the loop allows it (`wgmma::plan_inflight`).
+    pub wgmma_inflight: bool,
 }
 
 impl MmaKind {

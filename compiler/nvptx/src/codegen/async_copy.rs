@@ -54,11 +54,15 @@ pub(super) struct TilePlan {
     loads_per_iteration: HashMap<Value, usize>,
     /// Stages of each layout's ring.
     pub stages: HashMap<MmaLayout, usize>,
+    /// `wgmma` dots (by result) whose group stays in flight into the next
+    /// iteration, and the loop results that must wait for it (see `wgmma`).
+    pub inflight: HashSet<Value>,
+    pub inflight_results: HashSet<Value>,
 }
 
 impl TilePlan {
     /// How many iterations ago the tile `v` was loaded (0: in this body).
-    fn distance(&self, v: Value) -> usize {
+    pub(super) fn distance(&self, v: Value) -> usize {
         let mut d = 0;
         let mut v = v;
         while let Some(&y) = self.carried_from.get(&v) {
@@ -380,7 +384,8 @@ impl<'ctx> Gen<'ctx, '_> {
 
     /// Wait until the tiles `a` and `b` have landed and are visible to every
     /// thread (and, for `wgmma`, to the async proxy that reads them), then
-    /// issue the copies recorded since (the next tiles).
+    /// issue the copies recorded since (the next tiles). Issuing them after
+    /// an in-flight `wgmma` group instead was slower on the H100 (bench/NOTES.md).
     pub(super) fn wait_tiles(&self, a: Value, b: Value, async_proxy: bool) -> R<()> {
         let own = self
             .pending_copies
@@ -446,18 +451,28 @@ impl<'ctx> Gen<'ctx, '_> {
     /// Lay out the stage rings at the start of shared memory, one per MMA
     /// layout with tiles; returns the bytes they take (scratch starts there).
     pub(super) fn place_rings(&mut self) -> usize {
-        let mut layouts: Vec<(MmaLayout, usize)> = self
-            .tile_plan
-            .stages
-            .iter()
-            .map(|(l, s)| (*l, *s))
-            .collect();
-        layouts.sort_by_key(|(l, _)| (l.m, l.n, l.k, l.wm, l.kind));
         let mut at = 0;
-        for (l, stages) in layouts {
+        for (l, stages) in ring_order(&self.tile_plan.stages) {
             self.ring_base.insert(l, (at, stages));
-            at += (stages * l.smem_bytes()).next_multiple_of(1024);
+            at += ring_bytes(&l, stages);
         }
         at
     }
+}
+
+/// The rings in the order they are placed.
+fn ring_order(stages: &HashMap<MmaLayout, usize>) -> Vec<(MmaLayout, usize)> {
+    let mut layouts: Vec<(MmaLayout, usize)> = stages.iter().map(|(l, s)| (*l, *s)).collect();
+    layouts.sort_by_key(|(l, _)| (l.m, l.n, l.k, l.wm, l.kind));
+    layouts
+}
+
+/// Shared bytes one ring takes (rings start at 1024-byte boundaries).
+fn ring_bytes(l: &MmaLayout, stages: usize) -> usize {
+    (stages * l.smem_bytes()).next_multiple_of(1024)
+}
+
+/// Shared bytes all rings take.
+pub(super) fn rings_total(stages: &HashMap<MmaLayout, usize>) -> usize {
+    stages.iter().map(|(l, s)| ring_bytes(l, *s)).sum()
 }

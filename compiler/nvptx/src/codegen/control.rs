@@ -259,6 +259,7 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.position_at_end(exit);
         let results = Self::unflat(&cur, &shape);
         self.bind(&op.results, results);
+        self.wait_inflight(&op.results)?;
         self.retire_tiles(op)
     }
 

@@ -311,7 +311,8 @@ impl<'ctx> Gen<'ctx, '_> {
             let b_off = self.raw(bm)?[0].into_int_value();
             self.wait_tiles(a, bm, l.wgmma)?;
             if l.wgmma {
-                let accs = self.dot_wgmma(l, a_off, b_off, accs)?;
+                let inflight = self.tile_plan.inflight.contains(&r);
+                let accs = self.dot_wgmma(l, a_off, b_off, accs, inflight)?;
                 self.set(r, Reg::B(accs));
                 return Ok(());
             }

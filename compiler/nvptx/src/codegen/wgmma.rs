@@ -8,6 +8,16 @@
 //! warpgroup's B columns, then one commit group and a wait for it. The wait
 //! takes the accumulators as operands so nothing reads them before it.
 //!
+//! In a loop whose only dot accumulates into a loop-carried value that
+//! nothing else reads (`acc = tl.dot(a, b, acc)`), the wait keeps one group
+//! in flight instead (`wait_group 1`): the tensor cores work on iteration
+//! `i` while the warps wait for and issue the copies of later tiles. The
+//! loop's exit waits for the last group. The copies issued in iteration `i`
+//! must then not overwrite the tiles of `i - 1` either, whose group may still
+//! be running, so such a layout's ring gets one stage more (`plan_inflight`):
+//! the tile `i + d` lands in the buffer of `i - 2`, whose group every
+//! warpgroup waited for at the end of `i - 1`, before the barrier of `i`.
+//!
 //! Descriptors (PTX ISA, "matrix descriptor") hold, in 64 bits: the start
 //! address, the leading-dimension and stride-dimension byte offsets (each
 //! shifted right by 4, in bits 0-13, 16-29 and 32-45) and the swizzle mode
@@ -19,19 +29,101 @@
 use super::*;
 use crate::mma::Swizzled;
 
+/// The most dynamic shared memory an sm_90 block may use (bytes); a ring
+/// that would pass it with the extra in-flight stage keeps its stages and
+/// waits for each dot instead.
+const MAX_SHARED: usize = 232_448;
+
 /// The constant fields of a descriptor (everything but the start address).
 fn descriptor_fields(leading: usize, stride: usize, s: &Swizzled) -> u64 {
     (((leading as u64) >> 4) << 16) | (((stride as u64) >> 4) << 32) | (s.mode() << 62)
 }
 
 impl<'ctx> Gen<'ctx, '_> {
-    /// One warpgroup-MMA dot; returns the new accumulators.
+    /// Choose the dots whose `wgmma` group may stay in flight across loop
+    /// iterations (see the module comment), adding their rings' extra stage.
+    pub(super) fn plan_inflight(&mut self, enabled: bool) {
+        if !enabled {
+            return;
+        }
+        let mut uses: HashMap<Value, usize> = HashMap::new();
+        tilebook_tir::walk_ops(&self.k.body, &mut |op| {
+            for &a in &op.args {
+                *uses.entry(a).or_default() += 1;
+            }
+        });
+        let mut loops = vec![];
+        tilebook_tir::walk_ops(&self.k.body, &mut |op| {
+            if op.kind == OpKind::For {
+                loops.push(op);
+            }
+        });
+        for l in loops {
+            let body = &l.regions[0];
+            let mut dots = vec![];
+            tilebook_tir::walk_ops(body, &mut |op| {
+                if matches!(op.kind, OpKind::Dot { .. }) {
+                    dots.push(op);
+                }
+            });
+            let [dot] = dots[..] else { continue };
+            let Some(layout) = self.mma.get(&dot.results[0]).copied() else {
+                continue;
+            };
+            let (a, b, acc, r) = (dot.args[0], dot.args[1], dot.args[2], dot.results[0]);
+            let roles = &self.tile_plan.roles;
+            let Some(y) = body.ops.last().filter(|y| y.kind == OpKind::Yield) else {
+                continue;
+            };
+            let Some(j) = body.args[1..].iter().position(|&v| v == acc) else {
+                continue;
+            };
+            let eligible = layout.wgmma
+                && body.ops.iter().any(|op| std::ptr::eq(op, dot))
+                && roles.contains_key(&a)
+                && roles.contains_key(&b)
+                && y.args.get(j) == Some(&r)
+                && uses.get(&acc) == Some(&1)
+                && uses.get(&r) == Some(&1);
+            if !eligible {
+                continue;
+            }
+            let plan = &self.tile_plan;
+            let d = plan.distance(a).max(plan.distance(b)).max(1);
+            let mut stages = plan.stages.clone();
+            let s = stages.entry(layout).or_insert(2);
+            *s = (*s).max(d + 2);
+            if async_copy::rings_total(&stages) > MAX_SHARED {
+                continue;
+            }
+            self.tile_plan.stages = stages;
+            self.tile_plan.inflight.insert(r);
+            self.tile_plan.inflight_results.insert(l.results[j]);
+        }
+    }
+
+    /// After a loop whose dot left its group in flight: wait for it, passing
+    /// the accumulators among the loop's results through the wait.
+    pub(super) fn wait_inflight(&mut self, results: &[Value]) -> R<()> {
+        for &r in results {
+            if self.tile_plan.inflight_results.contains(&r) {
+                let accs = self.raw(r)?;
+                let accs = self.wgmma_wait(accs, 0)?;
+                self.set(r, Reg::B(accs));
+            }
+        }
+        Ok(())
+    }
+
+    /// One warpgroup-MMA dot; returns the new accumulators. With `inflight`,
+    /// its group is left running (the caller's loop waits at its exit).
     pub(super) fn dot_wgmma(
         &mut self,
         l: &MmaLayout,
         a_off: IntValue<'ctx>,
         b_off: IntValue<'ctx>,
         mut accs: Vec<BasicValueEnum<'ctx>>,
+        inflight: bool,
     ) -> R<Vec<BasicValueEnum<'ctx>>> {
         let [wm, wn, _, _] = self.mma_coords(l)?;
         let (sa, sb) = (l.swizzled(0), l.swizzled(1));
@@ -106,7 +198,15 @@ impl<'ctx> Gen<'ctx, '_> {
                 accs[range].copy_from_slice(&res);
             }
         }
-        self.wgmma_wait(accs)
+        if inflight {
+            // The previous iteration's group is done after this; this one's
+            // accumulators are only read by the next dot or the loop's exit.
+            self.ptx_statement(
+                "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 1;",
+            )?;
+            return Ok(accs);
+        }
+        self.wgmma_wait(accs, 0)
     }
 
     /// `((address & 0x3FFFF) >> 4) | fields` for the shared byte offset `off`.
@@ -121,9 +221,14 @@ impl<'ctx> Gen<'ctx, '_> {
             .build_or(addr, i64t.const_int(fields, false), "desc")?)
     }
 
-    /// Commit the issued `wgmma`s and wait for them; the accumulators pass
-    /// through the wait so that their readers come after it.
-    fn wgmma_wait(&self, accs: Vec<BasicValueEnum<'ctx>>) -> R<Vec<BasicValueEnum<'ctx>>> {
+    /// Commit the issued `wgmma`s and wait until at most `pending` groups
+    /// run; the accumulators pass through the wait so that their readers
+    /// come after it.
+    fn wgmma_wait(
+        &self,
+        accs: Vec<BasicValueEnum<'ctx>>,
+        pending: usize,
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
         let f32t = self.ctx.f32_type();
         let n = accs.len();
         let ret = self.ctx.struct_type(&vec![f32t.into(); n], false);
@@ -132,7 +237,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let tied: Vec<String> = (0..n).map(|i| i.to_string()).collect();
         let asm = self.ctx.create_inline_asm(
             fn_ty,
-            "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;".into(),
+            format!("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned {pending};"),
             format!("{}{}", "=f,".repeat(n), tied.join(",")),
             true,
             false,
