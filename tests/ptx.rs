@@ -218,11 +218,39 @@ fn in_flight_wgmma_needs_room_for_its_extra_stage() {
             "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8, num_stages={stages}"
         )
     };
-    let p = ptx("matmul.py", &golden_source("matmul.py"), "matmul_kernel", &sig(3));
+    let p = ptx(
+        "matmul.py",
+        &golden_source("matmul.py"),
+        "matmul_kernel",
+        &sig(3),
+    );
     assert!(p.contains("wgmma.wait_group.sync.aligned 1"), "{p}");
-    let p = ptx("matmul.py", &golden_source("matmul.py"), "matmul_kernel", &sig(4));
+    let p = ptx(
+        "matmul.py",
+        &golden_source("matmul.py"),
+        "matmul_kernel",
+        &sig(4),
+    );
     assert!(!p.contains("wgmma.wait_group.sync.aligned 1"), "{p}");
     assert!(p.contains("wgmma.wait_group.sync.aligned 0"), "{p}");
+}
+
+#[test]
+fn plus_equals_dot_pipelines_like_a_dot_with_accumulator() {
+    // `accumulator += tl.dot(a, b)` is folded into the dot (`dot-acc` in the
+    // tile IR pipeline), so the loop keeps its wgmma group in flight too.
+    let source = golden_source("matmul.py").replace(
+        "accumulator = tl.dot(a, b, accumulator)",
+        "accumulator += tl.dot(a, b)",
+    );
+    assert!(source.contains("accumulator += tl.dot(a, b)"));
+    let p = ptx(
+        "matmul.py",
+        &source,
+        "matmul_kernel",
+        "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8",
+    );
+    assert!(p.contains("wgmma.wait_group.sync.aligned 1"), "{p}");
 }
 
 #[test]

@@ -67,3 +67,27 @@ d = torch.zeros(16, 16, device=DEVICE)
 dot_precision[(1,)](a, b, c, d)
 check("tl.dot tf32 rounds its inputs", c, torch.full((16, 16), 16.0, device=DEVICE), atol=0, rtol=0)
 check("tl.dot ieee keeps fp32", d, torch.full((16, 16), 16.0 + 16 * 2.0 ** -12, device=DEVICE), atol=0, rtol=0)
+
+# `acc += tl.dot(a, b)` (the compiler folds the add into the dot), and
+# `tl.dot(q, tl.trans(k))` on square blocks, as attention kernels write it.
+@triton.jit
+def dot_plus_equals(a_ptr, b_ptr, c_ptr, d_ptr, K, BK: tl.constexpr):
+    r = tl.arange(0, 32)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((32, 32), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + r[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * 32 + r[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + r[:, None] * 32 + r[None, :], acc)
+    q = tl.load(a_ptr + r[:, None] * K + r[None, :])
+    kt = tl.load(a_ptr + r[:, None] * K + (32 + r)[None, :])
+    tl.store(d_ptr + r[:, None] * 32 + r[None, :], tl.dot(q, tl.trans(kt)))
+
+a = torch.randn(32, 64, device=DEVICE).half()
+b = torch.randn(64, 32, device=DEVICE).half()
+c = torch.zeros(32, 32, device=DEVICE)
+d = torch.zeros(32, 32, device=DEVICE)
+dot_plus_equals[(1,)](a, b, c, d, 64, BK=16)
+check("acc += tl.dot(a, b)", c, a.float() @ b.float(), atol=1e-2, rtol=1e-2)
+check("tl.dot(q, tl.trans(k)) on square blocks", d, a[:, :32].float() @ a[:, 32:].float().T, atol=1e-2, rtol=1e-2)

@@ -59,3 +59,17 @@ x = torch.randn(2, 4, 8, device=DEVICE)
 out = torch.zeros(64, device=DEVICE)
 perm3[(1,)](x, out)
 check("tl.permute", out.reshape(8, 2, 4), x.permute(2, 0, 1))
+
+# A square block keeps its type when transposed; the values must still move.
+@triton.jit
+def square_trans(x_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.trans(x))
+    tl.store(out_ptr + N * N + offs, x.T + x)
+
+x = torch.randn(16, 16, device=DEVICE)
+out = torch.zeros(2 * 256, device=DEVICE)
+square_trans[(1,)](x, out, N=16)
+check("tl.trans of a square block", out[:256].reshape(16, 16), x.T)
+check("x.T + x of a square block", out[256:].reshape(16, 16), x.T + x)

@@ -1,4 +1,5 @@
-//! Passes the backends need: canonicalise + constant-fold, CSE and DCE.
+//! Passes the backends need: canonicalise + constant-fold, dot accumulation,
+//! CSE and DCE.
 //!
 //! Each pass returns whether it changed the kernel; `optimize` runs them to a
 //! fixed point and, in debug builds, verifies after each one.
@@ -12,8 +13,12 @@ use std::collections::{HashMap, HashSet};
 pub type Pass = fn(&mut Kernel) -> bool;
 
 /// The named stages of the optimisation pipeline, in order.
-pub const PIPELINE: [(&str, Pass); 3] =
-    [("fold", fold_and_canonicalize), ("cse", cse), ("dce", dce)];
+pub const PIPELINE: [(&str, Pass); 4] = [
+    ("fold", fold_and_canonicalize),
+    ("dot-acc", dot_accumulate),
+    ("cse", cse),
+    ("dce", dce),
+];
 
 /// Run the pipeline until nothing changes (at most a few rounds).
 pub fn optimize(k: &mut Kernel) {
@@ -135,7 +140,13 @@ fn simplify(k: &Kernel, op: &Op, consts: &HashMap<Value, Const>) -> Simplified {
             if let Some(v) = c(0) {
                 return Const(v);
             }
-            if rty == Some(k.ty(op.args[0])) {
+            // A permutation keeps the type of a square block but not its
+            // values: only the identity permutation is a no-op.
+            let identity = match &op.kind {
+                OpKind::Trans(perm) => perm.iter().enumerate().all(|(i, &p)| i == p),
+                _ => true,
+            };
+            if identity && rty == Some(k.ty(op.args[0])) {
                 return Value(op.args[0]);
             }
             Keep
@@ -360,6 +371,72 @@ fn cse_region(
             seen.insert(key, op.results[0]);
         }
         r.ops.push(op);
+    }
+    changed
+}
+
+// ---------------------------------------------------------------- dot accumulation
+
+/// `x + dot(a, b, 0)` becomes `dot(a, b, x)` when nothing else reads the
+/// dot's result: `acc += tl.dot(a, b)` then accumulates in the tensor cores'
+/// registers like `acc = tl.dot(a, b, acc)` does, and a loop carrying `acc`
+/// is pipelined the same way. The dot moves down to the add's place (its
+/// operands are already defined there), so `x` may be defined after it.
+pub fn dot_accumulate(k: &mut Kernel) -> bool {
+    let mut uses: HashMap<Value, usize> = HashMap::new();
+    let mut zeros = HashSet::new();
+    walk_ops(&k.body, &mut |op| {
+        for &a in &op.args {
+            *uses.entry(a).or_default() += 1;
+        }
+        if let (OpKind::Const(c), [r]) = (&op.kind, op.results.as_slice()) {
+            if c.as_f64() == 0.0 {
+                zeros.insert(*r);
+            }
+        }
+    });
+    dot_accumulate_region(&mut k.body, &uses, &zeros)
+}
+
+fn dot_accumulate_region(
+    r: &mut Region,
+    uses: &HashMap<Value, usize>,
+    zeros: &HashSet<Value>,
+) -> bool {
+    let mut changed = false;
+    for op in &mut r.ops {
+        for sub in &mut op.regions {
+            changed |= dot_accumulate_region(sub, uses, zeros);
+        }
+    }
+    // Dots of this region whose accumulator is zero and whose result has one use.
+    let mut candidates: HashMap<Value, usize> = HashMap::new();
+    let mut i = 0;
+    while i < r.ops.len() {
+        let op = &r.ops[i];
+        if matches!(op.kind, OpKind::Dot { .. })
+            && zeros.contains(&op.args[2])
+            && uses.get(&op.results[0]) == Some(&1)
+        {
+            candidates.insert(op.results[0], i);
+        }
+        if op.kind == OpKind::Binary(BinOp::Add) {
+            let pick = (0..2).find(|&j| candidates.contains_key(&op.args[j]));
+            if let Some(j) = pick {
+                let at = candidates[&op.args[j]];
+                let other = op.args[1 - j];
+                let result = op.results[0];
+                let mut dot = r.ops.remove(at);
+                candidates.clear();
+                dot.args[2] = other;
+                dot.results[0] = result;
+                // The add is now at `i - 1`.
+                r.ops[i - 1] = dot;
+                changed = true;
+                continue;
+            }
+        }
+        i += 1;
     }
     changed
 }
