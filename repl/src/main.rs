@@ -64,7 +64,7 @@ enum Command {
         #[arg(short = 'o')]
         output: Option<String>,
     },
-    /// Jupyter integration (kernelspec install; the kernel itself comes in a later release).
+    /// Jupyter integration: install the kernelspec, or run the kernel.
     Jupyter {
         #[command(subcommand)]
         action: JupyterCmd,
