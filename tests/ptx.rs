@@ -206,6 +206,12 @@ fn tutorial_matmul_on_hopper_uses_wgmma_on_swizzled_tiles() {
     assert!(!p.contains("mma.sync"), "{p}");
     // The shared window is aligned for the 128-byte swizzle pattern.
     assert!(p.contains(".align 1024"), "{p}");
+    // The epilogue casts to fp16 in the accumulator's layout and moves
+    // halves, not floats, through shared memory: 64 accumulators per thread
+    // leave in 32 paired-half stores and return in 16-byte loads.
+    assert!(!p.contains("st.shared.v2.f32"), "{p}");
+    assert_eq!(p.matches("st.shared.b32").count(), 32, "{p}");
+    assert!(p.contains("ld.shared.v4.b32"), "{p}");
 }
 
 #[test]

@@ -567,9 +567,15 @@ impl<'ctx> Gen<'ctx, '_> {
                     let x = self.elementwise(op, &args)?;
                     self.set(res.expect("result"), Reg::S(x));
                 } else {
-                    let n = self.layout(&t).regs();
-                    let all: Vec<Vec<_>> =
-                        op.args.iter().map(|&a| self.regs(a, n)).collect::<R<_>>()?;
+                    let (n, all) = match self.mma.get(&op.results[0]).copied() {
+                        Some(l) => (l.regs(), self.mma_operands(op, &l)?),
+                        None => {
+                            let n = self.layout(&t).regs();
+                            let all: Vec<Vec<_>> =
+                                op.args.iter().map(|&a| self.regs(a, n)).collect::<R<_>>()?;
+                            (n, all)
+                        }
+                    };
                     let mut out = vec![];
                     for r in 0..n {
                         let args: Vec<_> = all.iter().map(|v| v[r]).collect();

@@ -29,7 +29,7 @@
 //! the loop-carried values); other uses convert it to the blocked layout
 //! through shared memory.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use tilebook_tir::{DType, Kernel, Op, OpKind, Region, Value};
 
 /// The MMA layout of one accumulator.
@@ -313,26 +313,80 @@ pub struct PlanOptions<'a> {
     pub no_wgmma: &'a std::collections::HashSet<Value>,
 }
 
-/// Values whose registers are in an MMA layout: tensor-core dot results and
-/// the loop-carried accumulators they flow into.
+/// Values whose registers are in an MMA layout: tensor-core dot results, the
+/// loop-carried accumulators they flow into, and elementwise ops on them
+/// (the epilogue's cast to fp16, an activation), so that the conversion to
+/// the blocked layout happens once, on the final and often narrower values.
 pub fn plan(k: &Kernel, o: &PlanOptions) -> HashMap<Value, MmaLayout> {
     let mut out = HashMap::new();
-    // Two rounds settle loops nested in loops.
-    for _ in 0..2 {
-        visit(k, &k.body, o, &mut out);
+    let mut consts = HashSet::new();
+    tilebook_tir::walk_ops(&k.body, &mut |op| {
+        if matches!(op.kind, OpKind::Const(_)) {
+            consts.extend(op.results.iter().copied());
+        }
+    });
+    // Repeat until loops nested in loops have settled.
+    for _ in 0..8 {
+        let before = out.len();
+        visit(k, &k.body, o, &consts, &mut out);
+        if out.len() == before {
+            break;
+        }
     }
     out
 }
 
-fn visit(k: &Kernel, r: &Region, o: &PlanOptions, out: &mut HashMap<Value, MmaLayout>) {
+/// Element types an MMA-layout value may have besides the accumulator's:
+/// those `mma_to_blocked` can pass through shared memory.
+fn mma_elem_ok(d: Option<DType>) -> bool {
+    matches!(
+        d,
+        Some(DType::F32 | DType::F16 | DType::BF16 | DType::I32 | DType::I1)
+    )
+}
+
+/// The MMA layout of an elementwise op's result: some operand is in one,
+/// every other block operand is in the same one or a constant splat.
+fn elementwise_layout(
+    k: &Kernel,
+    op: &Op,
+    consts: &HashSet<Value>,
+    out: &HashMap<Value, MmaLayout>,
+) -> Option<MmaLayout> {
+    if !op.kind.is_elementwise() || matches!(op.kind, OpKind::AddPtr) {
+        return None;
+    }
+    let r = *op.results.first()?;
+    if !mma_elem_ok(k.ty(r).dtype()) {
+        return None;
+    }
+    let l = op.args.iter().find_map(|a| out.get(a).copied())?;
+    op.args
+        .iter()
+        .all(|a| !k.ty(*a).is_block() || out.get(a) == Some(&l) || consts.contains(a))
+        .then_some(l)
+}
+
+fn visit(
+    k: &Kernel,
+    r: &Region,
+    o: &PlanOptions,
+    consts: &HashSet<Value>,
+    out: &mut HashMap<Value, MmaLayout>,
+) {
     for op in &r.ops {
         for sub in &op.regions {
-            visit(k, sub, o, out);
+            visit(k, sub, o, consts, out);
         }
         match op.kind {
             OpKind::Dot { .. } => {
                 let wgmma = o.features.wgmma && !o.no_wgmma.contains(&op.results[0]);
                 if let Some(l) = layout_for(k, op, o.warps, wgmma, o.features.fp8_mma) {
+                    out.insert(op.results[0], l);
+                }
+            }
+            _ if op.kind.is_elementwise() => {
+                if let Some(l) = elementwise_layout(k, op, consts, out) {
                     out.insert(op.results[0], l);
                 }
             }

@@ -85,6 +85,82 @@ impl<'ctx> Gen<'ctx, '_> {
     /// Convert an MMA-layout accumulator to the blocked layout through shared
     /// memory. Rows are padded by 8 floats: a half-warp's 8-byte stores (four
     /// rows of four lanes) then fall on distinct banks.
+    /// The operands of an elementwise op whose result is in the MMA layout
+    /// `l` (see `mma::plan`): MMA registers as they are, scalars and constant
+    /// splats repeated.
+    pub(super) fn mma_operands(&self, op: &Op, l: &MmaLayout) -> R<Vec<Vec<BasicValueEnum<'ctx>>>> {
+        let n = l.regs();
+        op.args
+            .iter()
+            .map(|&a| {
+                if self.mma.get(&a) == Some(l) {
+                    return self.raw(a);
+                }
+                match self.vals.get(&a) {
+                    Some(Reg::S(x)) => Ok(vec![*x; n]),
+                    Some(Reg::B(r))
+                        if matches!(self.defs.get(&a).map(|o| &o.kind), Some(OpKind::Const(_))) =>
+                    {
+                        Ok(vec![r[0]; n])
+                    }
+                    _ => fail(format!("internal: operand %{} of an MMA-layout op", a.0)),
+                }
+            })
+            .collect()
+    }
+
+    /// How an MMA value's element type is kept in shared memory while it
+    /// changes layout: fp16/bf16 (held in f32 registers) as halves, `i1` as
+    /// bytes, everything else as its register type.
+    fn storage_type(&self, t: &Type) -> BasicTypeEnum<'ctx> {
+        match t.dtype() {
+            Some(DType::F16) => self.ctx.f16_type().into(),
+            Some(DType::BF16) => self.ctx.bf16_type().into(),
+            Some(DType::I1) => self.ctx.i8_type().into(),
+            _ => self.reg_type(t.elem),
+        }
+    }
+
+    /// A register value in `storage_type` form, and back.
+    fn storage_of(
+        &self,
+        x: BasicValueEnum<'ctx>,
+        st: BasicTypeEnum<'ctx>,
+    ) -> R<BasicValueEnum<'ctx>> {
+        if x.get_type() == st {
+            return Ok(x);
+        }
+        Ok(match st {
+            BasicTypeEnum::FloatType(f) => self
+                .b
+                .build_float_trunc(x.into_float_value(), f, "")?
+                .into(),
+            BasicTypeEnum::IntType(i) => {
+                self.b.build_int_z_extend(x.into_int_value(), i, "")?.into()
+            }
+            _ => x,
+        })
+    }
+
+    fn register_of(
+        &self,
+        x: BasicValueEnum<'ctx>,
+        rt: BasicTypeEnum<'ctx>,
+    ) -> R<BasicValueEnum<'ctx>> {
+        if x.get_type() == rt {
+            return Ok(x);
+        }
+        Ok(match rt {
+            BasicTypeEnum::FloatType(f) => {
+                self.b.build_float_ext(x.into_float_value(), f, "")?.into()
+            }
+            BasicTypeEnum::IntType(i) => {
+                self.b.build_int_truncate(x.into_int_value(), i, "")?.into()
+            }
+            _ => x,
+        })
+    }
+
     pub(super) fn mma_to_blocked(&self, v: Value, l: &MmaLayout) -> R<Vec<BasicValueEnum<'ctx>>> {
         if let Some((_, _, regs)) = self.converted.borrow().iter().find(|(_, x, _)| *x == v) {
             return Ok(regs.clone());
@@ -93,13 +169,27 @@ impl<'ctx> Gen<'ctx, '_> {
         let t = self.ty(v).clone();
         let bl = self.layout(&t);
         let c = self.mma_coords(l)?;
+        // Elements kept in their storage type (halves for fp16, four bytes
+        // for fp32/int32); rows padded by 8 elements, so that the eight rows
+        // a warp's paired stores touch start in different banks.
+        let rt = self.reg_type(t.elem);
+        let et = self.storage_type(&t);
+        let size = match et {
+            BasicTypeEnum::FloatType(f)
+                if f == self.ctx.f16_type() || f == self.ctx.bf16_type() =>
+            {
+                2
+            }
+            BasicTypeEnum::IntType(i) => (i.get_bit_width() as usize / 8).max(1),
+            _ => 4,
+        };
         let row_len = l.n + 8;
-        // fp32, or int32 for int8 dots: four bytes either way.
-        let et = self.reg_type(t.elem);
+        // Rows start at multiples of this many bytes (at most 16).
+        let row_align = 1usize << (row_len * size).trailing_zeros().min(4);
         let at = |row: IntValue<'ctx>, col: IntValue<'ctx>| -> R<PointerValue<'ctx>> {
             let idx = self.b.build_int_mul(row, self.i32c(row_len as i64), "")?;
             let idx = self.b.build_int_add(idx, col, "")?;
-            self.smem_addr(0, idx, 4)
+            self.smem_addr(0, idx, size)
         };
         self.barrier()?;
         for i in (0..regs.len()).step_by(2) {
@@ -108,19 +198,20 @@ impl<'ctx> Gen<'ctx, '_> {
             let (row, col) = self.mma_pos(l, &c, rm, rn, r)?;
             let mut pair = mem_vec_type(et, 2).get_undef();
             for j in 0..2 {
+                let x = self.storage_of(regs[i + j], et)?;
                 pair = self
                     .b
-                    .build_insert_element(pair, regs[i + j], self.i32c(j as i64), "")?;
+                    .build_insert_element(pair, x, self.i32c(j as i64), "")?;
             }
             let st = self.b.build_store(at(row, col)?, pair)?;
-            let _ = st.set_alignment(8);
+            let _ = st.set_alignment(2 * size as u32);
         }
-        self.need_smem(l.m * row_len * 4);
+        self.need_smem(l.m * row_len * size);
         self.barrier()?;
         let mut out = vec![];
         let shape = [l.m, l.n];
         let w = if bl.is_pow2() && !bl.replicated() {
-            bl.vec.min(4)
+            bl.vec.min(row_align / size).max(1)
         } else {
             1
         };
@@ -128,19 +219,21 @@ impl<'ctx> Gen<'ctx, '_> {
             let rc = self.elem_coords(&bl, r, &shape)?;
             let p = at(rc[0], rc[1])?;
             if w == 1 {
-                out.push(self.b.build_load(et, p, "")?);
+                let x = self.b.build_load(et, p, "")?;
+                out.push(self.register_of(x, rt)?);
                 continue;
             }
             let ld = self.b.build_load(mem_vec_type(et, w as u32), p, "")?;
             let _ = ld
                 .as_instruction_value()
-                .map(|i| i.set_alignment((4 * w) as u32));
+                .map(|i| i.set_alignment((size * w) as u32));
             for j in 0..w {
-                out.push(self.b.build_extract_element(
+                let x = self.b.build_extract_element(
                     ld.into_vector_value(),
                     self.i32c(j as i64),
                     "",
-                )?);
+                )?;
+                out.push(self.register_of(x, rt)?);
             }
         }
         self.barrier()?;

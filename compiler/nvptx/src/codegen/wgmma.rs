@@ -108,7 +108,8 @@ impl<'ctx> Gen<'ctx, '_> {
         for &r in results {
             if self.tile_plan.inflight_results.contains(&r) {
                 let accs = self.raw(r)?;
-                let accs = self.wgmma_wait(accs, 0)?;
+                // Every group was committed by its dot: nothing to commit here.
+                let accs = self.wgmma_wait(accs, false, 0)?;
                 self.set(r, Reg::B(accs));
             }
         }
@@ -206,7 +207,7 @@ impl<'ctx> Gen<'ctx, '_> {
             )?;
             return Ok(accs);
         }
-        self.wgmma_wait(accs, 0)
+        self.wgmma_wait(accs, true, 0)
     }
 
     /// `((address & 0x3FFFF) >> 4) | fields` for the shared byte offset `off`.
@@ -221,14 +222,20 @@ impl<'ctx> Gen<'ctx, '_> {
             .build_or(addr, i64t.const_int(fields, false), "desc")?)
     }
 
-    /// Commit the issued `wgmma`s and wait until at most `pending` groups
-    /// run; the accumulators pass through the wait so that their readers
-    /// come after it.
+    /// Commit the issued `wgmma`s (with `commit`) and wait until at most
+    /// `pending` groups run; the accumulators pass through the wait so that
+    /// their readers come after it.
     fn wgmma_wait(
         &self,
         accs: Vec<BasicValueEnum<'ctx>>,
+        commit: bool,
         pending: usize,
     ) -> R<Vec<BasicValueEnum<'ctx>>> {
+        let commit = if commit {
+            "wgmma.commit_group.sync.aligned;\n"
+        } else {
+            ""
+        };
         let f32t = self.ctx.f32_type();
         let n = accs.len();
         let ret = self.ctx.struct_type(&vec![f32t.into(); n], false);
@@ -237,7 +244,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let tied: Vec<String> = (0..n).map(|i| i.to_string()).collect();
         let asm = self.ctx.create_inline_asm(
             fn_ty,
-            format!("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned {pending};"),
+            format!("{commit}wgmma.wait_group.sync.aligned {pending};"),
             format!("{}{}", "=f,".repeat(n), tied.join(",")),
             true,
             false,
