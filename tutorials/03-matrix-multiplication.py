@@ -280,9 +280,9 @@ for size in ORDER_SIZES:
 
 # %% [markdown]
 # On an H100 the difference is small. In the run saved here grouping
-# gained 3% at 4096 and lost 2% at 8192; over four runs on the same GPU the
-# ratio ranged from 0.98 to 1.03, which is about the run-to-run spread of
-# such a measurement. Two reasons: the 50 MB L2 cache holds a large share of the
+# gained 1% at 4096 and 8% at 8192; over five runs on the same GPU the
+# ratio ranged from 0.98 to 1.08, so a single run says little beyond
+# "a few percent at most", and the 8192 gain did not repeat reliably. Two reasons: the 50 MB L2 cache holds a large share of the
 # inputs (a 4096 x 4096 fp16 matrix is 32 MB), and with 132
 # multiprocessors a wave of 128 x 256 tiles already spans several rows of
 # the output, so even "row-major" waves reuse strips of `B`. The grouped
@@ -365,17 +365,17 @@ benchmark.run(show_plots=True, print_data=True)
 # %% [markdown]
 # ## Reading the results
 #
-# In the H100 run saved here, the fp16 kernel reached 560 to 610 TFLOPS
-# from 4096 up, about 80% of cuBLAS (700 to 730 TFLOPS). For small
+# In the H100 run saved here, the fp16 kernel reached 580 to 600 TFLOPS
+# from 4096 up, 83% to 87% of cuBLAS (670 to 720 TFLOPS). For small
 # matrices every kernel is limited by how few tiles there are to spread
 # over 132 multiprocessors, and at 3072 the autotuner's best candidate was
 # a poor fit. The autotuner's log above shows it choosing different tiles
 # for different sizes: no single configuration wins everywhere.
 #
 # The gap to cuBLAS is in tilebook's code generation, not in the
-# algorithm: Triton's compiler runs this same kernel at 590 to 720 TFLOPS
-# at 4096 and 8192 on the same GPU, depending on the tile configuration
-# and the run (`bench/NOTES.md`, `bench/results/latest.json`).
+# algorithm: autotuned over these same configurations, Triton's compiler
+# runs this kernel about 5% faster than tilebook at 4096 and 8192 on the
+# same GPU (`bench/NOTES.md`, `bench/results/latest.json`).
 #
 # tilebook's fp8 path is correct but not yet fast: about 70 TFLOPS, well
 # below its own fp16 line, because its code generation does not yet feed
