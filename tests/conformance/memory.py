@@ -52,3 +52,26 @@ x = torch.randn(32, device=DEVICE)
 out = torch.zeros(32, device=DEVICE)
 ptr_sub[(1,)](x, out, BLOCK=32)
 check("pointer minus offsets", out, torch.tensor([x[31 - i].item() for i in range(32)]))
+
+# int64 offsets (as kernels for tensors past 2^31 elements write them) with a
+# ragged tail: on the GPU these become 16-byte accesses under the mask.
+@triton.jit
+def add_int64(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offsets = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + y, mask=mask)
+
+n = 5000
+x = torch.randn(n, device=DEVICE)
+y = torch.randn(n, device=DEVICE)
+out = torch.zeros(n + 16, device=DEVICE)
+add_int64[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+check("int64 offsets", out[:n], x + y)
+check("int64 offsets leave the tail alone", out[n:], torch.zeros(16, device=DEVICE))
+n = 4096
+out = torch.zeros(n, device=DEVICE)
+add_int64[(triton.cdiv(n, 1024),)](x[:n], y[:n], out, n, BLOCK=1024)
+check("int64 offsets, divisible size", out, x[:n] + y[:n])

@@ -226,6 +226,49 @@ fn one(k: &Kernel, op: &Op, info: &mut HashMap<Value, AxisInfo>) {
                     constancy: c,
                 }
             }
+            OpKind::Cast => {
+                let x = a.unwrap_or(UNKNOWN);
+                let from = k.ty(op.args[0]).dtype();
+                let to = k.ty(r).dtype();
+                match (from, to) {
+                    // Integer widening keeps every value, so runs and
+                    // multiples survive (`pid.to(tl.int64) * BLOCK +
+                    // tl.arange(...)`); narrowing keeps them for runs that
+                    // do not wrap, which the divisibility cap accounts for.
+                    (Some(f), Some(t))
+                        if f.is_int() && t.is_int() && f.bits() > 1 && t.bits() > 1 =>
+                    {
+                        let cap = 1u64 << (t.bits().min(f.bits()).saturating_sub(1)).min(30);
+                        AxisInfo {
+                            divisibility: x.divisibility.min(if t.bits() < f.bits() {
+                                cap
+                            } else {
+                                HUGE
+                            }),
+                            ..x
+                        }
+                    }
+                    // Other casts map equal values to equal values.
+                    _ => AxisInfo {
+                        contiguity: 1,
+                        divisibility: 1,
+                        constancy: x.constancy,
+                    },
+                }
+            }
+            OpKind::Binary(BinOp::Shl) => {
+                let (x, y) = (a.unwrap_or(UNKNOWN), b.unwrap_or(UNKNOWN));
+                // Shifting by a constant amount multiplies by a power of two.
+                let shift = match op.args.get(1).and_then(|v| const_int(k, *v)) {
+                    Some(s) if (0..30).contains(&s) => s as u32,
+                    _ => 0,
+                };
+                AxisInfo {
+                    contiguity: 1,
+                    divisibility: x.divisibility.saturating_mul(1 << shift).min(HUGE),
+                    constancy: gcd(x.constancy, y.constancy),
+                }
+            }
             OpKind::Binary(BinOp::And) | OpKind::Binary(BinOp::Or) => {
                 let (x, y) = (a.unwrap_or(UNKNOWN), b.unwrap_or(UNKNOWN));
                 AxisInfo {
@@ -238,4 +281,17 @@ fn one(k: &Kernel, op: &Op, info: &mut HashMap<Value, AxisInfo>) {
         };
         info.insert(r, result);
     }
+}
+
+/// The value of an integer constant (a splat constant included).
+fn const_int(k: &Kernel, v: Value) -> Option<i64> {
+    let mut found = None;
+    tilebook_tir::walk_ops(&k.body, &mut |op| {
+        if let (OpKind::Const(Const::Int(i)), [r]) = (&op.kind, op.results.as_slice()) {
+            if *r == v {
+                found = Some(*i);
+            }
+        }
+    });
+    found
 }
