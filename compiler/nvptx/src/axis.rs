@@ -56,10 +56,17 @@ pub fn analyze(k: &Kernel) -> HashMap<Value, AxisInfo> {
             },
         );
     }
+    // Integer constants by value (shift amounts).
+    let mut ints = HashMap::new();
+    tilebook_tir::walk_ops(&k.body, &mut |op| {
+        if let (OpKind::Const(Const::Int(i)), [r]) = (&op.kind, op.results.as_slice()) {
+            ints.insert(*r, *i);
+        }
+    });
     // Loop-carried values get the meet of their initial and yielded values;
     // a few rounds reach the fixpoint.
     for _ in 0..3 {
-        region(k, &k.body, &mut info);
+        region(k, &k.body, &ints, &mut info);
     }
     info
 }
@@ -72,7 +79,12 @@ fn meet(a: AxisInfo, b: AxisInfo) -> AxisInfo {
     }
 }
 
-fn region(k: &Kernel, r: &tilebook_tir::Region, info: &mut HashMap<Value, AxisInfo>) {
+fn region(
+    k: &Kernel,
+    r: &tilebook_tir::Region,
+    ints: &HashMap<Value, i64>,
+    info: &mut HashMap<Value, AxisInfo>,
+) {
     for op in &r.ops {
         if op.kind == OpKind::For {
             let body = &op.regions[0];
@@ -85,7 +97,7 @@ fn region(k: &Kernel, r: &tilebook_tir::Region, info: &mut HashMap<Value, AxisIn
                 };
                 info.insert(body.args[i + 1], carried);
             }
-            region(k, body, info);
+            region(k, body, ints, info);
             for (i, &res) in op.results.iter().enumerate() {
                 let c = info.get(&body.args[i + 1]).copied().unwrap_or(UNKNOWN);
                 info.insert(res, c);
@@ -93,13 +105,13 @@ fn region(k: &Kernel, r: &tilebook_tir::Region, info: &mut HashMap<Value, AxisIn
             continue;
         }
         for sub in &op.regions {
-            region(k, sub, info);
+            region(k, sub, ints, info);
         }
-        one(k, op, info);
+        one(k, op, ints, info);
     }
 }
 
-fn one(k: &Kernel, op: &Op, info: &mut HashMap<Value, AxisInfo>) {
+fn one(k: &Kernel, op: &Op, ints: &HashMap<Value, i64>, info: &mut HashMap<Value, AxisInfo>) {
     {
         let Some(&r) = op.results.first() else { return };
         let last = k.ty(r).shape.last().copied().unwrap_or(1) as u64;
@@ -259,8 +271,8 @@ fn one(k: &Kernel, op: &Op, info: &mut HashMap<Value, AxisInfo>) {
             OpKind::Binary(BinOp::Shl) => {
                 let (x, y) = (a.unwrap_or(UNKNOWN), b.unwrap_or(UNKNOWN));
                 // Shifting by a constant amount multiplies by a power of two.
-                let shift = match op.args.get(1).and_then(|v| const_int(k, *v)) {
-                    Some(s) if (0..30).contains(&s) => s as u32,
+                let shift = match op.args.get(1).and_then(|v| ints.get(v)) {
+                    Some(&s) if (0..30).contains(&s) => s as u32,
                     _ => 0,
                 };
                 AxisInfo {
@@ -281,17 +293,4 @@ fn one(k: &Kernel, op: &Op, info: &mut HashMap<Value, AxisInfo>) {
         };
         info.insert(r, result);
     }
-}
-
-/// The value of an integer constant (a splat constant included).
-fn const_int(k: &Kernel, v: Value) -> Option<i64> {
-    let mut found = None;
-    tilebook_tir::walk_ops(&k.body, &mut |op| {
-        if let (OpKind::Const(Const::Int(i)), [r]) = (&op.kind, op.results.as_slice()) {
-            if *r == v {
-                found = Some(*i);
-            }
-        }
-    });
-    found
 }

@@ -110,14 +110,15 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     /// How an MMA value's element type is kept in shared memory while it
-    /// changes layout: fp16/bf16 (held in f32 registers) as halves, `i1` as
-    /// bytes, everything else as its register type.
-    fn storage_type(&self, t: &Type) -> BasicTypeEnum<'ctx> {
+    /// changes layout, and its size in bytes: fp16/bf16 (held in f32
+    /// registers) as halves, `i1` as bytes, everything else (fp32, int32) as
+    /// its register type.
+    fn storage_type(&self, t: &Type) -> (BasicTypeEnum<'ctx>, usize) {
         match t.dtype() {
-            Some(DType::F16) => self.ctx.f16_type().into(),
-            Some(DType::BF16) => self.ctx.bf16_type().into(),
-            Some(DType::I1) => self.ctx.i8_type().into(),
-            _ => self.reg_type(t.elem),
+            Some(DType::F16) => (self.ctx.f16_type().into(), 2),
+            Some(DType::BF16) => (self.ctx.bf16_type().into(), 2),
+            Some(DType::I1) => (self.ctx.i8_type().into(), 1),
+            _ => (self.reg_type(t.elem), 4),
         }
     }
 
@@ -173,16 +174,7 @@ impl<'ctx> Gen<'ctx, '_> {
         // for fp32/int32); rows padded by 8 elements, so that the eight rows
         // a warp's paired stores touch start in different banks.
         let rt = self.reg_type(t.elem);
-        let et = self.storage_type(&t);
-        let size = match et {
-            BasicTypeEnum::FloatType(f)
-                if f == self.ctx.f16_type() || f == self.ctx.bf16_type() =>
-            {
-                2
-            }
-            BasicTypeEnum::IntType(i) => (i.get_bit_width() as usize / 8).max(1),
-            _ => 4,
-        };
+        let (et, size) = self.storage_type(&t);
         let row_len = l.n + 8;
         // Rows start at multiples of this many bytes (at most 16).
         let row_align = 1usize << (row_len * size).trailing_zeros().min(4);
