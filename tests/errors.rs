@@ -53,7 +53,7 @@ fn cases() -> Vec<Case> {
         case("import numpy", "ModuleNotFoundError", "numpy", 1),
         case("torch.nn.functional.gelu(torch.zeros(3))", "AttributeError", "gelu", 1),
         case("x = torch.zeros(3) + torch.zeros(4)", "RuntimeError", "must match", 1),
-        case("class A:\n    pass", "NotImplementedError", "class", 1),
+        case("class A:\n    pass\nA().missing", "AttributeError", "missing", 3),
         case("assert 1 == 2, 'nope'", "AssertionError", "nope", 1),
         case("d = {'a': 1}\nd['b']", "KeyError", "'b'", 2),
         case("[1, 2][5]", "IndexError", "out of range", 1),

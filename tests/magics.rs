@@ -210,23 +210,26 @@ fn cache_config_env_and_load_magics() {
 fn completion_offers_names_attributes_members_and_magics() {
     let mut s = session();
     ok(&mut s, KERNEL);
-    let c = |s: &tilebook_session::Session, text: &str| {
+    let c = |s: &mut tilebook_session::Session, text: &str| {
         let r = s.complete(text, text.len());
         (r.start, r.matches)
     };
-    assert_eq!(c(&s, "tl.ara"), (3, vec!["arange".to_string()]));
-    assert_eq!(c(&s, "y = x.sha"), (6, vec!["shape".to_string()]));
+    assert_eq!(c(&mut s, "tl.ara"), (3, vec!["arange".to_string()]));
+    assert_eq!(c(&mut s, "y = x.sha"), (6, vec!["shape".to_string()]));
     assert_eq!(
-        c(&s, "in"),
-        (0, vec!["in".into(), "inc".into(), "int".into()])
+        c(&mut s, "in"),
+        (
+            0,
+            vec!["in".into(), "inc".into(), "input".into(), "int".into()]
+        )
     );
-    let (start, m) = c(&s, "%ti");
+    let (start, m) = c(&mut s, "%ti");
     assert_eq!(
         (start, m),
         (0, vec!["%time".into(), "%timeit".into(), "%timing".into()])
     );
     assert_eq!(
-        c(&s, "import tri").1,
+        c(&mut s, "import tri").1,
         vec![
             "triton",
             "triton.language",
@@ -234,7 +237,7 @@ fn completion_offers_names_attributes_members_and_magics() {
             "triton.testing"
         ]
     );
-    assert_eq!(c(&s, "triton.testing.do").1, vec!["do_bench"]);
+    assert_eq!(c(&mut s, "triton.testing.do").1, vec!["do_bench"]);
     // Every member completion offers resolves as an attribute of its module.
     for module in [
         "torch",
@@ -246,7 +249,7 @@ fn completion_offers_names_attributes_members_and_magics() {
         "tilebook",
     ] {
         ok(&mut s, "import tilebook, math");
-        let (_, members) = c(&s, &format!("{module}."));
+        let (_, members) = c(&mut s, &format!("{module}."));
         assert!(
             members.len() > 1 || module == "tilebook",
             "{module}: {members:?}"

@@ -9,9 +9,9 @@ use jupyter_protocol::{
 };
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use tilebook_frontend::parse::{is_complete, Completeness};
+use tilebook_session::Interrupt;
 use tilebook_session::{Output, Progress, Session};
 use tokio::sync::{mpsc, oneshot};
 
@@ -85,7 +85,7 @@ fn media(data: &[(String, String)]) -> Media {
 /// interrupt flag (set by `interrupt_request` on the control channel).
 pub fn start(
     iopub: mpsc::UnboundedSender<JupyterMessage>,
-) -> (std::sync::mpsc::Sender<Job>, Arc<AtomicBool>) {
+) -> (std::sync::mpsc::Sender<Job>, Arc<Interrupt>) {
     let (tx, rx) = std::sync::mpsc::channel::<Job>();
     let (flag_tx, flag_rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()

@@ -46,7 +46,7 @@ impl Completer for TileHelper {
         _ctx: &Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Pair>)> {
         // Completion reads the namespace; no cell runs while the editor does.
-        let Ok(s) = self.session.try_borrow() else {
+        let Ok(mut s) = self.session.try_borrow_mut() else {
             return Ok((pos, vec![]));
         };
         let c = s.complete(line, pos);

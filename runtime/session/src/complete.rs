@@ -129,7 +129,7 @@ fn ident_char(c: char) -> bool {
 
 impl Session {
     /// Completions at byte offset `cursor` of `text`.
-    pub fn complete(&self, text: &str, cursor: usize) -> Completion {
+    pub fn complete(&mut self, text: &str, cursor: usize) -> Completion {
         let cursor = cursor.min(text.len());
         let before = &text[..cursor];
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
@@ -177,7 +177,7 @@ impl Session {
                     return Completion::default();
                 };
                 let mut matches: Vec<String> = self
-                    .attributes(&v)
+                    .attributes_of(&v)
                     .into_iter()
                     .filter(|a| a.starts_with(partial))
                     .collect();
@@ -190,10 +190,10 @@ impl Session {
             }
             None => {
                 let mut matches: Vec<String> = self
-                    .globals
-                    .borrow()
-                    .keys()
-                    .cloned()
+                    .global_values()
+                    .into_iter()
+                    .map(|(k, _)| k)
+                    .chain(self.host_builtin_names())
                     .chain(crate::builtins::builtin_names().map(str::to_string))
                     .chain(KEYWORDS.iter().map(|k| k.to_string()))
                     .filter(|n| n.starts_with(word) && !word.is_empty())
@@ -209,21 +209,22 @@ impl Session {
     }
 
     /// A dotted name's value, by lookups only.
-    fn resolve(&self, dotted: &str) -> Option<Val> {
+    fn resolve(&mut self, dotted: &str) -> Option<Val> {
         let mut parts = dotted.split('.');
         let first = parts.next()?;
-        let mut v = self.globals.borrow().get(first).cloned()?;
+        let mut v = self.host_global(first)?;
         for p in parts {
             v = match &v {
                 Val::Module(m) => crate::builtins::module_member(m, p)?,
                 Val::Object(o) => crate::value::attr_of(o, p)?,
+                Val::Py(_) => self.host_attr(&v, p)?,
                 _ => return None,
             };
         }
         Some(v)
     }
 
-    fn attributes(&self, v: &Val) -> Vec<String> {
+    pub(crate) fn attributes(&self, v: &Val) -> Vec<String> {
         let names: Vec<String> = match v {
             Val::Module(m) => crate::builtins::module_members(m),
             Val::Tensor(_) => TENSOR_ATTRS.iter().map(|s| s.to_string()).collect(),

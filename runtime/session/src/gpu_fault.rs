@@ -83,8 +83,7 @@ impl Session {
             }
         }
         let mut lost: Vec<String> = self
-            .globals
-            .borrow()
+            .global_values()
             .iter()
             .filter(|(_, v)| matches!(v, Val::Tensor(t) if t.storage.lost_on_gpu()))
             .map(|(k, _)| k.clone())

@@ -808,6 +808,7 @@ impl Session {
     pub fn call(&mut self, func: &Val, args: Vec<Val>, kwargs: Vec<(String, Val)>) -> R<Val> {
         match func {
             Val::Func(fun) => self.call_function(fun, args, kwargs),
+            Val::Py(p) => p.clone().call(self, args, kwargs),
             Val::Builtin(name) => crate::builtins::call_builtin(self, name, args, kwargs),
             Val::Method(recv, name) => crate::builtins::call_method(self, recv, name, args, kwargs),
             Val::Launcher(k, grid) => crate::kernels::launch(self, k, grid, args, kwargs),

@@ -26,6 +26,7 @@ pub mod disk_cache;
 pub mod docs;
 pub mod format;
 mod gpu_fault;
+pub mod host;
 pub mod perf;
 pub mod plot;
 pub use gpu_fault::quiet_expected_panics;
@@ -41,8 +42,7 @@ pub mod torch;
 pub mod trace;
 pub mod value;
 
-use interp::{Frame, R};
-use ruff_python_ast::Stmt;
+use interp::R;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -156,7 +156,7 @@ pub struct Session {
     cell_count: usize,
     announced: bool,
     pub(crate) rng: u64,
-    pub interrupt: Arc<AtomicBool>,
+    pub interrupt: Arc<Interrupt>,
     pub total_compiles: usize,
     pub backend: Backend,
     /// Print the "runs on the CPU backend" note once (off in tests that compare output).
@@ -204,6 +204,57 @@ pub struct Session {
     pub ops_as_kernels: bool,
     /// The stdlib kernels behind torch operations, parsed on first use.
     pub(crate) stdlib: Option<device_ops::Stdlib>,
+    /// The Python VM that runs host code, started with the first cell.
+    pub(crate) host: Option<Rc<host::Host>>,
+    /// `sys.argv` of the VM (`tilebook run FILE args...`).
+    pub argv: Vec<String>,
+    /// Text written by Python that does not end a line yet.
+    pending_stream: Option<(String, String)>,
+}
+
+/// The interrupt flag front ends set (Ctrl-C, Jupyter's
+/// `interrupt_request`). Setting it also asks a running VM to raise
+/// `KeyboardInterrupt` at its next instruction; native loops (benchmarks,
+/// launches) poll the flag themselves.
+#[derive(Default)]
+pub struct Interrupt {
+    flag: Arc<AtomicBool>,
+    vm: std::sync::Mutex<Option<rustpython_vm::signal::UserSignalSender>>,
+}
+
+impl Interrupt {
+    pub fn store(&self, value: bool, order: Ordering) {
+        self.flag.store(value, order);
+        if !value {
+            return;
+        }
+        if let Ok(tx) = self.vm.lock() {
+            if let Some(tx) = tx.as_ref() {
+                let flag = self.flag.clone();
+                let _ = tx.send(Box::new(move |vm| {
+                    if flag.swap(false, Ordering::Relaxed) {
+                        Err(vm.new_exception_empty(vm.ctx.exceptions.keyboard_interrupt.to_owned()))
+                    } else {
+                        Ok(())
+                    }
+                }));
+            }
+        }
+    }
+
+    pub fn swap(&self, value: bool, order: Ordering) -> bool {
+        self.flag.swap(value, order)
+    }
+
+    pub fn load(&self, order: Ordering) -> bool {
+        self.flag.load(order)
+    }
+
+    pub(crate) fn attach(&self, tx: rustpython_vm::signal::UserSignalSender) {
+        if let Ok(mut g) = self.vm.lock() {
+            *g = Some(tx);
+        }
+    }
 }
 
 impl Default for Session {
@@ -221,7 +272,7 @@ impl Session {
             cell_count: 0,
             announced: false,
             rng: 0x5DEECE66D,
-            interrupt: Arc::new(AtomicBool::new(false)),
+            interrupt: Arc::new(Interrupt::default()),
             total_compiles: 0,
             backend: Backend::Cpu,
             announce: true,
@@ -244,6 +295,9 @@ impl Session {
             traces: vec![],
             ops_as_kernels: false,
             stdlib: None,
+            host: None,
+            argv: vec![],
+            pending_stream: None,
         }
     }
 
@@ -421,6 +475,7 @@ impl Session {
     /// is running (what a measured function prints stays with the cell's
     /// result, where `%%timeit` can drop it); otherwise keep it.
     fn push_live(&mut self, o: Output) {
+        self.flush_host_stream();
         if self.measuring == 0 {
             if let Some(sink) = self.on_output.as_mut() {
                 sink(&o);
@@ -450,7 +505,38 @@ impl Session {
         }
     }
 
+    /// Text Python wrote to `sys.stdout`/`sys.stderr`: passed on a line at
+    /// a time (as `print` writes its text and its end separately), the
+    /// rest when something else is output or the cell ends.
+    pub(crate) fn host_write(&mut self, name: &str, text: &str) {
+        if self.pending_stream.as_ref().is_some_and(|(n, _)| n != name) {
+            self.flush_host_stream();
+        }
+        let (_, buf) = self
+            .pending_stream
+            .get_or_insert_with(|| (name.to_string(), String::new()));
+        buf.push_str(text);
+        if let Some(i) = buf.rfind('\n') {
+            let rest = buf.split_off(i + 1);
+            let line = std::mem::replace(buf, rest);
+            self.emit_stream_now(name, &line);
+        }
+    }
+
+    pub(crate) fn flush_host_stream(&mut self) {
+        if let Some((name, text)) = self.pending_stream.take() {
+            if !text.is_empty() {
+                self.emit_stream_now(&name, &text);
+            }
+        }
+    }
+
     pub(crate) fn emit_stream(&mut self, name: &str, text: &str) {
+        self.flush_host_stream();
+        self.emit_stream_now(name, text);
+    }
+
+    fn emit_stream_now(&mut self, name: &str, text: &str) {
         if self.measuring == 0 && self.on_output.is_some() {
             self.push_live(Output::Stream {
                 name: name.into(),
@@ -490,6 +576,7 @@ impl Session {
             Some((magic, args)) => self.cell_magic(magic, args, &file),
             None => self.run_parsed(&file),
         }));
+        self.flush_host_stream();
         let ok = match result {
             Ok(Ok(())) => true,
             Ok(Err(e)) => {
@@ -554,37 +641,11 @@ impl Session {
             span: d.span.clone(),
             rendered: Some(d.render(self.color)),
         })?;
-        let frame = Frame {
-            file: file.clone(),
-            locals: None,
-            closure: vec![],
-        };
-        let (body, last) = match stmts.split_last() {
-            Some((Stmt::Expr(e), rest)) => (rest, Some(e)),
-            // A final `%time expr` shows the expression's value, as IPython does.
-            Some((Stmt::IpyEscapeCommand(c), rest)) => {
-                self.exec_block(&frame, rest)?;
-                let text = format!("{}{}", c.kind.as_str(), c.value);
-                let v = self.magic(&text)?;
-                if !matches!(v, Val::None) {
-                    self.outputs.push(Output::Result {
-                        data: vec![("text/plain".into(), v.repr())],
-                    });
-                }
-                return Ok(());
-            }
-            _ => (&stmts[..], None),
-        };
-        self.exec_block(&frame, body)?;
-        if let Some(e) = last {
-            let v = self
-                .eval(&frame, &e.value)
-                .map_err(|x| x.at(&self.span(&frame, e.range)))?;
-            if !matches!(v, Val::None) {
-                self.outputs.push(Output::Result {
-                    data: vec![("text/plain".into(), v.repr())],
-                });
-            }
+        let v = self.run_python(file, &stmts)?;
+        if !matches!(v, Val::None) {
+            self.outputs.push(Output::Result {
+                data: vec![("text/plain".into(), v.repr())],
+            });
         }
         Ok(())
     }
@@ -607,7 +668,7 @@ impl Session {
     }
 
     /// A global's value (for tests and front ends).
-    pub fn get_global(&self, name: &str) -> Option<Val> {
-        self.globals.borrow().get(name).cloned()
+    pub fn get_global(&mut self, name: &str) -> Option<Val> {
+        self.host_global(name)
     }
 }

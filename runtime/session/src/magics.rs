@@ -3,7 +3,7 @@
 //! `%sass`, `%clif` (stage texts of a kernel's latest specialization),
 //! `%device`, `%who`, `%reset -f`, `%lsmagic`.
 
-use crate::interp::{Frame, R};
+use crate::interp::R;
 use crate::value::{Exc, Val};
 use crate::{Backend, Session};
 use std::rc::Rc;
@@ -175,13 +175,7 @@ impl Session {
                 _ => Err(Exc::new("UsageError", "%timing on, or %timing off")),
             },
             "who" => {
-                let mut names: Vec<String> = self
-                    .globals
-                    .borrow()
-                    .iter()
-                    .filter(|(_, v)| !matches!(v, Val::Module(_)))
-                    .map(|(k, _)| k.clone())
-                    .collect();
+                let mut names = self.user_names()?;
                 names.sort();
                 let text = if names.is_empty() {
                     "Interactive namespace is empty.\n".to_string()
@@ -193,6 +187,7 @@ impl Session {
             }
             "reset" if rest.split_whitespace().any(|a| a == "-f") => {
                 self.globals.borrow_mut().clear();
+                self.reset_host()?;
                 Ok(Val::None)
             }
             "reset" => Err(Exc::new(
@@ -225,7 +220,7 @@ impl Session {
     /// `%cache info` (the default) and `%cache clear`.
     fn magic_cache(&mut self, arg: &str) -> R<Val> {
         let kernels: Vec<(String, usize)> = {
-            let g = self.globals.borrow();
+            let g = self.global_values();
             let mut v: Vec<(String, usize)> = g
                 .iter()
                 .filter_map(|(n, v)| match v {
@@ -284,7 +279,7 @@ impl Session {
 
     /// Forget every compiled specialization and tuning result in memory.
     fn clear_memory_caches(&mut self) {
-        for v in self.globals.borrow().values() {
+        for (_, v) in self.global_values() {
             if let Val::Kernel(k) = v {
                 k.cache.borrow_mut().clear();
                 if let Some(t) = k.autotune.borrow().as_ref() {
@@ -393,21 +388,7 @@ impl Session {
         let file = SourceFile::new("<magic>", code);
         let stmts = tilebook_frontend::parse::parse_cell(&file)
             .map_err(|d| Exc::new(&d.kind, d.message.clone()))?;
-        let frame = Frame {
-            file: file.clone(),
-            locals: None,
-            closure: vec![],
-        };
-        match stmts.split_last() {
-            Some((ruff_python_ast::Stmt::Expr(e), body)) => {
-                self.exec_block(&frame, body)?;
-                self.eval(&frame, &e.value)
-            }
-            _ => {
-                self.exec_block(&frame, &stmts)?;
-                Ok(Val::None)
-            }
-        }
+        self.run_python(&file, &stmts)
     }
 
     fn sync_device(&mut self) -> R<()> {

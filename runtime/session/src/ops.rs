@@ -215,6 +215,7 @@ pub fn equal(a: &Val, b: &Val) -> bool {
         }
         (Val::Kernel(x), Val::Kernel(y)) => Rc::ptr_eq(x, y),
         (Val::Func(x), Val::Func(y)) => Rc::ptr_eq(x, y),
+        (Val::Py(x), Val::Py(y)) => x.same(&**y),
         _ => match (num(a), num(b)) {
             (Some(x), Some(y)) => match (x, y) {
                 (Scalar::F(_), _) | (_, Scalar::F(_)) => x.f() == y.f(),

@@ -71,6 +71,24 @@ pub enum Val {
     Range(i64, i64, i64),
     /// A caught exception (`except E as e`).
     Exception(Rc<Exc>),
+    /// An object of the host VM the library does not know (a Python
+    /// function, an instance of a user class).
+    Py(Rc<dyn HostObject>),
+}
+
+/// A host-VM object held by the session: it can be shown and called.
+pub trait HostObject {
+    fn type_name(&self) -> String;
+    fn repr(&self) -> String;
+    fn call(
+        &self,
+        s: &mut crate::Session,
+        args: Vec<Val>,
+        kwargs: Vec<(String, Val)>,
+    ) -> Result<Val, Exc>;
+    /// The same object (Python's `is`).
+    fn same(&self, other: &dyn HostObject) -> bool;
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 impl Val {
@@ -111,6 +129,7 @@ impl Val {
             Val::Slice(..) => "slice".into(),
             Val::Range(..) => "range".into(),
             Val::Exception(e) => e.kind.clone(),
+            Val::Py(p) => p.type_name(),
         }
     }
 
@@ -226,6 +245,7 @@ impl Val {
                 }
             }
             Val::Exception(e) => e.message.clone(),
+            Val::Py(p) => p.repr(),
         }
     }
 

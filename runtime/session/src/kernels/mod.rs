@@ -60,7 +60,17 @@ pub struct KernelObj {
     pub heuristics: RefCell<Vec<(String, Val)>>,
     /// The module namespace its global names resolve in, when it is not
     /// the session's (tilebook's own stdlib kernels).
-    pub namespace: Option<crate::value::Scope>,
+    pub namespace: Option<Namespace>,
+}
+
+/// Where a kernel's global names resolve.
+#[derive(Clone)]
+pub enum Namespace {
+    /// A fixed module namespace (tilebook's own stdlib kernels).
+    Scope(crate::value::Scope),
+    /// A Python module's globals, read when the kernel is launched or
+    /// compiled: the closure gives the names the kernel uses as values.
+    Host(Rc<dyn Fn(&JitFunction) -> crate::value::Scope>),
 }
 
 impl KernelObj {
@@ -84,14 +94,34 @@ impl KernelObj {
     /// A kernel whose global names resolve in `ns` rather than the session.
     pub fn in_namespace(jit: JitFunction, ns: crate::value::Scope) -> KernelObj {
         KernelObj {
-            namespace: Some(ns),
+            namespace: Some(Namespace::Scope(ns)),
             ..KernelObj::new(jit, HashMap::new())
         }
     }
 
+    pub fn with_namespace(
+        jit: JitFunction,
+        defaults: HashMap<String, Val>,
+        ns: Namespace,
+    ) -> KernelObj {
+        KernelObj {
+            namespace: Some(ns),
+            ..KernelObj::new(jit, defaults)
+        }
+    }
+
+    /// Whether its names resolve in a Python module's globals.
+    pub fn is_host(&self) -> bool {
+        matches!(self.namespace, Some(Namespace::Host(_)))
+    }
+
     /// The namespace its global names resolve in.
     pub fn scope(&self, s: &Session) -> crate::value::Scope {
-        self.namespace.clone().unwrap_or_else(|| s.globals.clone())
+        match &self.namespace {
+            Some(Namespace::Scope(ns)) => ns.clone(),
+            Some(Namespace::Host(f)) => f(&self.jit.borrow()),
+            None => s.globals.clone(),
+        }
     }
 
     fn new_shared(jit: Rc<JitFunction>, defaults: HashMap<String, Val>) -> KernelObj {

@@ -1,0 +1,204 @@
+//! `@triton.jit` on the VM: the decorated function's source is found in the
+//! cell (or file) it was defined in, by its code object's file name and
+//! first line, and handed to the tile-language front end unchanged. The
+//! kernel resolves its global names in the function's module namespace.
+
+use super::convert::{to_py, to_val};
+use super::{exc_to_py, session};
+use crate::kernels::{KernelObj, Namespace};
+use crate::value::{Exc, Scope, Val};
+use ruff_python_ast::{Stmt, StmtFunctionDef};
+use ruff_text_size::Ranged;
+use rustpython_vm::builtins::PyDictRef;
+use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use tilebook_frontend::kernel::JitFunction;
+use tilebook_frontend::SourceFile;
+
+/// `triton.jit(fn)`, `triton.jit(**options)(fn)`.
+pub(crate) fn jit(
+    vm: &VirtualMachine,
+    this: &PyObjectRef,
+    args: Vec<Val>,
+    _options: Vec<(String, Val)>,
+) -> PyResult {
+    let s = session();
+    let f = match args.first() {
+        // `@triton.jit(do_not_specialize=...)`: the options are accepted and
+        // the decorator itself returned.
+        None => return Ok(this.clone()),
+        Some(Val::Kernel(_)) => return Ok(to_py(vm, s, args[0].clone())),
+        Some(Val::Py(p)) => match p.as_any().downcast_ref::<super::convert::PyVal>() {
+            Some(p) => p.0.clone(),
+            None => return Err(type_error(vm, "triton.jit expects a function")),
+        },
+        Some(other) => {
+            return Err(type_error(
+                vm,
+                &format!("triton.jit expects a function, got {}", other.type_name()),
+            ))
+        }
+    };
+    let code = f.get_attr("__code__", vm)?;
+    let file_name: String = code.get_attr("co_filename", vm)?.try_into_value(vm)?;
+    let first_line: usize = code.get_attr("co_firstlineno", vm)?.try_into_value(vm)?;
+    let name: String = f.get_attr("__name__", vm)?.try_into_value(vm)?;
+    let file = s.host.as_ref().and_then(|h| h.file(&file_name)).ok_or_else(|| {
+        type_error(
+            vm,
+            &format!("@triton.jit: the source of `{name}` is not known (kernels are defined in cells or files that tilebook runs)"),
+        )
+    })?;
+    let stmts = tilebook_frontend::parse::parse_cell(&file)
+        .map_err(|d| exc_to_py(vm, s, Exc::new(&d.kind, d.message.clone())))?;
+    let def = find_def(&file, &stmts, &name, first_line).ok_or_else(|| {
+        type_error(
+            vm,
+            &format!("@triton.jit: cannot find `def {name}` at line {first_line} of {file_name}"),
+        )
+    })?;
+    let jf = JitFunction::new(def.clone(), &file);
+    let defaults = defaults(vm, &f, def)?;
+    let globals: PyDictRef = f.get_attr("__globals__", vm)?.try_into_value(vm)?;
+    // Redefining a kernel replaces its body in place; cached code stays keyed by source.
+    if let Some(old) = globals.get_item_opt(name.as_str(), vm)? {
+        if let Val::Kernel(k) = to_val(vm, &old) {
+            if k.autotune.borrow().is_none() && k.heuristics.borrow().is_empty() && k.is_host() {
+                k.redefine(jf, defaults);
+                return Ok(old);
+            }
+        }
+    }
+    let ns = Namespace::Host(Rc::new(move |jit: &JitFunction| snapshot(&globals, jit)));
+    let k = KernelObj::with_namespace(jf, defaults, ns);
+    Ok(to_py(vm, s, Val::Kernel(Rc::new(k))))
+}
+
+fn type_error(vm: &VirtualMachine, msg: &str) -> rustpython_vm::builtins::PyBaseExceptionRef {
+    vm.new_type_error(msg.to_string())
+}
+
+/// The `def` named `name` whose decorators or `def` line is `line`.
+pub(crate) fn find_def<'a>(
+    file: &SourceFile,
+    stmts: &'a [Stmt],
+    name: &str,
+    line: usize,
+) -> Option<&'a StmtFunctionDef> {
+    for st in stmts {
+        match st {
+            Stmt::FunctionDef(d) if d.name.as_str() == name => {
+                // RustPython's `co_firstlineno` may name any line of the
+                // decorators or the signature.
+                let first = file.line_col(d.range.start().to_usize()).0 as usize;
+                let body = d.body.first().map_or(d.range.end(), |b| b.range().start());
+                let last = file.line_col(body.to_usize()).0 as usize;
+                if (first..=last).contains(&line) {
+                    return Some(d);
+                }
+            }
+            Stmt::If(i) => {
+                if let Some(d) = find_def(file, &i.body, name, line) {
+                    return Some(d);
+                }
+                for c in &i.elif_else_clauses {
+                    if let Some(d) = find_def(file, &c.body, name, line) {
+                        return Some(d);
+                    }
+                }
+            }
+            Stmt::With(w) => {
+                if let Some(d) = find_def(file, &w.body, name, line) {
+                    return Some(d);
+                }
+            }
+            Stmt::Try(t) => {
+                if let Some(d) = find_def(file, &t.body, name, line) {
+                    return Some(d);
+                }
+            }
+            Stmt::FunctionDef(d) => {
+                if let Some(d) = find_def(file, &d.body, name, line) {
+                    return Some(d);
+                }
+            }
+            Stmt::ClassDef(c) => {
+                if let Some(d) = find_def(file, &c.body, name, line) {
+                    return Some(d);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Parameter defaults as Python evaluated them (`__defaults__` belongs to
+/// the last positional parameters, `__kwdefaults__` to keyword-only ones).
+fn defaults(
+    vm: &VirtualMachine,
+    f: &PyObjectRef,
+    def: &StmtFunctionDef,
+) -> PyResult<HashMap<String, Val>> {
+    let mut out = HashMap::new();
+    let p = &def.parameters;
+    let positional: Vec<String> = p
+        .posonlyargs
+        .iter()
+        .chain(&p.args)
+        .map(|a| a.parameter.name.to_string())
+        .collect();
+    let d = f.get_attr("__defaults__", vm)?;
+    if !vm.is_none(&d) {
+        let items: Vec<PyObjectRef> = d.try_to_value(vm)?;
+        let skip = positional.len().saturating_sub(items.len());
+        for (n, v) in positional.iter().skip(skip).zip(items) {
+            out.insert(n.clone(), to_val(vm, &v));
+        }
+    }
+    let kd = f.get_attr("__kwdefaults__", vm)?;
+    if let Ok(kd) = kd.downcast::<rustpython_vm::builtins::PyDict>() {
+        for (k, v) in &kd {
+            if let Ok(k) = k.str(vm) {
+                out.insert(k.to_string_lossy().into_owned(), to_val(vm, &v));
+            }
+        }
+    }
+    let _ = f.as_object();
+    Ok(out)
+}
+
+/// The globals a kernel (and the `@jit` functions it calls) names, as
+/// session values, read from its module namespace at launch time.
+fn snapshot(globals: &PyDictRef, jit: &JitFunction) -> Scope {
+    let map: Scope = Rc::new(RefCell::new(HashMap::new()));
+    if !super::inside() {
+        return map;
+    }
+    rustpython_vm::vm::thread::with_current_vm(|vm| {
+        let mut queue: Vec<Rc<JitFunction>> = vec![];
+        let mut seen: Vec<String> = vec![];
+        let mut visit = |f: &JitFunction, queue: &mut Vec<Rc<JitFunction>>| {
+            for w in &f.words {
+                if seen.contains(w) {
+                    continue;
+                }
+                seen.push(w.clone());
+                if let Ok(Some(v)) = globals.get_item_opt(w.as_str(), vm) {
+                    let v = to_val(vm, &v);
+                    if let Val::Kernel(k) = &v {
+                        queue.push(k.jit.borrow().clone());
+                    }
+                    map.borrow_mut().insert(w.clone(), v);
+                }
+            }
+        };
+        visit(jit, &mut queue);
+        while let Some(f) = queue.pop() {
+            visit(&f, &mut queue);
+        }
+    });
+    map
+}

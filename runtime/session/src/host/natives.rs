@@ -1,0 +1,279 @@
+//! `_tb`: the native module behind the prelude's classes. Each function
+//! takes Python values, turns them into `Val`s, asks the session's library,
+//! and gives the result back as a Python value; a session error becomes a
+//! Python exception that keeps its rendering.
+
+use super::convert::{to_py, to_val};
+use super::{exc_to_py, session};
+use crate::value::{Exc, Val};
+use rustpython_vm::builtins::PyBaseExceptionRef;
+use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
+
+type Res = Result<Val, Exc>;
+
+/// Run `f` on the session and turn its result into a Python value.
+fn with(vm: &VirtualMachine, f: impl FnOnce(&mut crate::Session) -> Res) -> PyResult {
+    let s = session();
+    match f(s) {
+        Ok(v) => Ok(to_py(vm, s, v)),
+        Err(e) => Err(raise(vm, e)),
+    }
+}
+
+fn raise(vm: &VirtualMachine, e: Exc) -> PyBaseExceptionRef {
+    exc_to_py(vm, session(), e)
+}
+
+fn binary_op(op: &str) -> Option<ruff_python_ast::Operator> {
+    use ruff_python_ast::Operator::*;
+    Some(match op {
+        "+" => Add,
+        "-" => Sub,
+        "*" => Mult,
+        "/" => Div,
+        "//" => FloorDiv,
+        "%" => Mod,
+        "**" => Pow,
+        "@" => MatMult,
+        "&" => BitAnd,
+        "|" => BitOr,
+        "^" => BitXor,
+        "<<" => LShift,
+        ">>" => RShift,
+        _ => return None,
+    })
+}
+
+fn compare_op(op: &str) -> Option<ruff_python_ast::CmpOp> {
+    use ruff_python_ast::CmpOp::*;
+    Some(match op {
+        "==" => Eq,
+        "!=" => NotEq,
+        "<" => Lt,
+        "<=" => LtE,
+        ">" => Gt,
+        ">=" => GtE,
+        _ => return None,
+    })
+}
+
+#[rustpython_vm::pymodule]
+pub(crate) mod _tb {
+    use super::*;
+    use rustpython_vm::builtins::{PyDictRef, PyStrRef, PyTupleRef};
+    use rustpython_vm::{pyclass, PyPayload};
+
+    /// A value of the session's library, held by a Python object.
+    #[pyattr]
+    #[pyclass(name = "Handle", module = "_tb")]
+    #[derive(PyPayload)]
+    pub struct Handle {
+        pub v: Val,
+    }
+
+    impl std::fmt::Debug for Handle {
+        fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "Handle({})", self.v.type_name())
+        }
+    }
+
+    #[pyclass(flags(BASETYPE))]
+    impl Handle {}
+
+    fn val(vm: &VirtualMachine, o: &PyObjectRef) -> Val {
+        to_val(vm, o)
+    }
+
+    #[pyfunction]
+    fn register_class(name: PyStrRef, cls: PyObjectRef) {
+        if let Some(h) = session().host.clone() {
+            h.register_class(&name.to_string_lossy(), cls);
+        }
+    }
+
+    #[pyfunction]
+    fn getattr(h: PyObjectRef, name: PyStrRef, vm: &VirtualMachine) -> PyResult {
+        let v = val(vm, &h);
+        let name = name.to_string_lossy();
+        with(vm, |s| s.get_attr(&v, &name))
+    }
+
+    #[pyfunction]
+    fn call(h: PyObjectRef, args: PyTupleRef, kwargs: PyDictRef, vm: &VirtualMachine) -> PyResult {
+        let f = val(vm, &h);
+        let args: Vec<Val> = args.iter().map(|a| val(vm, a)).collect();
+        let kw: Vec<(String, Val)> = kwargs
+            .into_iter()
+            .map(|(k, v)| {
+                (
+                    k.str(vm)
+                        .map(|k| k.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    val(vm, &v),
+                )
+            })
+            .collect();
+        if let Val::Builtin(b) = &f {
+            if &**b == "triton.jit" {
+                return super::super::jit::jit(vm, &h, args, kw);
+            }
+        }
+        with(vm, |s| s.call(&f, args, kw))
+    }
+
+    #[pyfunction]
+    fn getitem(h: PyObjectRef, index: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        let base = val(vm, &h);
+        let idx = val(vm, &index);
+        with(vm, |s| {
+            // `kernel[grid]`, and `compiled[grid]` of a `kernel.warmup(...)` result.
+            if let Val::Kernel(k) = &base {
+                return Ok(Val::Launcher(k.clone(), Box::new(idx)));
+            }
+            if let Val::Object(o) = &base {
+                if let Some(Val::Kernel(k)) = crate::value::attr_of(o, "__kernel__") {
+                    return Ok(Val::Launcher(k, Box::new(idx)));
+                }
+            }
+            crate::ops::get_item(s, &base, &idx)
+        })
+    }
+
+    #[pyfunction]
+    fn setitem(
+        h: PyObjectRef,
+        index: PyObjectRef,
+        value: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        let base = val(vm, &h);
+        let idx = val(vm, &index);
+        let v = val(vm, &value);
+        with(vm, |s| {
+            crate::ops::set_item(s, &base, &idx, v).map(|_| Val::None)
+        })
+    }
+
+    #[pyfunction]
+    fn binop(op: PyStrRef, a: PyObjectRef, b: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        let op = binary_op(&op.to_string_lossy())
+            .ok_or_else(|| vm.new_value_error("unknown operator"))?;
+        let (a, b) = (val(vm, &a), val(vm, &b));
+        if matches!(a, Val::Py(_)) || matches!(b, Val::Py(_)) {
+            return Ok(vm.ctx.not_implemented());
+        }
+        with(vm, |s| crate::ops::binary(s, op, &a, &b))
+    }
+
+    #[pyfunction]
+    fn cmp(op: PyStrRef, a: PyObjectRef, b: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        let op = compare_op(&op.to_string_lossy())
+            .ok_or_else(|| vm.new_value_error("unknown comparison"))?;
+        let (a, b) = (val(vm, &a), val(vm, &b));
+        if matches!(a, Val::Py(_)) || matches!(b, Val::Py(_)) {
+            return Ok(vm.ctx.not_implemented());
+        }
+        with(vm, |s| crate::ops::compare(s, op, &a, &b))
+    }
+
+    #[pyfunction]
+    fn unop(op: PyStrRef, a: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        use ruff_python_ast::UnaryOp;
+        let op = match &*op.to_string_lossy() {
+            "-" => UnaryOp::USub,
+            "~" => UnaryOp::Invert,
+            "not" => UnaryOp::Not,
+            _ => UnaryOp::UAdd,
+        };
+        let a = val(vm, &a);
+        with(vm, |_| crate::ops::unary(op, &a))
+    }
+
+    #[pyfunction]
+    fn repr(h: PyObjectRef, vm: &VirtualMachine) -> String {
+        val(vm, &h).repr()
+    }
+
+    #[pyfunction]
+    fn str(h: PyObjectRef, vm: &VirtualMachine) -> String {
+        val(vm, &h).to_str()
+    }
+
+    #[pyfunction]
+    fn format(h: PyObjectRef, spec: PyStrRef, vm: &VirtualMachine) -> PyResult {
+        let v = val(vm, &h);
+        let spec = spec.to_string_lossy();
+        with(vm, |_| {
+            crate::format::format_value(&v, &spec).map(|t| Val::str(&t))
+        })
+    }
+
+    #[pyfunction]
+    fn members(h: PyObjectRef, vm: &VirtualMachine) -> PyObjectRef {
+        let names = session().attributes(&val(vm, &h));
+        vm.ctx
+            .new_list(
+                names
+                    .into_iter()
+                    .map(|n| vm.ctx.new_str(n).into())
+                    .collect(),
+            )
+            .into()
+    }
+
+    #[pyfunction]
+    fn len(h: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        let v = val(vm, &h);
+        with(vm, |s| {
+            crate::builtins::call_builtin(s, "len", vec![v], vec![])
+        })
+    }
+
+    #[pyfunction]
+    fn iter(h: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        let v = val(vm, &h);
+        with(vm, |s| s.iterate(&v).map(Val::list))
+    }
+
+    #[pyfunction]
+    fn truth(h: PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
+        val(vm, &h).truth().map_err(|e| raise(vm, e))
+    }
+
+    #[pyfunction]
+    fn module(name: PyStrRef, vm: &VirtualMachine) -> PyResult {
+        let name = name.to_string_lossy();
+        with(vm, |_| Ok(Val::Module(std::rc::Rc::from(&*name))))
+    }
+
+    /// A builtin of the session's library by its qualified name
+    /// (`display`, `help`, ...).
+    #[pyfunction]
+    fn builtin(name: PyStrRef, vm: &VirtualMachine) -> PyResult {
+        let name = name.to_string_lossy();
+        with(vm, |_| Ok(Val::Builtin(std::rc::Rc::from(&*name))))
+    }
+
+    #[pyfunction]
+    fn module_name(h: PyObjectRef, vm: &VirtualMachine) -> String {
+        match val(vm, &h) {
+            Val::Module(m) => match &*m {
+                "tl" => "triton.language".to_string(),
+                "tl.math" => "triton.language.math".to_string(),
+                other => other.to_string(),
+            },
+            other => other.type_name(),
+        }
+    }
+
+    #[pyfunction]
+    fn write(stream: PyStrRef, text: PyStrRef) {
+        session().host_write(&stream.to_string_lossy(), &text.to_string_lossy());
+    }
+
+    #[pyfunction]
+    fn magic(text: PyStrRef, vm: &VirtualMachine) -> PyResult {
+        let text = text.to_string_lossy().into_owned();
+        with(vm, |s| s.magic(&text))
+    }
+}

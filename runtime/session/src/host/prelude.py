@@ -1,0 +1,216 @@
+# The Python side of tilebook's host bindings, run once when the VM starts.
+#
+# Values of the session's native library (tensors, dtypes, kernels, modules)
+# reach Python as instances of the classes below; each is a `_tb.Handle`
+# (the Rust value) whose Python protocol forwards to the native functions of
+# `_tb`. `torch`, `triton`, `triton.language` and `tilebook` are registered in
+# `sys.modules`, so `import` finds them as it finds any module.
+import sys
+import _tb
+
+
+class _Obj(_tb.Handle):
+    """A value of tilebook's native library."""
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return _tb.getattr(self, name)
+
+    def __call__(self, *args, **kwargs):
+        return _tb.call(self, args, kwargs)
+
+    def __getitem__(self, index):
+        return _tb.getitem(self, index)
+
+    def __setitem__(self, index, value):
+        _tb.setitem(self, index, value)
+
+    def __repr__(self):
+        return _tb.repr(self)
+
+    def __str__(self):
+        return _tb.str(self)
+
+    def __format__(self, spec):
+        return _tb.format(self, spec)
+
+    def __dir__(self):
+        return _tb.members(self)
+
+    def __eq__(self, other):
+        return _tb.cmp("==", self, other)
+
+    def __ne__(self, other):
+        return _tb.cmp("!=", self, other)
+
+    def __hash__(self):
+        return hash(_tb.repr(self))
+
+    def __len__(self):
+        return _tb.len(self)
+
+    def __iter__(self):
+        return iter(_tb.iter(self))
+
+    def __bool__(self):
+        return _tb.truth(self)
+
+
+def _binary(op):
+    def forward(self, other):
+        return _tb.binop(op, self, other)
+
+    def reverse(self, other):
+        return _tb.binop(op, other, self)
+
+    return forward, reverse
+
+
+class Tensor(_Obj):
+    """A torch-style tensor (tilebook's tensor library)."""
+
+    __add__, __radd__ = _binary("+")
+    __sub__, __rsub__ = _binary("-")
+    __mul__, __rmul__ = _binary("*")
+    __truediv__, __rtruediv__ = _binary("/")
+    __floordiv__, __rfloordiv__ = _binary("//")
+    __mod__, __rmod__ = _binary("%")
+    __pow__, __rpow__ = _binary("**")
+    __matmul__, __rmatmul__ = _binary("@")
+    __and__, __rand__ = _binary("&")
+    __or__, __ror__ = _binary("|")
+    __xor__, __rxor__ = _binary("^")
+    __lshift__, __rlshift__ = _binary("<<")
+    __rshift__, __rrshift__ = _binary(">>")
+
+    def __neg__(self):
+        return _tb.unop("-", self)
+
+    def __pos__(self):
+        return self
+
+    def __invert__(self):
+        return _tb.unop("~", self)
+
+    def __abs__(self):
+        return _tb.getattr(self, "abs")()
+
+    def __lt__(self, other):
+        return _tb.cmp("<", self, other)
+
+    def __le__(self, other):
+        return _tb.cmp("<=", self, other)
+
+    def __gt__(self, other):
+        return _tb.cmp(">", self, other)
+
+    def __ge__(self, other):
+        return _tb.cmp(">=", self, other)
+
+    def __float__(self):
+        return float(_tb.getattr(self, "item")())
+
+    def __int__(self):
+        return int(_tb.getattr(self, "item")())
+
+    def __index__(self):
+        return int(_tb.getattr(self, "item")())
+
+    __hash__ = object.__hash__
+
+
+Tensor.__module__ = "torch"
+_tb.register_class("Tensor", Tensor)
+_tb.register_class("Obj", _Obj)
+
+
+class _Module(_Obj):
+    """A native module (torch, triton, triton.language, tilebook)."""
+
+    def __getattr__(self, name):
+        extra = _EXTRA.get(_tb.module_name(self), {})
+        if name in extra:
+            return extra[name]
+        if name == "__name__":
+            return _tb.module_name(self)
+        if name.startswith("__") and name.endswith("__"):
+            try:
+                return _tb.getattr(self, name)
+            except Exception:
+                raise AttributeError(name) from None
+        return _tb.getattr(self, name)
+
+    def __dir__(self):
+        return sorted(set(_tb.members(self)) | set(_EXTRA.get(_tb.module_name(self), {})))
+
+    def __repr__(self):
+        return "<module '%s' (tilebook)>" % _tb.module_name(self)
+
+    __hash__ = object.__hash__
+
+
+_tb.register_class("Module", _Module)
+
+
+class _Stream:
+    """`sys.stdout` and `sys.stderr`: text goes to the cell's outputs."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def write(self, text):
+        _tb.write(self.name, text)
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+
+sys.stdout = _Stream("stdout")
+sys.stderr = _Stream("stderr")
+
+
+def _frames(exc):
+    """(file, line) of every frame of `exc`'s traceback, outermost first."""
+    out = []
+    tb = exc.__traceback__
+    while tb is not None:
+        out.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+        tb = tb.tb_next
+    return out
+
+
+_tb.register_class("frames", _frames)
+
+# Modules by their import names; `_tb.module` gives the native module object.
+_MODULES = {
+    "torch": "torch",
+    "torch.cuda": "torch.cuda",
+    "torch.nn": "torch.nn",
+    "torch.nn.functional": "torch.nn.functional",
+    "triton": "triton",
+    "triton.language": "tl",
+    "triton.language.math": "tl.math",
+    "triton.testing": "triton.testing",
+    "triton.runtime": "triton.runtime",
+    "triton.runtime.driver": "triton.runtime.driver",
+    "tilebook": "tilebook",
+}
+_EXTRA = {"torch": {"Tensor": Tensor}}
+
+# Notebook builtins, as IPython provides them; `help` shows tilebook's docs.
+import builtins as _builtins
+
+for _name in ("display", "clear_output", "help"):
+    setattr(_builtins, _name, _tb.builtin(_name))
+for _name, _native in _MODULES.items():
+    sys.modules[_name] = _tb.module(_native)
+del _name, _native
