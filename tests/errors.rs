@@ -55,6 +55,12 @@ fn cases() -> Vec<Case> {
         case("x = torch.zeros(3) + torch.zeros(4)", "RuntimeError", "must match", 1),
         case("class A:\n    pass\nA().missing", "AttributeError", "missing", 3),
         case("assert 1 == 2, 'nope'", "AssertionError", "nope", 1),
+        case(
+            "def deep(n):\n    return 0 if n == 0 else 1 + deep(n - 1)\ndeep(100000)",
+            "RecursionError",
+            "recursion",
+            2,
+        ),
         case("d = {'a': 1}\nd['b']", "KeyError", "'b'", 2),
         case("[1, 2][5]", "IndexError", "out of range", 1),
         case("f'{1:q}'", "ValueError", "Unknown format code", 1),

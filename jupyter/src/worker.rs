@@ -90,6 +90,7 @@ pub fn start(
     let (flag_tx, flag_rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("tilebook-cells".into())
+        .stack_size(tilebook_session::CELL_STACK_BYTES)
         .spawn(move || {
             let device = std::env::var("TILEBOOK_DEVICE").unwrap_or_else(|_| "auto".into());
             let mut session = Session::lazy(&device).unwrap_or_default();

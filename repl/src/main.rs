@@ -172,6 +172,7 @@ fn run(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
+    session.argv = vec![file.to_string()];
     let bars = progress::Bars::default();
     session.on_progress = bars.sink();
     let mut failed = false;
@@ -179,6 +180,25 @@ fn run(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
     while let Some((name, src)) = queue.pop_front() {
         let r = session.run_cell_named(&src, &name);
         bars.clear();
+        // `sys.exit(code)` / `raise SystemExit`: the script ends with its code.
+        if let Some(("SystemExit", code, _)) = r.error() {
+            let code = code.to_string();
+            let rest: Vec<Output> = r
+                .outputs
+                .iter()
+                .filter(|o| !matches!(o, Output::Error { .. }))
+                .cloned()
+                .collect();
+            print_outputs(&rest);
+            return match code.trim().parse::<i64>() {
+                Ok(c) => ExitCode::from((c & 0xff) as u8),
+                Err(_) if code.trim().is_empty() || code.trim() == "None" => ExitCode::SUCCESS,
+                Err(_) => {
+                    eprintln!("{code}");
+                    ExitCode::from(1)
+                }
+            };
+        }
         print_outputs(&r.outputs);
         // `%load`: nobody is there to edit the loaded text, so it runs next.
         for o in r.outputs.iter().rev() {

@@ -51,6 +51,10 @@ use std::sync::Arc;
 use tilebook_frontend::{Diagnostic, SourceFile};
 use value::{Exc, Scope, Val};
 
+/// The stack of a thread that runs cells (the Jupyter kernel's worker):
+/// deep Python recursion ends in a `RecursionError` long before it.
+pub const CELL_STACK_BYTES: usize = 64 << 20;
+
 /// Something a cell produced, in order.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Output {

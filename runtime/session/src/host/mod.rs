@@ -70,6 +70,10 @@ impl Host {
             .init_hook(move |vm| vm.set_user_signal_channel(rx))
             .build();
         let globals = interp.enter(|vm| {
+            // Python's default (RustPython's debug builds use 256); deeper
+            // recursion is a RecursionError, and RustPython also guards the
+            // native stack itself.
+            vm.recursion_limit.set(1000);
             let scope = vm.new_scope_with_builtins();
             let g = scope.globals.clone();
             let _ = g.set_item("__name__", vm.ctx.new_str("__main__").into(), vm);

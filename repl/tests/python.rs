@@ -1,0 +1,105 @@
+//! The host language is Python: every program in `tests/python/` prints the
+//! same under `tilebook run` as under `python3` (skipped, visibly, when no
+//! `python3` is on PATH). Each program is our own; together they cover
+//! classes, dunder methods, generators, `with`, closures, `global`,
+//! decorators, argument passing, comprehensions, exceptions, f-strings,
+//! dataclasses, argparse and the standard library modules notebooks use.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn programs() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/python")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "py"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn stdout_of(cmd: &mut Command) -> (bool, String, String) {
+    let out = cmd.output().expect("start the program");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn programs_print_what_python3_prints() {
+    let files = programs();
+    assert!(files.len() >= 80, "{} programs", files.len());
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: no python3 on PATH to compare with");
+        return;
+    }
+    let mut failures = vec![];
+    for f in &files {
+        let (py_ok, want, py_err) = stdout_of(Command::new("python3").arg(f));
+        assert!(py_ok, "python3 failed on {}: {py_err}", f.display());
+        let (ok, got, err) = stdout_of(
+            Command::new(env!("CARGO_BIN_EXE_tilebook"))
+                .args(["run", "--device", "cpu"])
+                .arg(f)
+                .env("TILEBOOK_CACHE", "off"),
+        );
+        if !ok || got != want {
+            failures.push(format!(
+                "{}:\n--- python3\n{want}--- tilebook (ok={ok})\n{got}{err}",
+                f.display()
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} programs differ:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn system_exit_ends_run_with_its_code_and_the_repl_goes_on() {
+    let dir = std::env::temp_dir().join(format!("tb-exit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("exit.py");
+    std::fs::write(
+        &script,
+        "print('before')\nimport sys\nsys.exit(3)\nprint('after')\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tilebook"))
+        .args(["run", "--device", "cpu"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "before\n");
+    // In the REPL it is an error like any other; the session goes on.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tilebook"))
+        .args(["--device", "cpu"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"x = 41\nraise SystemExit(5)\n\nprint(x + 1)\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("SystemExit") && text.contains("42"), "{text}");
+}
