@@ -103,3 +103,31 @@ fn system_exit_ends_run_with_its_code_and_the_repl_goes_on() {
     );
     assert!(text.contains("SystemExit") && text.contains("42"), "{text}");
 }
+
+#[test]
+fn a_pure_python_package_beside_the_script_imports() {
+    let dir = std::env::temp_dir().join(format!("tb-pkg-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("helpers")).unwrap();
+    std::fs::write(
+        dir.join("helpers/__init__.py"),
+        "def table(rows):\n    return '\\n'.join(f'{k:<4}{v:>4}' for k, v in rows)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.py"),
+        "from helpers import table\nprint(table([('a', 1), ('bb', 22)]))\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tilebook"))
+        .args(["run", "--device", "cpu"])
+        .arg(dir.join("main.py"))
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "a      1\nbb    22\n");
+}

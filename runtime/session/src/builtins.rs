@@ -715,6 +715,7 @@ pub fn call_builtin(s: &mut Session, name: &str, pos: Vec<Val>, kw: Vec<(String,
                 Val::Str(x) => x.chars().count(),
                 Val::List(l) => l.borrow().len(),
                 Val::Tuple(t) => t.len(),
+                Val::Object(_) if v.named_tuple_items().is_some() => 2,
                 Val::Dict(d) => d.borrow().len(),
                 Val::Range(..) => s.iterate(&v)?.len(),
                 Val::Tensor(t) => *t

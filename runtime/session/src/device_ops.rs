@@ -331,7 +331,7 @@ pub(crate) fn reduce(
         launch(s, name, [dims[0], 1], args, meta)?;
     }
     Ok(Some(match (kind, indices) {
-        ("max", Some(i)) => Val::tuple(vec![Val::Tensor(values), Val::Tensor(i)]),
+        ("max", Some(i)) => Val::return_pair("max", Val::Tensor(values), Val::Tensor(i)),
         _ => Val::Tensor(values),
     }))
 }

@@ -454,6 +454,9 @@ impl Session {
         Ok(match v {
             Val::List(l) => l.borrow().clone(),
             Val::Tuple(t) => t.to_vec(),
+            Val::Object(_) if v.named_tuple_items().is_some() => {
+                v.named_tuple_items().unwrap_or_default()
+            }
             Val::Range(a, b, s) => {
                 let (a, b, s) = (*a, *b, *s);
                 let n = if s > 0 {

@@ -812,6 +812,10 @@ pub fn get_item(_s: &mut Session, base: &Val, idx: &Val) -> R<Val> {
             Ok(l[norm_index(*i, l.len())?].clone())
         }
         (Val::Tuple(t), Val::Int(i)) => Ok(t[norm_index(*i, t.len())?].clone()),
+        (Val::Object(_), Val::Int(i)) if base.named_tuple_items().is_some() => {
+            let t = base.named_tuple_items().unwrap_or_default();
+            Ok(t[norm_index(*i, t.len())?].clone())
+        }
         (Val::Str(s), Val::Int(i)) => {
             let chars: Vec<char> = s.chars().collect();
             Ok(Val::str(&chars[norm_index(*i, chars.len())?].to_string()))

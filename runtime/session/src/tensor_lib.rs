@@ -279,10 +279,11 @@ pub(crate) fn reduce_call(
     };
     let (vals, idx) = reduce(t, dim, keepdim, kind)?;
     if dim.is_some() && matches!(kind_name, "max" | "min") {
-        return Ok(Val::tuple(vec![
+        return Ok(Val::return_pair(
+            kind_name,
             Val::tensor(vals),
             Val::tensor(idx.expect("indices")),
-        ]));
+        ));
     }
     Ok(Val::tensor(vals))
 }

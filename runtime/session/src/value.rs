@@ -224,6 +224,15 @@ impl Val {
                 parts.push(format!("num_stages: {}", c.num_stages));
                 parts.join(", ")
             }
+            Val::Object(o) if o.type_name.starts_with(RETURN_TYPES) => {
+                let attrs: Vec<String> = o
+                    .attrs
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", v.repr()))
+                    .collect();
+                format!("{}(\n{})", o.type_name, attrs.join(",\n"))
+            }
             Val::Object(o) => {
                 let attrs: Vec<String> = o
                     .attrs
@@ -249,6 +258,25 @@ impl Val {
         }
     }
 
+    /// torch's `(values, indices)` result of `max`/`min` along a dimension:
+    /// a named tuple (`.values`, `.indices`, unpacking, `[0]`).
+    pub fn return_pair(kind: &str, values: Val, indices: Val) -> Val {
+        Val::object(
+            &format!("{RETURN_TYPES}{kind}"),
+            vec![("values", values), ("indices", indices)],
+        )
+    }
+
+    /// The items of a named tuple made by `return_pair`.
+    pub fn named_tuple_items(&self) -> Option<Vec<Val>> {
+        match self {
+            Val::Object(o) if o.type_name.starts_with(RETURN_TYPES) => {
+                Some(o.attrs.borrow().iter().map(|(_, v)| v.clone()).collect())
+            }
+            _ => None,
+        }
+    }
+
     pub fn object(type_name: &str, attrs: Vec<(&str, Val)>) -> Val {
         Val::Object(Rc::new(Object {
             type_name: type_name.into(),
@@ -256,6 +284,9 @@ impl Val {
         }))
     }
 }
+
+/// The prefix of torch's named-tuple result types.
+pub const RETURN_TYPES: &str = "torch.return_types.";
 
 pub fn py_str_repr(s: &str) -> String {
     let q = if s.contains('\'') && !s.contains('"') {

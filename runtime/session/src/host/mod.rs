@@ -57,7 +57,7 @@ impl Host {
         } else {
             argv
         };
-        settings.path_list = search_path();
+        settings.path_list = search_path(&settings.argv[0]);
         settings.import_site = false;
         let builder = Interpreter::builder(settings);
         let defs = rustpython_stdlib::stdlib_module_defs(&builder.ctx);
@@ -118,10 +118,17 @@ impl Host {
     }
 }
 
-/// `sys.path`: the current folder, `TILEBOOK_PATH`, and an active
-/// virtualenv's site-packages.
-fn search_path() -> Vec<String> {
-    let mut path = vec![String::new()];
+/// `sys.path`: the script's folder (or the current one), `TILEBOOK_PATH`,
+/// and an active virtualenv's site-packages.
+fn search_path(script: &str) -> Vec<String> {
+    let folder = std::path::Path::new(script)
+        .parent()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut path = vec![folder];
+    if !path[0].is_empty() {
+        path.push(String::new());
+    }
     if let Ok(p) = std::env::var("TILEBOOK_PATH") {
         path.extend(p.split(':').filter(|s| !s.is_empty()).map(String::from));
     }

@@ -214,3 +214,43 @@ for _name in ("display", "clear_output", "help"):
 for _name, _native in _MODULES.items():
     sys.modules[_name] = _tb.module(_native)
 del _name, _native
+
+
+class _ExtensionModules:
+    """The last import finder: a module that only exists as compiled C code
+    (numpy, ...) gets an ImportError that says why, not a confusing one."""
+
+    KNOWN = {"numpy", "scipy", "pandas", "matplotlib", "cupy", "numba"}
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        import os
+
+        top = name.partition(".")[0]
+        if top != name:
+            return None
+        compiled = False
+        for entry in sys.path:
+            folder = os.path.join(entry or ".", top)
+            try:
+                names = os.listdir(entry or ".")
+            except OSError:
+                continue
+            if any(n.startswith(top + ".") and n.endswith((".so", ".pyd")) for n in names):
+                compiled = True
+            elif os.path.isdir(folder):
+                try:
+                    compiled = compiled or any(n.endswith(".so") for n in os.listdir(folder))
+                except OSError:
+                    pass
+        if compiled or top in cls.KNOWN:
+            raise ModuleNotFoundError(
+                "No module named '%s': it is an extension module (compiled C code) and "
+                "tilebook's Python VM runs pure-Python packages only; torch and triton "
+                "are built in" % top,
+                name=top,
+            )
+        return None
+
+
+sys.meta_path.append(_ExtensionModules)

@@ -1,0 +1,80 @@
+//! The host language on the Python VM, with the session's own library:
+//! what used to be wrong or missing in the hand-written interpreter.
+
+use tilebook_session::Session;
+
+fn run(s: &mut Session, cell: &str) -> String {
+    let r = s.run_cell(cell);
+    assert!(r.ok, "cell failed:\n{cell}\n{}", r.text());
+    r.text()
+}
+
+fn session() -> Session {
+    let mut s = Session::new();
+    s.announce = false;
+    s.timing = false;
+    s
+}
+
+#[test]
+fn global_and_nonlocal_update_the_right_scope() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "count = 0\ndef bump():\n    global count\n    count += 1\nbump(); bump()\n\
+         def make():\n    t = 0\n    def add(n):\n        nonlocal t\n        t += n\n        return t\n    return add\n\
+         f = make()\nf(3)\nprint(count, f(4))",
+    );
+    assert_eq!(out, "2 7\n");
+}
+
+#[test]
+fn classes_and_names_persist_across_cells() {
+    let mut s = session();
+    run(&mut s, "class Acc:\n    def __init__(self):\n        self.n = 0\n    def add(self, k):\n        self.n += k\n        return self\na = Acc()");
+    assert_eq!(run(&mut s, "a.add(2).add(3).n"), "5\n");
+    assert_eq!(run(&mut s, "print(__name__)"), "__main__\n");
+}
+
+#[test]
+fn tensors_are_torch_tensors_with_torch_results() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nx = torch.arange(0, 6, dtype=torch.float32).reshape(2, 3)\n\
+         print(type(x), isinstance(x, torch.Tensor))\nprint(x.sum())\nm = x.max(dim=1)\n\
+         print(m.values, m.indices)\nv, i = torch.max(x, dim=1)\nprint(v, i, m[0])\nprint(f'{x.sum()}')",
+    );
+    assert_eq!(
+        out,
+        "<class 'torch.Tensor'> True\ntensor(15.)\ntensor([2., 5.]) tensor([2, 2])\n\
+         tensor([2., 5.]) tensor([2, 2]) tensor([2., 5.])\n15.0\n"
+    );
+    assert_eq!(
+        run(&mut s, "m"),
+        "torch.return_types.max(\nvalues=tensor([2., 5.]),\nindices=tensor([2, 2]))\n"
+    );
+}
+
+#[test]
+fn a_kernel_defined_under_main_guard_and_in_a_with_block_launches() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch, triton, contextlib\nimport triton.language as tl\n\
+         if __name__ == '__main__':\n    with contextlib.nullcontext():\n        @triton.jit\n        def twice(p, n, B: tl.constexpr):\n            o = tl.arange(0, B)\n            tl.store(p + o, tl.load(p + o, mask=o < n) * 2, mask=o < n)\n\
+         x = torch.ones(10, device='cuda')\nclass Launcher:\n    def go(self):\n        twice[(1,)](x, 10, B=16)\n\
+         Launcher().go()\nprint(x.sum().item())",
+    );
+    assert_eq!(out, "20.0\n");
+}
+
+#[test]
+fn an_extension_module_import_says_why() {
+    let mut s = session();
+    let r = s.run_cell("import numpy");
+    let (kind, msg, line) = r.error().expect("an error");
+    assert_eq!(kind, "ModuleNotFoundError");
+    assert!(msg.contains("extension module"), "{msg}");
+    assert_eq!(line, Some(1));
+}
