@@ -481,7 +481,6 @@ impl Session {
                     format!("exception has no attribute '{name}'"),
                 )),
             },
-            Val::Func(f) if name == "__name__" => Ok(Val::str(&f.name)),
             Val::Str(_) | Val::List(_) | Val::Dict(_) | Val::Tuple(_) => {
                 Ok(Val::Method(Box::new(base.clone()), Rc::from(name)))
             }

@@ -155,7 +155,6 @@ pub type ProgressSink = Box<dyn FnMut(&Progress)>;
 
 pub struct Session {
     pub globals: Scope,
-    pub(crate) depth: usize,
     outputs: Vec<Output>,
     cell_count: usize,
     announced: bool,
@@ -271,7 +270,6 @@ impl Session {
     pub fn new() -> Session {
         Session {
             globals: Rc::new(RefCell::new(HashMap::new())),
-            depth: 0,
             outputs: vec![],
             cell_count: 0,
             announced: false,
@@ -610,7 +608,6 @@ impl Session {
                 false
             }
         };
-        self.depth = 0;
         self.measuring = 0;
         // After an error the device may be unusable: the log is dropped
         // unread (its events are leaked if their context was lost).

@@ -214,7 +214,6 @@ pub fn equal(a: &Val, b: &Val) -> bool {
             d.to_string() == **s || (matches!(d, Device::Cuda(0)) && &**s == "cuda")
         }
         (Val::Kernel(x), Val::Kernel(y)) => Rc::ptr_eq(x, y),
-        (Val::Func(x), Val::Func(y)) => Rc::ptr_eq(x, y),
         (Val::Py(x), Val::Py(y)) => x.same(&**y),
         _ => match (num(a), num(b)) {
             (Some(x), Some(y)) => match (x, y) {

@@ -2,31 +2,14 @@
 
 use crate::kernels::KernelObj;
 use crate::tensor::{torch_name, Device, Tensor};
-use ruff_python_ast::{Expr, Parameters, Stmt};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use tilebook_frontend::kernel::py_float;
-use tilebook_frontend::{SourceFile, Span};
+use tilebook_frontend::Span;
 use tilebook_tir::DType;
 
 pub type Scope = Rc<RefCell<HashMap<String, Val>>>;
-
-/// A host function (`def` or `lambda`).
-pub struct Function {
-    pub name: String,
-    pub params: Parameters,
-    pub defaults: Vec<(String, Val)>,
-    pub body: FnBody,
-    /// Enclosing function scopes, innermost last (closures).
-    pub closure: Vec<Scope>,
-    pub source: Rc<SourceFile>,
-}
-
-pub enum FnBody {
-    Stmts(Vec<Stmt>),
-    Expr(Box<Expr>),
-}
 
 /// A `triton.Config`.
 #[derive(Clone)]
@@ -56,7 +39,6 @@ pub enum Val {
     /// A dtype; `torch` marks torch's spelling (`torch.float32` vs `fp32`).
     DType(DType, bool),
     Device(Device),
-    Func(Rc<Function>),
     /// A builtin function or module member, by qualified name.
     Builtin(Rc<str>),
     /// A method bound to its receiver.
@@ -119,7 +101,6 @@ impl Val {
             Val::Tensor(_) => "Tensor".into(),
             Val::DType(..) => "dtype".into(),
             Val::Device(_) => "device".into(),
-            Val::Func(_) => "function".into(),
             Val::Builtin(_) | Val::Method(..) => "builtin_function".into(),
             Val::Module(_) => "module".into(),
             Val::Kernel(_) => "JITFunction".into(),
@@ -208,7 +189,6 @@ impl Val {
                 Device::Cpu => "cpu".into(),
                 Device::Cuda(i) => format!("cuda:{i}"),
             },
-            Val::Func(f) => format!("<function {}>", f.name),
             Val::Builtin(b) => format!("<built-in function {b}>"),
             Val::Method(_, m) => format!("<bound method {m}>"),
             Val::Module(m) => format!("<module '{m}'>"),

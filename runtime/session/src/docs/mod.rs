@@ -66,13 +66,6 @@ pub fn describe(expr: &str, v: &Val, source: bool) -> String {
             }
         ),
         Val::Kernel(k) => kernel_doc(k, source),
-        Val::Func(f) => {
-            let mut out = format!("def {}({})\n", f.name, params(&f.params));
-            if source {
-                out.push_str(&function_source(&f.source.text, f.params.range));
-            }
-            out
-        }
         Val::Tensor(t) => format!(
             "{expr}: tensor of shape {:?}, dtype {}, device '{}'\n",
             t.shape,

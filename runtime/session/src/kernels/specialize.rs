@@ -52,7 +52,7 @@ pub fn const_of(v: &Val) -> Option<ConstVal> {
 
 fn grid_dims(s: &mut Session, grid: &Val, meta: &[(String, Val)]) -> R<[u32; 3]> {
     let g = match grid {
-        Val::Func(_) | Val::Builtin(_) | Val::Py(_) => {
+        Val::Builtin(_) | Val::Py(_) => {
             let dict = Val::Dict(Rc::new(RefCell::new(
                 meta.iter().map(|(k, v)| (Val::str(k), v.clone())).collect(),
             )));
@@ -115,7 +115,7 @@ pub(crate) fn source_key(ns: &crate::value::Scope, jit: &JitFunction) -> String 
                     key.push_str(&callee.text);
                     queue.push(callee);
                 }
-                Some(Val::Module(_) | Val::Func(_) | Val::Builtin(_) | Val::Py(_)) | None => {}
+                Some(Val::Module(_) | Val::Builtin(_) | Val::Py(_)) | None => {}
                 Some(other) => {
                     if let Some(c) = const_of(other) {
                         seen.push(name.clone());
