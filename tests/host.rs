@@ -78,3 +78,49 @@ fn an_extension_module_import_says_why() {
     assert!(msg.contains("extension module"), "{msg}");
     assert_eq!(line, Some(1));
 }
+
+#[test]
+fn ctrl_c_stops_a_cpu_backend_launch_within_100_ms() {
+    let mut s = session();
+    run(
+        &mut s,
+        "import torch, triton\nimport triton.language as tl\n@triton.jit\ndef spin(p, B: tl.constexpr):\n    acc = tl.zeros((B,), tl.float32)\n    for i in range(2000):\n        acc = acc * 0.5 + 1.0\n    tl.store(p + tl.program_id(0) * B + tl.arange(0, B), acc)\nx = torch.empty(4096 * 1024, device='cuda')\nspin[(1,)](x, B=1024)",
+    );
+    let flag = s.interrupt.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let at = std::time::Instant::now();
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        at
+    });
+    let r = s.run_cell("spin[(4096,)](x, B=1024)");
+    let ended = std::time::Instant::now();
+    let asked = t.join().unwrap();
+    assert_eq!(
+        r.error().map(|e| e.0),
+        Some("KeyboardInterrupt"),
+        "{}",
+        r.text()
+    );
+    let latency = ended.duration_since(asked);
+    assert!(
+        latency.as_millis() <= 100,
+        "stopped {latency:?} after Ctrl-C"
+    );
+    // The session goes on, and the next cell is not interrupted.
+    assert_eq!(run(&mut s, "print(1 + 1)"), "2\n");
+}
+
+#[test]
+fn a_changed_global_or_callee_is_seen_by_the_next_launch() {
+    let mut s = session();
+    run(
+        &mut s,
+        "import torch, triton\nimport triton.language as tl\nFACTOR = 2\n@triton.jit\ndef f(x):\n    return x + 1\n@triton.jit\ndef k(p, B: tl.constexpr):\n    o = tl.arange(0, B)\n    tl.store(p + o, f(tl.load(p + o)) * FACTOR)\nx = torch.ones(8, device='cuda')\nk[(1,)](x, B=8)\nprint(x[0].item())",
+    );
+    assert_eq!(run(&mut s, "FACTOR = 3\nk[(1,)](x, B=8)\nprint(x[0].item())"), "15.0\n");
+    assert_eq!(
+        run(&mut s, "@triton.jit\ndef f(x):\n    return x - 1\nk[(1,)](x, B=8)\nprint(x[0].item())"),
+        "42.0\n"
+    );
+}

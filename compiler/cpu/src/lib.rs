@@ -263,9 +263,26 @@ impl CpuKernel {
         bounds: &[[u64; 2]],
         allocations: Vec<(u64, u64)>,
     ) -> Result<LaunchOutput, LaunchError> {
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1);
+        self.launch_cancellable(grid, args, bounds, allocations, None)
+    }
+
+    /// `launch`, stopping between programs once `cancel` is set
+    /// (`LaunchError::Interrupted`).
+    pub fn launch_cancellable(
+        &self,
+        grid: [u32; 3],
+        args: &[u64],
+        bounds: &[[u64; 2]],
+        allocations: Vec<(u64, u64)>,
+        cancel: Option<&std::sync::atomic::AtomicBool>,
+    ) -> Result<LaunchOutput, LaunchError> {
+        // Asked once: the answer reads cgroup files, tens of microseconds.
+        static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let threads = *THREADS.get_or_init(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        });
         let formats = self.sites.iter().map(|s| s.message.clone()).collect();
         runtime::run_grid(runtime::Grid {
             f: self.func,
@@ -277,6 +294,7 @@ impl CpuKernel {
             print_formats: formats,
             threads,
             trace: self.traced,
+            cancel,
         })
     }
 

@@ -54,6 +54,9 @@ pub enum LaunchError {
         pid: [u32; 3],
         index: u64,
     },
+    /// The launch's cancel flag was set (Ctrl-C); programs not yet started
+    /// did not run.
+    Interrupted { pid: [u32; 3] },
 }
 
 /// State shared by all threads of one launch; generated code sees it as `*const Ctx`.
@@ -510,6 +513,8 @@ pub struct Grid<'a> {
     pub threads: usize,
     /// Record every load and store lane (the kernel must be compiled traced).
     pub trace: bool,
+    /// Checked between programs: when set, the launch stops.
+    pub cancel: Option<&'a AtomicBool>,
 }
 
 /// Run every program of the grid across the machine's cores.
@@ -524,6 +529,7 @@ pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
         print_formats,
         threads,
         trace,
+        cancel,
     } = g;
     let total = grid[0] as u64 * grid[1] as u64 * grid[2] as u64;
     let shared = Shared {
@@ -574,6 +580,14 @@ pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
                 let x = (lin % grid[0] as u64) as u32;
                 let y = ((lin / grid[0] as u64) % grid[1] as u64) as u32;
                 let z = (lin / (grid[0] as u64 * grid[1] as u64)) as u32;
+                if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                    // SAFETY: as above.
+                    let sh = unsafe { &*(*ctx).shared };
+                    let mut e = sh.error.lock().unwrap_or_else(|p| p.into_inner());
+                    e.get_or_insert(LaunchError::Interrupted { pid: [x, y, z] });
+                    sh.stop.store(true, Ordering::Relaxed);
+                    return;
+                }
                 let pid = [x, y, z, grid[0], grid[1], grid[2]];
                 // SAFETY: `f` was compiled for this argument layout; the frame has `frame_size` bytes.
                 let status = unsafe { f(args.as_ptr(), pid.as_ptr(), frame_ptr, ctx) };

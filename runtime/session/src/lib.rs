@@ -253,6 +253,11 @@ impl Interrupt {
         self.flag.load(order)
     }
 
+    /// The flag itself (the CPU backend polls it between programs).
+    pub fn flag(&self) -> &AtomicBool {
+        &self.flag
+    }
+
     pub(crate) fn attach(&self, tx: rustpython_vm::signal::UserSignalSender) {
         if let Ok(mut g) = self.vm.lock() {
             *g = Some(tx);

@@ -71,7 +71,10 @@ pub(crate) fn jit(
             }
         }
     }
-    let ns = Namespace::Host(Rc::new(move |jit: &JitFunction| snapshot(&globals, jit)));
+    let cache: RefCell<Option<Snapshot>> = RefCell::new(None);
+    let ns = Namespace::Host(Rc::new(move |jit: &JitFunction| {
+        snapshot(&globals, jit, &mut cache.borrow_mut())
+    }));
     let k = KernelObj::with_namespace(jf, defaults, ns);
     Ok(to_py(vm, s, Val::Kernel(Rc::new(k))))
 }
@@ -170,14 +173,46 @@ fn defaults(
     Ok(out)
 }
 
+/// The last namespace a kernel saw: the objects its names were bound to
+/// (as Python keys, so lookups hash nothing new), the bodies of the `@jit`
+/// functions among them, and the values made from them. A launch whose names
+/// are bound to the same objects reuses the values.
+struct Snapshot {
+    source: Rc<str>,
+    bound: Vec<(rustpython_vm::builtins::PyStrRef, Option<PyObjectRef>)>,
+    callees: Vec<(Rc<KernelObj>, *const JitFunction)>,
+    scope: Scope,
+}
+
 /// The globals a kernel (and the `@jit` functions it calls) names, as
 /// session values, read from its module namespace at launch time.
-fn snapshot(globals: &PyDictRef, jit: &JitFunction) -> Scope {
-    let map: Scope = Rc::new(RefCell::new(HashMap::new()));
+fn snapshot(globals: &PyDictRef, jit: &JitFunction, cache: &mut Option<Snapshot>) -> Scope {
     if !super::inside() {
-        return map;
+        return Rc::new(RefCell::new(HashMap::new()));
     }
     rustpython_vm::vm::thread::with_current_vm(|vm| {
+        if let Some(c) = cache.as_ref() {
+            let same_source = *c.source == *jit.text;
+            let same_bindings = same_source
+                && c.bound.iter().all(|(k, old)| {
+                    let now = globals.get_item_opt(&**k, vm).ok().flatten();
+                    match (old, &now) {
+                        (None, None) => true,
+                        (Some(a), Some(b)) => a.is(b),
+                        _ => false,
+                    }
+                });
+            let same_callees = same_bindings
+                && c.callees
+                    .iter()
+                    .all(|(k, body)| std::ptr::eq(Rc::as_ptr(&k.jit.borrow()), *body));
+            if same_callees {
+                return c.scope.clone();
+            }
+        }
+        let map: Scope = Rc::new(RefCell::new(HashMap::new()));
+        let mut bound = vec![];
+        let mut callees = vec![];
         let mut queue: Vec<Rc<JitFunction>> = vec![];
         let mut seen: Vec<String> = vec![];
         let mut visit = |f: &JitFunction, queue: &mut Vec<Rc<JitFunction>>| {
@@ -186,19 +221,30 @@ fn snapshot(globals: &PyDictRef, jit: &JitFunction) -> Scope {
                     continue;
                 }
                 seen.push(w.clone());
-                if let Ok(Some(v)) = globals.get_item_opt(w.as_str(), vm) {
-                    let v = to_val(vm, &v);
+                let key = vm.ctx.new_str(w.as_str());
+                let obj = globals.get_item_opt(&*key, vm).ok().flatten();
+                if let Some(o) = &obj {
+                    let v = to_val(vm, o);
                     if let Val::Kernel(k) = &v {
-                        queue.push(k.jit.borrow().clone());
+                        let body = k.jit.borrow().clone();
+                        callees.push((k.clone(), Rc::as_ptr(&body)));
+                        queue.push(body);
                     }
                     map.borrow_mut().insert(w.clone(), v);
                 }
+                bound.push((key, obj));
             }
         };
         visit(jit, &mut queue);
         while let Some(f) = queue.pop() {
             visit(&f, &mut queue);
         }
-    });
-    map
+        *cache = Some(Snapshot {
+            source: Rc::from(jit.text.as_str()),
+            bound,
+            callees,
+            scope: map.clone(),
+        });
+        map
+    })
 }

@@ -340,7 +340,13 @@ fn launch_on(
             Ok(Val::None)
         }
         _ => {
-            let out = run_cpu(jit, compiled, grid, args)?.printed;
+            let flag = s.interrupt.clone();
+            let out = run_cpu(jit, compiled, grid, args, Some(flag.flag()));
+            if out.is_err() {
+                // A Ctrl-C that stopped the launch is answered by its error.
+                flag.swap(false, std::sync::atomic::Ordering::Relaxed);
+            }
+            let out = out?.printed;
             if !out.is_empty() {
                 s.emit_stream("stdout", &out);
             }
@@ -516,6 +522,7 @@ fn run_cpu(
     c: &Compiled,
     grid: [u32; 3],
     args: &[KernelArg],
+    cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> R<tilebook_cpu::LaunchOutput> {
     for a in args {
         if matches!(a, KernelArg::Tensor(t) if t.storage.lost_on_gpu()) {
@@ -555,7 +562,7 @@ fn run_cpu(
             format!("no CPU code was compiled for `{}`", jit.name),
         ));
     };
-    match cpu.launch(grid, &raw, &bounds, allocations) {
+    match cpu.launch_cancellable(grid, &raw, &bounds, allocations, cancel) {
         Ok(out) => Ok(out),
         Err(e) => Err(launch_exc(jit, c, e, &tensors)),
     }
@@ -626,7 +633,7 @@ fn run_cpu_on_copies(
             other => other.clone(),
         })
         .collect();
-    run_cpu(jit, c, grid, &copies)?;
+    run_cpu(jit, c, grid, &copies, None)?;
     Ok(copies)
 }
 
@@ -663,7 +670,7 @@ pub(crate) fn run_traced(
     if let Backend::Cuda(g) = &s.backend {
         g.synchronize().map_err(|e| Exc::new("RuntimeError", e))?;
     }
-    let out = run_cpu(&jit, &c, p.grid, &p.args)?;
+    let out = run_cpu(&jit, &c, p.grid, &p.args, None)?;
     if !out.printed.is_empty() {
         s.emit_stream("stdout", &out.printed);
     }
@@ -753,6 +760,15 @@ fn launch_exc(
     let (site, pid) = match &e {
         LaunchError::OutOfBounds { site, pid, .. }
         | LaunchError::AssertFailed { site, pid, .. } => (*site, *pid),
+        LaunchError::Interrupted { pid } => {
+            return Exc::new(
+                "KeyboardInterrupt",
+                format!(
+                    "`{}` stopped before program ({}, {}, {})",
+                    jit.name, pid[0], pid[1], pid[2]
+                ),
+            )
+        }
     };
     let Some(cpu) = &c.kernel else {
         return Exc::new(
@@ -785,6 +801,7 @@ fn launch_exc(
                 ),
             }
         }
+        LaunchError::Interrupted { .. } => String::new(),
         LaunchError::AssertFailed { index, .. } => {
             format!("device assertion failed in kernel `{}` at line {line}: program ({}, {}, {}), element {index}: {}", jit.name, pid[0], pid[1], pid[2], info.message)
         }
