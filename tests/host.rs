@@ -118,9 +118,15 @@ fn a_changed_global_or_callee_is_seen_by_the_next_launch() {
         &mut s,
         "import torch, triton\nimport triton.language as tl\nFACTOR = 2\n@triton.jit\ndef f(x):\n    return x + 1\n@triton.jit\ndef k(p, B: tl.constexpr):\n    o = tl.arange(0, B)\n    tl.store(p + o, f(tl.load(p + o)) * FACTOR)\nx = torch.ones(8, device='cuda')\nk[(1,)](x, B=8)\nprint(x[0].item())",
     );
-    assert_eq!(run(&mut s, "FACTOR = 3\nk[(1,)](x, B=8)\nprint(x[0].item())"), "15.0\n");
     assert_eq!(
-        run(&mut s, "@triton.jit\ndef f(x):\n    return x - 1\nk[(1,)](x, B=8)\nprint(x[0].item())"),
+        run(&mut s, "FACTOR = 3\nk[(1,)](x, B=8)\nprint(x[0].item())"),
+        "15.0\n"
+    );
+    assert_eq!(
+        run(
+            &mut s,
+            "@triton.jit\ndef f(x):\n    return x - 1\nk[(1,)](x, B=8)\nprint(x[0].item())"
+        ),
         "42.0\n"
     );
 }

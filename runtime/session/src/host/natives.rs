@@ -61,7 +61,10 @@ fn compare_op(op: &str) -> Option<ruff_python_ast::CmpOp> {
 pub(crate) mod _tb {
     use super::*;
     use rustpython_vm::builtins::{PyDictRef, PyStrRef, PyTupleRef};
-    use rustpython_vm::{pyclass, PyPayload};
+    use rustpython_vm::function::FuncArgs;
+    use rustpython_vm::protocol::{PyMapping, PyMappingMethods};
+    use rustpython_vm::types::{AsMapping, Callable};
+    use rustpython_vm::{pyclass, Py, PyObject, PyPayload};
 
     /// A value of the session's library, held by a Python object.
     #[pyattr]
@@ -77,8 +80,89 @@ pub(crate) mod _tb {
         }
     }
 
-    #[pyclass(flags(BASETYPE))]
+    #[pyclass(flags(BASETYPE), with(Callable, AsMapping))]
     impl Handle {}
+
+    /// `handle[index]` and `handle[index] = value` as native slots.
+    impl AsMapping for Handle {
+        fn as_mapping() -> &'static PyMappingMethods {
+            static METHODS: PyMappingMethods = PyMappingMethods {
+                length: None,
+                subscript: Some(subscript),
+                ass_subscript: Some(assign_subscript),
+            };
+            &METHODS
+        }
+    }
+
+    fn subscript(m: PyMapping<'_>, index: &PyObject, vm: &VirtualMachine) -> PyResult {
+        let base = Handle::mapping_downcast(m).v.clone();
+        getitem_val(vm, base, val(vm, &index.to_owned()))
+    }
+
+    fn assign_subscript(
+        m: PyMapping<'_>,
+        index: &PyObject,
+        value: Option<PyObjectRef>,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
+        let base = Handle::mapping_downcast(m).v.clone();
+        let idx = val(vm, &index.to_owned());
+        let Some(value) = value else {
+            return Err(vm.new_type_error("tilebook values do not support item deletion"));
+        };
+        let v = val(vm, &value);
+        with(vm, |s| {
+            crate::ops::set_item(s, &base, &idx, v).map(|_| Val::None)
+        })
+        .map(|_| ())
+    }
+
+    fn getitem_val(vm: &VirtualMachine, base: Val, idx: Val) -> PyResult {
+        with(vm, |s| {
+            // `kernel[grid]`, and `compiled[grid]` of a `kernel.warmup(...)` result.
+            if let Val::Kernel(k) = &base {
+                return Ok(Val::Launcher(k.clone(), Box::new(idx)));
+            }
+            if let Val::Object(o) = &base {
+                if let Some(Val::Kernel(k)) = crate::value::attr_of(o, "__kernel__") {
+                    return Ok(Val::Launcher(k, Box::new(idx)));
+                }
+            }
+            crate::ops::get_item(s, &base, &idx)
+        })
+    }
+
+    /// `handle(*args, **kwargs)` as a native slot: launches
+    /// (`kernel[grid](...)`) skip a Python-level `__call__`.
+    impl Callable for Handle {
+        type Args = FuncArgs;
+        fn call(zelf: &Py<Self>, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+            let this: PyObjectRef = zelf.to_owned().into();
+            let pos: Vec<Val> = args.args.iter().map(|a| val(vm, a)).collect();
+            let kw: Vec<(String, Val)> = args
+                .kwargs
+                .iter()
+                .map(|(k, v)| (k.clone(), val(vm, v)))
+                .collect();
+            call_val(vm, &this, zelf.v.clone(), pos, kw)
+        }
+    }
+
+    fn call_val(
+        vm: &VirtualMachine,
+        this: &PyObjectRef,
+        f: Val,
+        args: Vec<Val>,
+        kw: Vec<(String, Val)>,
+    ) -> PyResult {
+        if let Val::Builtin(b) = &f {
+            if &**b == "triton.jit" {
+                return super::super::jit::jit(vm, this, args, kw);
+            }
+        }
+        with(vm, |s| s.call(&f, args, kw))
+    }
 
     fn val(vm: &VirtualMachine, o: &PyObjectRef) -> Val {
         to_val(vm, o)
@@ -113,30 +197,12 @@ pub(crate) mod _tb {
                 )
             })
             .collect();
-        if let Val::Builtin(b) = &f {
-            if &**b == "triton.jit" {
-                return super::super::jit::jit(vm, &h, args, kw);
-            }
-        }
-        with(vm, |s| s.call(&f, args, kw))
+        call_val(vm, &h, f, args, kw)
     }
 
     #[pyfunction]
     fn getitem(h: PyObjectRef, index: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-        let base = val(vm, &h);
-        let idx = val(vm, &index);
-        with(vm, |s| {
-            // `kernel[grid]`, and `compiled[grid]` of a `kernel.warmup(...)` result.
-            if let Val::Kernel(k) = &base {
-                return Ok(Val::Launcher(k.clone(), Box::new(idx)));
-            }
-            if let Val::Object(o) = &base {
-                if let Some(Val::Kernel(k)) = crate::value::attr_of(o, "__kernel__") {
-                    return Ok(Val::Launcher(k, Box::new(idx)));
-                }
-            }
-            crate::ops::get_item(s, &base, &idx)
-        })
+        getitem_val(vm, val(vm, &h), val(vm, &index))
     }
 
     #[pyfunction]

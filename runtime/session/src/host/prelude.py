@@ -17,15 +17,6 @@ class _Obj(_tb.Handle):
             raise AttributeError(name)
         return _tb.getattr(self, name)
 
-    def __call__(self, *args, **kwargs):
-        return _tb.call(self, args, kwargs)
-
-    def __getitem__(self, index):
-        return _tb.getitem(self, index)
-
-    def __setitem__(self, index, value):
-        _tb.setitem(self, index, value)
-
     def __repr__(self):
         return _tb.repr(self)
 
