@@ -173,6 +173,11 @@ fn run(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
         Err(code) => return code,
     };
     session.argv = vec![file.to_string()];
+    // Streams and displays are printed as the script produces them, so a
+    // timeout or Ctrl-C keeps what was already printed.
+    session.on_output = Some(Box::new(|o: &Output| {
+        print_outputs(std::slice::from_ref(o))
+    }));
     let bars = progress::Bars::default();
     session.on_progress = bars.sink();
     let mut failed = false;
