@@ -525,8 +525,14 @@ impl Session {
         buf.push_str(text);
         if let Some(i) = buf.rfind('\n') {
             let rest = buf.split_off(i + 1);
-            let line = std::mem::replace(buf, rest);
+            let line = std::mem::take(buf);
+            // Out of the way while the line goes out (a live sink flushes
+            // what is pending first).
+            self.pending_stream = None;
             self.emit_stream_now(name, &line);
+            if !rest.is_empty() {
+                self.pending_stream = Some((name.to_string(), rest));
+            }
         }
     }
 
