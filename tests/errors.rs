@@ -56,6 +56,18 @@ fn cases() -> Vec<Case> {
         case("class A:\n    pass\nA().missing", "AttributeError", "missing", 3),
         case("assert 1 == 2, 'nope'", "AssertionError", "nope", 1),
         case(
+            format!("y = {}1{}", "abs(".repeat(30000), ")".repeat(30000)),
+            "RecursionError",
+            "nests",
+            1,
+        ),
+        case(
+            format!("x = {}1", "1+".repeat(100000)),
+            "RecursionError",
+            "nests",
+            1,
+        ),
+        case(
             "def deep(n):\n    return 0 if n == 0 else 1 + deep(n - 1)\ndeep(100000)",
             "RecursionError",
             "recursion",

@@ -9,6 +9,20 @@ use std::rc::Rc;
 
 /// Parse a cell (IPython mode, so `%magic` lines parse as escape commands).
 pub fn parse_cell(file: &Rc<SourceFile>) -> Result<Vec<Stmt>, Diagnostic> {
+    if let Some((at, depth)) = too_deep(&file.text) {
+        let span = Span {
+            file: file.clone(),
+            start: at,
+            end: (at + 1).min(file.text.len()),
+        };
+        return Err(Diagnostic::new(
+            "RecursionError",
+            format!(
+                "this expression nests about {depth} levels deep; the limit is {MAX_NESTING} (the parser, the compiler and the VM recurse once per level)"
+            ),
+            Some(span),
+        ));
+    }
     let parsed = ruff_python_parser::parse_unchecked(&file.text, ParseOptions::from(Mode::Ipython));
     if let Some(err) = parsed.errors().first() {
         let span = Span {
@@ -28,6 +42,87 @@ pub fn parse_cell(file: &Rc<SourceFile>) -> Result<Vec<Stmt>, Diagnostic> {
     }
 }
 
+/// How deeply an expression may nest: brackets, calls and chains of
+/// operators each add a level. Deeper input would overflow the stack of
+/// the recursive passes that follow (ruff's parser and AST drop, the VM's
+/// compiler), which aborts the process instead of raising.
+pub const MAX_NESTING: usize = 3000;
+
+/// Where the text first nests deeper than `MAX_NESTING`, estimated without
+/// recursion: every open bracket is a level, and so is every operator of a
+/// chain at one bracket level (`1+1+...` parses as a left-deep tree);
+/// commas, colons, semicolons and the end of a statement start new chains.
+pub fn too_deep(text: &str) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut chains: Vec<usize> = vec![0];
+    let mut total = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'\'' | b'"' => {
+                let triple = i + 2 < b.len() && b[i + 1] == c && b[i + 2] == c;
+                let q = if triple { 3 } else { 1 };
+                i += q;
+                while i < b.len() {
+                    if b[i] == b'\\' {
+                        i += 2;
+                        continue;
+                    }
+                    if b[i] == c && (!triple || (i + 2 < b.len() && b[i + 1] == c && b[i + 2] == c))
+                    {
+                        i += q;
+                        break;
+                    }
+                    if !triple && b[i] == b'\n' {
+                        break;
+                    }
+                    i += 1;
+                }
+                continue;
+            }
+            b'(' | b'[' | b'{' => {
+                chains.push(0);
+                total += 1;
+            }
+            b')' | b']' | b'}' => {
+                if chains.len() > 1 {
+                    let n = chains.pop().unwrap_or(0);
+                    total = total.saturating_sub(n + 1);
+                }
+            }
+            b',' | b';' | b':' => {
+                if let Some(top) = chains.last_mut() {
+                    total -= *top;
+                    *top = 0;
+                }
+            }
+            b'\n' if chains.len() == 1 => {
+                total -= chains[0];
+                chains[0] = 0;
+            }
+            b'+' | b'-' | b'*' | b'/' | b'%' | b'@' | b'&' | b'|' | b'^' | b'~' => {
+                if let Some(top) = chains.last_mut() {
+                    *top += 1;
+                    total += 1;
+                }
+            }
+            _ => {}
+        }
+        if total > MAX_NESTING {
+            return Some((i, total));
+        }
+        i += 1;
+    }
+    None
+}
+
 /// Whether a cell is complete, still open (more lines expected), or invalid.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Completeness {
@@ -40,6 +135,10 @@ pub enum Completeness {
 pub fn is_complete(text: &str) -> Completeness {
     if text.trim().is_empty() {
         return Completeness::Complete;
+    }
+    if too_deep(text).is_some() {
+        // Parsing it could overflow the stack; running it reports why.
+        return Completeness::Invalid;
     }
     let parsed = ruff_python_parser::parse_unchecked(text, ParseOptions::from(Mode::Ipython));
     let Some(err) = parsed.errors().first() else {
