@@ -91,11 +91,9 @@ pub fn too_deep(text: &str) -> Option<(usize, usize)> {
                 chains.push(0);
                 total += 1;
             }
-            b')' | b']' | b'}' => {
-                if chains.len() > 1 {
-                    let n = chains.pop().unwrap_or(0);
-                    total = total.saturating_sub(n + 1);
-                }
+            b')' | b']' | b'}' if chains.len() > 1 => {
+                let n = chains.pop().unwrap_or(0);
+                total = total.saturating_sub(n + 1);
             }
             b',' | b';' | b':' => {
                 if let Some(top) = chains.last_mut() {
