@@ -198,7 +198,30 @@ fn cache_config_env_and_load_magics() {
         next,
         vec![format!("# %load {}\ny = 41 + 1\n", path.display())]
     );
+    assert!(r.text().contains("1 lines from"), "{}", r.text());
     let _ = std::fs::remove_file(&path);
+    // Only Python sources that are regular text files; nothing else is read.
+    for (arg, why) in [
+        ("/etc/shadow", "only Python source files"),
+        ("/dev/zero.py", "cannot read it"),
+        ("/nonexistent/x.py", "cannot read it"),
+    ] {
+        let r = s.run_cell(&format!("%load {arg}"));
+        let (kind, msg, _) = r.error().expect("refused");
+        assert_eq!(kind, "UsageError");
+        assert!(msg.contains(why), "{msg}");
+    }
+    let fifo_dir =
+        std::env::temp_dir().join(format!("tilebook-load-dir-{}.py", std::process::id()));
+    std::fs::create_dir_all(&fifo_dir).unwrap();
+    let r = s.run_cell(&format!("%load {}", fifo_dir.display()));
+    assert!(
+        r.error()
+            .is_some_and(|e| e.1.contains("not a regular file")),
+        "{}",
+        r.text()
+    );
+    let _ = std::fs::remove_dir(&fifo_dir);
     let out = ok(&mut s, "%lsmagic");
     for m in ["%cache", "%config", "%env", "%load", "%help", "%%timeit"] {
         assert!(out.contains(m), "{m} missing from {out}");

@@ -159,9 +159,14 @@ impl Session {
                 if rest.is_empty() {
                     return Err(Exc::new("UsageError", "%load needs a file path"));
                 }
-                let text = std::fs::read_to_string(rest).map_err(|e| {
-                    Exc::new("UsageError", format!("%load: cannot read {rest}: {e}"))
-                })?;
+                let text = load_source(rest)?;
+                self.emit_stream(
+                    "stdout",
+                    &format!(
+                        "%load: {} lines from {rest} go into the next cell\n",
+                        text.lines().count()
+                    ),
+                );
                 self.outputs.push(crate::Output::NextInput {
                     text: format!("# %load {rest}\n{text}"),
                 });
@@ -493,5 +498,33 @@ fn fmt_ms(ms: f64) -> String {
         format!("{ms:.2} ms")
     } else {
         format!("{:.1} µs", ms * 1e3)
+    }
+}
+
+/// The largest file `%load` reads.
+const LOAD_LIMIT: u64 = 1 << 20;
+
+/// `%load PATH`: the text of a Python source file (`.py`, `.ipy`), a regular
+/// file of at most 1 MiB in UTF-8. Anything else (special files, binaries,
+/// other files that are not code) is refused without being read or quoted.
+fn load_source(path: &str) -> R<String> {
+    let refuse = |why: &str| Exc::new("UsageError", format!("%load {path}: {why}"));
+    if !(path.ends_with(".py") || path.ends_with(".ipy")) {
+        return Err(refuse("only Python source files (.py, .ipy) are loaded"));
+    }
+    let meta = std::fs::metadata(path).map_err(|e| refuse(&format!("cannot read it ({e})")))?;
+    if !meta.is_file() {
+        return Err(refuse("not a regular file"));
+    }
+    if meta.len() > LOAD_LIMIT {
+        return Err(refuse(&format!(
+            "{} bytes; %load reads files of at most {LOAD_LIMIT} bytes",
+            meta.len()
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| refuse(&format!("cannot read it ({e})")))?;
+    match String::from_utf8(bytes) {
+        Ok(t) if !t.contains('\0') => Ok(t),
+        _ => Err(refuse("not a UTF-8 text file")),
     }
 }
