@@ -153,3 +153,55 @@ fn tuning_results_outlive_the_session() {
     assert_eq!(ok(&mut b, "print(x.sum().item())"), "1000.0\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every entry file under `dir/kernels`.
+fn entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![];
+    for shard in std::fs::read_dir(dir.join("kernels")).unwrap().flatten() {
+        match std::fs::read_dir(shard.path()) {
+            Ok(files) => out.extend(files.flatten().map(|f| f.path())),
+            Err(_) => out.push(shard.path()),
+        }
+    }
+    out
+}
+
+#[test]
+fn an_edited_or_special_entry_is_skipped_with_a_note_and_clear_keeps_other_files() {
+    let dir = cache_dir("tampered");
+    let mut a = session_with(&dir);
+    ok(&mut a, SCALE);
+    a.run_cell(LAUNCH);
+    let entry = entries(&dir).pop().expect("one entry");
+    // Change the kernel's IR inside the entry (the multiplier 3 becomes 6)
+    // without fixing the checksum: it must not be trusted.
+    let text = std::fs::read_to_string(&entry).unwrap();
+    let edited = text.replacen("3.0", "6.0", 1).replacen(" 3 ", " 6 ", 1);
+    assert_ne!(text, edited, "the edit changed nothing");
+    std::fs::write(&entry, edited).unwrap();
+    let mut b = session_with(&dir);
+    ok(&mut b, SCALE);
+    let out = b.run_cell(LAUNCH).text();
+    assert!(out.contains("[0.0, 3.0, 6.0, 9.0] 297.0"), "{out}");
+    assert!(out.contains("does not match its checksum"), "{out}");
+    // A FIFO in place of the entry is skipped, not waited on.
+    let _ = std::fs::remove_file(&entry);
+    let made = std::process::Command::new("mkfifo").arg(&entry).status();
+    if made.is_ok_and(|s| s.success()) {
+        let mut c = session_with(&dir);
+        ok(&mut c, SCALE);
+        let out = c.run_cell(LAUNCH).text();
+        assert!(out.contains("not a regular file"), "{out}");
+        let _ = std::fs::remove_file(&entry);
+    }
+    // `%cache clear` removes entries only.
+    let mut d = session_with(&dir);
+    ok(&mut d, SCALE);
+    d.run_cell(LAUNCH);
+    let mine = dir.join("kernels").join("notes.txt");
+    std::fs::write(&mine, "mine").unwrap();
+    ok(&mut d, "%cache clear");
+    assert!(mine.exists(), "a user's file was deleted");
+    assert_eq!(entries(&dir), vec![mine]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -27,6 +27,13 @@ use std::path::{Path, PathBuf};
 /// The compiler's identity: its version and a hash of its sources.
 pub const COMPILER_ID: &str = env!("TILEBOOK_COMPILER_ID");
 
+/// No entry tilebook writes comes near this size (PTX and IR of one kernel).
+const ENTRY_LIMIT: u64 = 256 << 20;
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// A kernel specialization as stored.
 #[derive(Serialize, Deserialize)]
 pub struct KernelEntry {
@@ -66,6 +73,7 @@ pub struct DiskCache {
     /// Entries loaded and written by this session.
     pub hits: Cell<usize>,
     pub writes: Cell<usize>,
+    notes: std::cell::RefCell<Vec<String>>,
 }
 
 const KERNELS: &str = "kernels";
@@ -77,6 +85,7 @@ impl DiskCache {
             dir,
             hits: Cell::new(0),
             writes: Cell::new(0),
+            notes: Default::default(),
         }
     }
 
@@ -114,17 +123,49 @@ impl DiskCache {
     }
 
     fn path(&self, kind: &str, key: &str) -> PathBuf {
-        let digest = Sha256::digest(key.as_bytes());
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let hex = hex(&Sha256::digest(key.as_bytes()));
         self.dir
             .join(kind)
             .join(&hex[..2])
             .join(format!("{}.json", &hex[2..]))
     }
 
+    /// An entry: a first line `sha256:<digest of the rest>`, then JSON.
+    /// Special files, oversized files and entries whose content does not
+    /// match their digest are skipped with a note (and rewritten by the
+    /// compile that follows); they are never trusted or waited on.
     fn read<T: for<'de> Deserialize<'de>>(&self, kind: &str, key: &str) -> Option<T> {
-        let text = std::fs::read_to_string(self.path(kind, key)).ok()?;
-        serde_json::from_str(&text).ok()
+        let path = self.path(kind, key);
+        let meta = std::fs::symlink_metadata(&path).ok()?;
+        let skip = |why: &str| {
+            self.notes.borrow_mut().push(format!(
+                "tilebook: skipped the disk-cache entry {} ({why}); compiling again",
+                path.display()
+            ));
+            None
+        };
+        if !meta.is_file() {
+            return skip("not a regular file");
+        }
+        if meta.len() > ENTRY_LIMIT {
+            return skip("larger than any entry tilebook writes");
+        }
+        let text = std::fs::read_to_string(&path).ok()?;
+        let Some((head, body)) = text.split_once('\n') else {
+            return skip("no checksum");
+        };
+        if head.strip_prefix("sha256:") != Some(&hex(&Sha256::digest(body.as_bytes()))) {
+            return skip("its content does not match its checksum");
+        }
+        match serde_json::from_str(body) {
+            Ok(v) => Some(v),
+            Err(_) => skip("unreadable"),
+        }
+    }
+
+    /// Notes about skipped entries since the last call (the session shows them).
+    pub fn take_notes(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notes.borrow_mut())
     }
 
     /// Write atomically; a cache that cannot be written is not an error.
@@ -134,6 +175,7 @@ impl DiskCache {
         let Ok(text) = serde_json::to_string(value) else {
             return;
         };
+        let text = format!("sha256:{}\n{text}", hex(&Sha256::digest(text.as_bytes())));
         let tmp = parent.join(format!(".{}.{}.tmp", std::process::id(), self.writes.get()));
         let ok = std::fs::create_dir_all(parent).is_ok()
             && std::fs::write(&tmp, text).is_ok()
@@ -198,13 +240,35 @@ impl DiskCache {
         }
     }
 
-    /// Remove every entry (the directory itself stays).
+    /// Remove every entry tilebook wrote (`kind/xx/<62 hex digits>.json`
+    /// and leftover temporary files); anything else in the folder stays.
     pub fn clear(&self) -> std::io::Result<()> {
+        let ours = |name: &str| {
+            let entry = name.len() == 67
+                && name.ends_with(".json")
+                && name[..62].bytes().all(|b| b.is_ascii_hexdigit());
+            entry || (name.starts_with('.') && name.ends_with(".tmp"))
+        };
         for kind in [KERNELS, TUNINGS] {
-            match std::fs::remove_dir_all(self.dir.join(kind)) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-                _ => {}
+            let Ok(shards) = std::fs::read_dir(self.dir.join(kind)) else {
+                continue;
+            };
+            for shard in shards.flatten() {
+                let name = shard.file_name().to_string_lossy().into_owned();
+                let is_shard = name.len() == 2 && name.bytes().all(|b| b.is_ascii_hexdigit());
+                if !is_shard || !shard.file_type().is_ok_and(|t| t.is_dir()) {
+                    continue;
+                }
+                for f in std::fs::read_dir(shard.path())?.flatten() {
+                    let n = f.file_name().to_string_lossy().into_owned();
+                    if ours(&n) && f.file_type().is_ok_and(|t| t.is_file()) {
+                        std::fs::remove_file(f.path())?;
+                    }
+                }
+                // Only if empty: a user's file there keeps its folder.
+                let _ = std::fs::remove_dir(shard.path());
             }
+            let _ = std::fs::remove_dir(self.dir.join(kind));
         }
         Ok(())
     }

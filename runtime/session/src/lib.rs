@@ -590,6 +590,11 @@ impl Session {
             None => self.run_parsed(&file),
         }));
         self.flush_host_stream();
+        if let Some(notes) = self.disk.as_ref().map(|d| d.take_notes()) {
+            for n in notes {
+                self.emit_stream("stderr", &format!("{n}\n"));
+            }
+        }
         let ok = match result {
             Ok(Ok(())) => true,
             Ok(Err(e)) => {
