@@ -204,15 +204,6 @@ impl Val {
                 parts.push(format!("num_stages: {}", c.num_stages));
                 parts.join(", ")
             }
-            Val::Object(o) if o.type_name.starts_with(RETURN_TYPES) => {
-                let attrs: Vec<String> = o
-                    .attrs
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| format!("{k}={}", v.repr()))
-                    .collect();
-                format!("{}(\n{})", o.type_name, attrs.join(",\n"))
-            }
             Val::Object(o) => {
                 let attrs: Vec<String> = o
                     .attrs
@@ -220,7 +211,12 @@ impl Val {
                     .iter()
                     .map(|(k, v)| format!("{k}={}", v.repr()))
                     .collect();
-                format!("{}({})", o.type_name, attrs.join(", "))
+                // torch prints its named tuples one field per line.
+                if o.type_name.starts_with(RETURN_TYPES) {
+                    format!("{}(\n{})", o.type_name, attrs.join(",\n"))
+                } else {
+                    format!("{}({})", o.type_name, attrs.join(", "))
+                }
             }
             Val::Slice(a, b, c) => {
                 let f = |x: &Option<i64>| x.map(|v| v.to_string()).unwrap_or("None".into());

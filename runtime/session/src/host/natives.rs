@@ -60,7 +60,7 @@ fn compare_op(op: &str) -> Option<ruff_python_ast::CmpOp> {
 #[rustpython_vm::pymodule]
 pub(crate) mod _tb {
     use super::*;
-    use rustpython_vm::builtins::{PyDictRef, PyStrRef, PyTupleRef};
+    use rustpython_vm::builtins::PyStrRef;
     use rustpython_vm::function::FuncArgs;
     use rustpython_vm::protocol::{PyMapping, PyMappingMethods};
     use rustpython_vm::types::{AsMapping, Callable};
@@ -180,44 +180,6 @@ pub(crate) mod _tb {
         let v = val(vm, &h);
         let name = name.to_string_lossy();
         with(vm, |s| s.get_attr(&v, &name))
-    }
-
-    #[pyfunction]
-    fn call(h: PyObjectRef, args: PyTupleRef, kwargs: PyDictRef, vm: &VirtualMachine) -> PyResult {
-        let f = val(vm, &h);
-        let args: Vec<Val> = args.iter().map(|a| val(vm, a)).collect();
-        let kw: Vec<(String, Val)> = kwargs
-            .into_iter()
-            .map(|(k, v)| {
-                (
-                    k.str(vm)
-                        .map(|k| k.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                    val(vm, &v),
-                )
-            })
-            .collect();
-        call_val(vm, &h, f, args, kw)
-    }
-
-    #[pyfunction]
-    fn getitem(h: PyObjectRef, index: PyObjectRef, vm: &VirtualMachine) -> PyResult {
-        getitem_val(vm, val(vm, &h), val(vm, &index))
-    }
-
-    #[pyfunction]
-    fn setitem(
-        h: PyObjectRef,
-        index: PyObjectRef,
-        value: PyObjectRef,
-        vm: &VirtualMachine,
-    ) -> PyResult {
-        let base = val(vm, &h);
-        let idx = val(vm, &index);
-        let v = val(vm, &value);
-        with(vm, |s| {
-            crate::ops::set_item(s, &base, &idx, v).map(|_| Val::None)
-        })
     }
 
     #[pyfunction]
