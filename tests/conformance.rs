@@ -74,6 +74,7 @@ const CASES: &[&str] = &[
     "control.py",
     "constexpr.py",
     "debug.py",
+    "random.py",
 ];
 
 macro_rules! cases {
@@ -94,6 +95,7 @@ cases! {
     dot => "dot.py";
     control => "control.py";
     constexpr => "constexpr.py";
+    random => "random.py";
 }
 
 #[test]

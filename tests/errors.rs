@@ -139,6 +139,17 @@ fn cases() -> Vec<Case> {
             "element 60: offset too large",
             4,
         ),
+        // Sizes are checked arithmetic; allocation failure is a MemoryError
+        // (issue 19: these overflowed silently, wrote past a buffer, or aborted).
+        case("x = 1\ny = torch.empty((2**62, 2**62))", "RuntimeError", "a tensor of shape (4611686018427387904, 4611686018427387904) has too many elements", 2),
+        case("z = torch.zeros((2**32, 2**32))", "RuntimeError", "has too many elements", 1),
+        case("torch.full((2**32, 2**32), 3.).sum()", "RuntimeError", "has too many elements", 1),
+        case("torch.empty(2**62)", "RuntimeError", "needs more bytes than memory can address", 1),
+        case("t = torch.empty(10**14)", "MemoryError", "could not allocate 400000000000000 bytes", 1),
+        case("t = torch.ones(1).expand(2**33, 2**33)", "RuntimeError", "has too many elements", 1),
+        case("t = torch.ones(1).expand(2**21, 2**21)\nt.sum()", "MemoryError", "could not allocate", 2),
+        case("torch.ones(2**21, 1) @ torch.ones(1, 2**21)", "MemoryError", "could not allocate", 1),
+        case("torch.ones(6).view(-1, 2**62, 2**62)", "RuntimeError", "too many elements", 1),
     ]
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The seed programs (Triton's tutorials as published, tests/seed/) on the GPU,
+# The surface programs (ours, using the API surface of Triton's tutorials
+# 01–04; tests/surface/) on the GPU,
 # each in one `tilebook run --device cuda`. Outputs, tables and plots go to
 # $OUT (or bench/results/seeds). SWEEP_CUT=1 shortens tutorial 02's sweep:
 # torch.softmax of 'cuda' tensors still runs on the host, which makes the
@@ -11,10 +12,10 @@ DIR=${OUT:-bench/results/seeds}
 mkdir -p "$DIR"
 pass=0
 fail=0
-for f in tests/seed/*.py; do
+for f in tests/surface/*.py; do
     name=$(basename "$f" .py)
     src=$f
-    if [ "$name" = 02-fused-softmax ] && [ "${SWEEP_CUT:-0}" = 1 ]; then
+    if [ "$name" = softmax ] && [ "${SWEEP_CUT:-0}" = 1 ]; then
         src=$(mktemp --suffix=.py)
         sed 's/range(2, 100)/range(2, 100, 8)/' "$f" > "$src"
     fi

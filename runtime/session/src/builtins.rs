@@ -103,6 +103,8 @@ pub const TORCH_FUNCTIONS: &[&str] = &[
     "min",
     "sum",
     "mean",
+    "var",
+    "std",
     "argmax",
     "argmin",
     "allclose",
@@ -585,15 +587,19 @@ pub(crate) fn shape_args(vals: &[Val]) -> R<Vec<usize>> {
             return shape_args(&items);
         }
     }
-    vals.iter()
+    let shape = vals
+        .iter()
         .map(|v| {
             let i = to_int(v)?;
             if i < 0 {
                 return Err(Exc::new("RuntimeError", format!("negative dimension {i}")));
             }
-            Ok(i as usize)
+            usize::try_from(i)
+                .map_err(|_| Exc::new("RuntimeError", format!("dimension {i} is too large")))
         })
-        .collect()
+        .collect::<R<Vec<usize>>>()?;
+    crate::tensor::checked_numel(&shape).map_err(|m| Exc::new("RuntimeError", m))?;
+    Ok(shape)
 }
 
 pub(crate) fn dtype_arg(v: Option<Val>, default: DType) -> R<DType> {

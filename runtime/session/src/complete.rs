@@ -80,6 +80,8 @@ pub const TENSOR_ATTRS: &[&str] = &[
     "long",
     "max",
     "mean",
+    "std",
+    "var",
     "min",
     "nelement",
     "numel",

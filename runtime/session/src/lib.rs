@@ -463,10 +463,18 @@ impl Session {
         match (&self.backend, &device) {
             (Backend::Cuda(g), tensor::Device::Cuda(_)) => {
                 let g = g.clone();
-                tensor::Tensor::on_gpu(shape, dtype, device, &g, zero)
-                    .map_err(|e| self.gpu_failure(value::Exc::new("RuntimeError", e)))
+                tensor::checked_bytes(shape, dtype)
+                    .map_err(|m| value::Exc::new("RuntimeError", m))?;
+                tensor::Tensor::on_gpu(shape, dtype, device, &g, zero).map_err(|e| {
+                    if e.contains("OUT_OF_MEMORY") {
+                        value::Exc::new("MemoryError", format!("CUDA out of memory: {e}"))
+                    } else {
+                        self.gpu_failure(value::Exc::new("RuntimeError", e))
+                    }
+                })
             }
-            _ => Ok(tensor::Tensor::empty(shape, dtype, device)),
+            _ => tensor::Tensor::try_empty(shape, dtype, device)
+                .map_err(|(kind, m)| value::Exc::new(kind, m)),
         }
     }
 

@@ -376,6 +376,8 @@ fn broadcast_operands(a: &Operand, b: &Operand) -> R<(Vec<usize>, Device)> {
     let shape = broadcast_shape(&sa, &sb).ok_or_else(|| {
         Exc::new("RuntimeError", format!("The size of tensor a ({:?}) must match the size of tensor b ({:?}) at a non-singleton dimension", sa, sb))
     })?;
+    let n = crate::tensor::checked_numel(&shape).map_err(|m| Exc::new("RuntimeError", m))?;
+    crate::tensor::ensure_host_room(n, 16).map_err(|m| Exc::new("MemoryError", m))?;
     let device = match (a, b) {
         (Operand::T(t), _) | (_, Operand::T(t)) => t.device.clone(),
         _ => Device::Cpu,
@@ -598,6 +600,8 @@ pub fn matmul(s: &mut Session, a: &Tensor, b: &Tensor) -> R<Tensor> {
         ));
     }
     let d = a.dtype;
+    let mn = crate::tensor::checked_numel(&[m, n]).map_err(|e| Exc::new("RuntimeError", e))?;
+    crate::tensor::ensure_host_room(mn, 24).map_err(|e| Exc::new("MemoryError", e))?;
     if let Some(t) = cublas_matmul(s, &a2, &b2, (m, n, k))? {
         return Ok(if b.shape.len() == 1 {
             t.view(&[m]).unwrap_or(t)

@@ -49,6 +49,26 @@ impl Storage {
         ptr
     }
 
+    /// New zeroed host storage, or why there is none: the size fails the
+    /// layout (over `isize::MAX`) or the allocator has no memory for it.
+    /// Every allocation whose size a user chose goes through here.
+    pub fn try_new(bytes: usize) -> Result<Rc<Storage>, String> {
+        let layout = Layout::from_size_align(bytes.max(64), 64)
+            .map_err(|_| format!("{bytes} bytes is more than any allocation can hold"))?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(out_of_host_memory(bytes));
+        }
+        Ok(Rc::new(Storage {
+            ptr: Cell::new(ptr),
+            bytes,
+            device: RefCell::new(None),
+            host_valid: Cell::new(true),
+            device_valid: Cell::new(false),
+        }))
+    }
+
     /// The host allocation, made now if the storage started on the GPU.
     fn host(&self) -> *mut u8 {
         if self.ptr.get().is_null() {
@@ -304,7 +324,103 @@ pub fn convert(v: Scalar, d: DType) -> Scalar {
     }
 }
 
+/// What a failed host allocation says: how much was asked, how much is free.
+fn out_of_host_memory(bytes: usize) -> String {
+    let free = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+    });
+    let gib = |b: f64| b / (1u64 << 30) as f64;
+    match free {
+        Some(kib) => format!(
+            "could not allocate {bytes} bytes ({:.2} GiB) on the host; {:.2} GiB are available",
+            gib(bytes as f64),
+            gib(kib as f64 * 1024.0)
+        ),
+        None => format!(
+            "could not allocate {bytes} bytes ({:.2} GiB) on the host",
+            gib(bytes as f64)
+        ),
+    }
+}
+
+/// Whether the host has room for a result of `numel` elements of
+/// `elem_bytes` each (the evaluator's intermediates take up to 16 bytes an
+/// element): a `MemoryError` message when clearly not. Small results pass
+/// without asking the system.
+pub fn ensure_host_room(numel: usize, elem_bytes: usize) -> Result<(), String> {
+    let Some(bytes) = numel.checked_mul(elem_bytes) else {
+        return Err(out_of_host_memory(usize::MAX));
+    };
+    if bytes < 64 << 20 {
+        return Ok(());
+    }
+    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
+            .map(|kib| kib.saturating_mul(1024))
+    });
+    match available {
+        Some(free) if bytes > free => Err(out_of_host_memory(bytes)),
+        _ => Ok(()),
+    }
+}
+
+/// The element count of `shape`, or a message naming the shape when it
+/// does not fit in memory's address space.
+pub fn checked_numel(shape: &[usize]) -> Result<usize, String> {
+    shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(|| {
+            format!(
+                "a tensor of shape {} has too many elements",
+                shape_text(shape)
+            )
+        })
+}
+
+/// The byte size of a contiguous `shape` of `dtype`, checked like `checked_numel`.
+pub fn checked_bytes(shape: &[usize], dtype: DType) -> Result<usize, String> {
+    checked_numel(shape)?
+        .checked_mul(dtype.size_bytes())
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| {
+            format!(
+                "a tensor of shape {} and dtype {} needs more bytes than memory can address",
+                shape_text(shape),
+                torch_name(dtype)
+            )
+        })
+}
+
+fn shape_text(shape: &[usize]) -> String {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    format!("({})", dims.join(", "))
+}
+
 impl Tensor {
+    /// A zeroed host tensor, or a message when its size overflows
+    /// (`RuntimeError`) or the memory is not there (`MemoryError`).
+    pub fn try_empty(
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<Tensor, (&'static str, String)> {
+        let bytes = checked_bytes(shape, dtype).map_err(|m| ("RuntimeError", m))?;
+        Ok(Tensor {
+            storage: Storage::try_new(bytes).map_err(|m| ("MemoryError", m))?,
+            dtype,
+            shape: shape.to_vec(),
+            strides: contiguous_strides(shape),
+            offset: 0,
+            device,
+        })
+    }
+
     pub fn empty(shape: &[usize], dtype: DType, device: Device) -> Tensor {
         let n: usize = shape.iter().product();
         Tensor {
@@ -350,6 +466,21 @@ impl Tensor {
             unsafe { write(t.storage.ptr().add(i * es), dtype, v) };
         }
         t
+    }
+
+    /// Write element `i` (row-major) of a contiguous tensor; out of range does nothing.
+    pub fn set_flat(&self, i: usize, v: Scalar) {
+        if i < self.numel() && self.is_contiguous() {
+            let es = self.dtype.size_bytes();
+            // SAFETY: offset + i is inside the contiguous storage.
+            unsafe {
+                write(
+                    self.storage.ptr().add((self.offset + i) * es),
+                    self.dtype,
+                    v,
+                )
+            };
+        }
     }
 
     pub fn numel(&self) -> usize {
@@ -491,7 +622,7 @@ impl Tensor {
 
     /// A view with a new shape (must be contiguous).
     pub fn view(&self, shape: &[usize]) -> Option<Tensor> {
-        if shape.iter().product::<usize>() != self.numel() || !self.is_contiguous() {
+        if checked_numel(shape).ok()? != self.numel() || !self.is_contiguous() {
             return None;
         }
         let mut t = self.clone();
@@ -544,6 +675,7 @@ impl Tensor {
 
     /// Broadcast view to `shape` (stride 0 on stretched dims).
     pub fn expand(&self, shape: &[usize]) -> Option<Tensor> {
+        checked_numel(shape).ok()?;
         let r = shape.len();
         if self.shape.len() > r {
             return None;

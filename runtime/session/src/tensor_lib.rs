@@ -77,6 +77,11 @@ pub(crate) enum Red {
     ArgMin,
     All,
     Any,
+    /// Variance with Bessel's `correction` (`std` when `sqrt`).
+    Var {
+        correction: f64,
+        sqrt: bool,
+    },
 }
 
 /// Reduce over one dimension (or all): returns (values, indices).
@@ -166,6 +171,12 @@ pub(crate) fn reduce(
                     Scalar::I(chunk.iter().map(|x| x.i()).sum())
                 }
             }
+            Red::Var { correction, sqrt } => {
+                let mean = chunk.iter().map(|x| x.f()).sum::<f64>() / n as f64;
+                let ss: f64 = chunk.iter().map(|x| (x.f() - mean).powi(2)).sum();
+                let v = ss / (n as f64 - correction).max(0.0);
+                Scalar::F(if sqrt { v.sqrt() } else { v })
+            }
             Red::All => Scalar::B(chunk.iter().all(|x| x.truth())),
             Red::Any => Scalar::B(chunk.iter().any(|x| x.truth())),
             Red::ArgMax | Red::ArgMin => Scalar::I(bi),
@@ -239,11 +250,12 @@ pub(crate) fn tensor_from(
 ) -> R<Val> {
     let dtype = dtype_arg(a.kw("dtype"), default)?;
     let device = s.device_arg(a.kw("device"))?;
-    let n: usize = shape.iter().product();
-    let vals: Vec<Scalar> = (0..n).map(|_| fill(s)).collect();
-    Ok(Val::tensor(Tensor::from_scalars(
-        &shape, dtype, device, vals,
-    )))
+    let t = Tensor::try_empty(&shape, dtype, device).map_err(|(kind, m)| Exc::new(kind, m))?;
+    for i in 0..t.numel() {
+        let v = fill(s);
+        t.set_flat(i, v);
+    }
+    Ok(Val::tensor(t))
 }
 
 /// `t.sum(dim)`, `torch.max(t, dim)` and friends.
@@ -264,6 +276,32 @@ pub(crate) fn reduce_call(
         .map(|v| v.truth())
         .transpose()?
         .unwrap_or(false);
+    if matches!(kind_name, "var" | "std") {
+        if !t.dtype.is_float() {
+            return Err(Exc::new(
+                "RuntimeError",
+                format!(
+                    "{kind_name}(): input dtype should be floating point, got {}",
+                    crate::tensor::torch_name(t.dtype)
+                ),
+            ));
+        }
+        // torch: `unbiased=True` (the second positional), or `correction=`.
+        let unbiased = a
+            .get(first_arg + 1, "unbiased")
+            .map(|v| v.truth())
+            .transpose()?
+            .unwrap_or(true);
+        let correction = match a.kw("correction") {
+            Some(v) => to_f64(&v)?,
+            None => f64::from(u8::from(unbiased)),
+        };
+        let kind = Red::Var {
+            correction,
+            sqrt: kind_name == "std",
+        };
+        return Ok(Val::tensor(reduce(t, dim, keepdim, kind)?.0));
+    }
     if let Some(v) = crate::device_ops::reduce(s, t, kind_name, dim, keepdim)? {
         return Ok(v);
     }
@@ -338,7 +376,11 @@ pub(crate) fn allclose_call(x: &Tensor, y: &Tensor, a: &Args) -> R<bool> {
 }
 
 pub(crate) fn creation(s: &mut Session, kind: &str, a: &Args) -> R<Val> {
-    let shape = shape_args(&a.pos)?;
+    // torch.zeros(2, 3), torch.zeros((2, 3)) and torch.zeros(size=(2, 3)).
+    let shape = match (a.pos.is_empty(), a.kw("size")) {
+        (true, Some(size)) => shape_args(&[size])?,
+        _ => shape_args(&a.pos)?,
+    };
     match kind {
         "empty" | "zeros" => {
             let dtype = dtype_arg(a.kw("dtype"), DType::F32)?;

@@ -162,7 +162,8 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
                 vals,
             )))
         }
-        "torch.sum" | "torch.mean" | "torch.argmax" | "torch.argmin" => {
+        "torch.sum" | "torch.mean" | "torch.argmax" | "torch.argmin" | "torch.var"
+        | "torch.std" => {
             let t = tensor_arg(&a.req(0, "input")?, name)?;
             reduce_call(s, &t, &a, 1, &name[6..])
         }
@@ -363,7 +364,16 @@ fn reshape_shape(t: &Tensor, a: &Args) -> R<Vec<usize>> {
         a.pos.clone()
     };
     let mut dims: Vec<i64> = vals.iter().map(to_int).collect::<R<_>>()?;
-    let known: i64 = dims.iter().filter(|&&d| d >= 0).product();
+    let known: i64 = dims
+        .iter()
+        .filter(|&&d| d >= 0)
+        .try_fold(1i64, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| {
+            Exc::new(
+                "RuntimeError",
+                format!("shape {dims:?} has too many elements"),
+            )
+        })?;
     if let Some(p) = dims.iter().position(|&d| d == -1) {
         if known == 0 || t.numel() as i64 % known != 0 {
             return Err(Exc::new(
@@ -374,7 +384,7 @@ fn reshape_shape(t: &Tensor, a: &Args) -> R<Vec<usize>> {
         dims[p] = t.numel() as i64 / known;
     }
     let shape: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
-    if shape.iter().product::<usize>() != t.numel() {
+    if crate::tensor::checked_numel(&shape).ok() != Some(t.numel()) {
         return Err(Exc::new(
             "RuntimeError",
             format!("shape {shape:?} is invalid for input of size {}", t.numel()),
@@ -384,7 +394,30 @@ fn reshape_shape(t: &Tensor, a: &Args) -> R<Vec<usize>> {
 }
 
 /// Tensor methods.
+/// Methods that read only a tensor's shape and strides, or make a view.
+const METADATA_METHODS: &[&str] = &[
+    "size",
+    "stride",
+    "numel",
+    "nelement",
+    "dim",
+    "element_size",
+    "data_ptr",
+    "is_contiguous",
+    "expand",
+    "view",
+    "unsqueeze",
+    "t",
+    "transpose",
+    "permute",
+];
+
 pub fn tensor_method(s: &mut Session, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val> {
+    // A broadcast view can name far more elements than its storage holds;
+    // whatever reads them all must find room first, or say so.
+    if !t.is_contiguous() && !METADATA_METHODS.contains(&name) {
+        crate::tensor::ensure_host_room(t.numel(), 16).map_err(|m| Exc::new("MemoryError", m))?;
+    }
     match name {
         "size" => match a.get(0, "dim") {
             Some(d) => Ok(Val::Int(
@@ -542,13 +575,13 @@ pub fn tensor_method(s: &mut Session, t: &Rc<Tensor>, name: &str, a: Args) -> R<
                 .zip(t.shape.iter().chain(std::iter::repeat(&1)))
                 .map(|(&d, &o)| if d < 0 { o } else { d as usize })
                 .collect();
+            crate::tensor::checked_numel(&shape).map_err(|m| Exc::new("RuntimeError", m))?;
             t.expand(&shape)
                 .map(Val::tensor)
                 .ok_or_else(|| Exc::new("RuntimeError", "expand: shape mismatch"))
         }
-        "sum" | "mean" | "max" | "min" | "argmax" | "argmin" | "all" | "any" | "amax" | "amin" => {
-            reduce_call(s, t, &a, 0, name)
-        }
+        "sum" | "mean" | "max" | "min" | "argmax" | "argmin" | "all" | "any" | "amax" | "amin"
+        | "var" | "std" => reduce_call(s, t, &a, 0, name),
         "abs" => crate::builtins::call_builtin(s, "abs", vec![Val::Tensor(t.clone())], vec![]),
         "exp" | "log" | "sqrt" | "sigmoid" | "relu" | "sin" | "cos" | "floor" | "ceil" | "exp2"
         | "log2" | "rsqrt" => unary_named(s, t, name),

@@ -104,6 +104,7 @@ pub const TL_FUNCTIONS: &[&str] = &[
     "debug_barrier",
     "assume",
     "pow",
+    "to_tensor",
 ];
 
 /// Resolve `module.attr` for the built-in modules.
@@ -115,6 +116,11 @@ pub(crate) fn module_attr(module: &str, attr: &str) -> Option<KVal> {
             }
             if module == "tl" && attr == "math" {
                 return Some(KVal::Module("tl.math".into()));
+            }
+            if module == "tl" {
+                if let Some(f) = super::library::member(attr) {
+                    return Some(f);
+                }
             }
             if TL_FUNCTIONS.contains(&attr) {
                 return Some(KVal::Builtin(format!("tl.{attr}")));
@@ -145,6 +151,7 @@ pub(crate) fn missing_member(module: &str, attr: &str) -> String {
     if module.starts_with("tl") {
         let mut close: Vec<&str> = TL_FUNCTIONS
             .iter()
+            .chain(super::library::NAMES)
             .copied()
             .filter(|f| f.starts_with(&attr[..attr.len().min(3)]))
             .collect();
@@ -650,11 +657,9 @@ impl Lowerer<'_> {
                 let a = self.bind(n, &["x", "y"], &args, span)?;
                 let x = self.required(n, "x", &a[0], span)?;
                 let y = self.required(n, "y", &a[1], span)?;
-                let xv = self.value_of(&x.0, &x.1)?;
-                let yv = self.value_of(&y.0, &y.1)?;
-                let (xv, yv) = self.broadcast_pair(xv, yv, span)?;
+                let (xv, yv, _) = self.promote_pair(&x.0, &y.0, false, "tl.umulhi", span)?;
                 let t = self.ty(xv);
-                if !t.dtype().is_some_and(|d| d.is_int() && d.bits() >= 32) || self.ty(yv) != t {
+                if !t.dtype().is_some_and(|d| d.is_int() && d.bits() >= 32) {
                     return Err(self.err(
                         "TypeError",
                         "tl.umulhi needs two 32- or 64-bit integer operands of the same type",
@@ -931,6 +936,11 @@ impl Lowerer<'_> {
                     OpKind::MaxContiguous(list)
                 };
                 Ok(KVal::T(self.emit1(kind, vec![v], t, span)))
+            }
+            "to_tensor" => {
+                let a = self.bind(n, &["x"], &args, span)?;
+                let x = self.required(n, "x", &a[0], span)?;
+                Ok(KVal::T(self.value_of(&x.0, &x.1)?))
             }
             "cast" => {
                 let a = self.bind(

@@ -347,6 +347,10 @@ impl<'g> Lowerer<'g> {
             "None" => return Ok(KVal::C(ConstVal::None)),
             _ => {}
         }
+        if self.file.name == super::library::FILE_NAME {
+            return super::library::global(id)
+                .ok_or_else(|| self.err("NameError", format!("name `{id}` is not defined"), span));
+        }
         match self.globals.global(id) {
             Some(Global::Const(c)) => Ok(KVal::C(c)),
             Some(Global::Module(m)) => Ok(KVal::Module(m)),

@@ -10,6 +10,7 @@
 
 mod builtins;
 mod control;
+pub(crate) mod library;
 mod lower;
 mod semantic;
 mod signature;

@@ -48,8 +48,11 @@ impl PyOp {
 pub(crate) fn const_dtype(c: &ConstVal) -> Option<DType> {
     match c {
         ConstVal::Bool(_) => Some(DType::I1),
+        // Triton's `to_tensor`: the narrowest of int32, uint32, int64 that holds it.
         ConstVal::Int(i) => Some(if i32::try_from(*i).is_ok() {
             DType::I32
+        } else if u32::try_from(*i).is_ok() {
+            DType::U32
         } else {
             DType::I64
         }),
@@ -288,7 +291,7 @@ impl Lowerer<'_> {
     }
 
     /// Convert two operands to their computation dtype and common shape.
-    fn promote_pair(
+    pub(super) fn promote_pair(
         &mut self,
         a: &KVal,
         b: &KVal,
