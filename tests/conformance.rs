@@ -75,6 +75,7 @@ const CASES: &[&str] = &[
     "constexpr.py",
     "debug.py",
     "random.py",
+    "atomics.py",
 ];
 
 macro_rules! cases {
@@ -96,6 +97,7 @@ cases! {
     control => "control.py";
     constexpr => "constexpr.py";
     random => "random.py";
+    atomics => "atomics.py";
 }
 
 #[test]

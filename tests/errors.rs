@@ -139,6 +139,10 @@ fn cases() -> Vec<Case> {
             "element 60: offset too large",
             4,
         ),
+        kcase("    tl.atomic_and(out_ptr + tl.arange(0, BLOCK), 1.0)", "TypeError", "tl.atomic_and does not support tl.float32 elements", 3),
+        kcase("    tl.atomic_add(out_ptr, 1.0, sem='strong')", "ValueError", "sem must be \"relaxed\", \"acquire\", \"release\" or \"acq_rel\", got \"strong\"", 3),
+        kcase("    tl.atomic_cas(x_ptr, 1.0)", "TypeError", "atomic_cas() is missing the argument `val`", 3),
+        kcase("    tl.atomic_add(n, 1)", "TypeError", "tl.atomic_add needs pointers", 3),
         // Sizes are checked arithmetic; allocation failure is a MemoryError
         // (issue 19: these overflowed silently, wrote past a buffer, or aborted).
         case("x = 1\ny = torch.empty((2**62, 2**62))", "RuntimeError", "a tensor of shape (4611686018427387904, 4611686018427387904) has too many elements", 2),

@@ -437,6 +437,8 @@ impl Gen<'_, '_> {
             OpKind::For => self.for_op(op),
             OpKind::If => self.if_op(op),
             OpKind::While => self.while_op(op),
+            OpKind::AtomicRmw { op: kind, mask, .. } => self.atomic_op(op, Some((*kind, *mask))),
+            OpKind::AtomicCas { .. } => self.atomic_op(op, None),
             OpKind::Print(prefix) => self.print_op(op, prefix),
             OpKind::Assert(msg) => self.assert_op(op, msg),
             OpKind::Load { mask, other } => {

@@ -394,7 +394,7 @@ impl Gen<'_, '_> {
     }
 
     /// A register's value as the integer bits of dtype `d` (its memory form).
-    fn encode_bits(&mut self, x: CV, d: DType) -> CV {
+    pub(crate) fn encode_bits(&mut self, x: CV, d: DType) -> CV {
         match d {
             DType::F16 => self.call("tb_f32_to_f16", &[x]).expect("helper"),
             DType::BF16 => {
@@ -412,7 +412,7 @@ impl Gen<'_, '_> {
     }
 
     /// The register value of integer bits of dtype `d` (the inverse of `encode_bits`).
-    fn decode_bits(&mut self, bits: CV, d: DType) -> CV {
+    pub(crate) fn decode_bits(&mut self, bits: CV, d: DType) -> CV {
         match d {
             DType::F16 => self.call("tb_f16_to_f32", &[bits]).expect("helper"),
             DType::BF16 => {
@@ -483,7 +483,12 @@ impl Gen<'_, '_> {
 
     // ------------------------------------------------------------ memory
 
-    fn new_site(&mut self, op: &Op, what: &'static str, ptr: Value) -> (i64, Option<usize>, usize) {
+    pub(crate) fn new_site(
+        &mut self,
+        op: &Op,
+        what: &'static str,
+        ptr: Value,
+    ) -> (i64, Option<usize>, usize) {
         let param = self.prov.get(&ptr).copied().flatten();
         let elem_size = self
             .ty(ptr)
@@ -505,7 +510,7 @@ impl Gen<'_, '_> {
 
     /// Branch to an error exit unless `[addr, addr+size)` is inside the tensor
     /// (only where `mask` is set, when there is one).
-    fn check_bounds(
+    pub(crate) fn check_bounds(
         &mut self,
         site: i64,
         param: Option<usize>,

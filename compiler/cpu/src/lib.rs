@@ -9,6 +9,7 @@
 //! Architecture invariant: depends on the tile IR only, never on the front
 //! end, the session or any GPU crate.
 
+mod atomic;
 mod codegen;
 mod elem;
 pub mod runtime;

@@ -7,6 +7,7 @@
 //! does.
 
 mod async_copy;
+mod atomic;
 mod control;
 mod memory;
 mod mma_narrow;
@@ -546,6 +547,13 @@ impl<'ctx> Gen<'ctx, '_> {
             }
             OpKind::Load { mask, other } => self.load(op, *mask, *other)?,
             OpKind::Store { mask } => self.store(op, *mask)?,
+            OpKind::AtomicRmw {
+                op: kind,
+                sem,
+                scope,
+                mask,
+            } => self.atomic(op, Some(*kind), *sem, *scope, *mask)?,
+            OpKind::AtomicCas { sem, scope } => self.atomic(op, None, *sem, *scope, false)?,
             OpKind::Reduce { axis, combine } => self.reduce(op, *axis, *combine)?,
             OpKind::Scan {
                 axis,

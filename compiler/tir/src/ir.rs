@@ -103,6 +103,40 @@ pub enum CmpPred {
     Ge,
 }
 
+/// What an atomic read-modify-write does to the element in memory.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    Add,
+    /// Signed or unsigned by the element type; IEEE maximum on floats.
+    Max,
+    Min,
+    And,
+    Or,
+    Xor,
+    /// Exchange: store the operand, return the old element.
+    Xchg,
+}
+
+/// The memory-ordering semantics of an atomic (Triton's `sem=`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MemSem {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+}
+
+/// Which threads an atomic's ordering is promised to (Triton's `scope=`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MemScope {
+    /// The threads of one program (a CTA).
+    Cta,
+    /// The whole device.
+    Gpu,
+    /// The device and the host.
+    Sys,
+}
+
 /// How a `reduce` or `scan` combines two elements.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Combine {
@@ -163,6 +197,18 @@ pub enum OpKind {
     Load { mask: bool, other: bool },
     /// `store[mask] p, v (, m)`: scatter through pointers; no results.
     Store { mask: bool },
+    /// `atomic[op, sem, scope(, mask)] p, v (, m)`: per element, atomically
+    /// replace `*p` by `op(*p, v)` (masked-off lanes do nothing); results the
+    /// old elements (0 in masked-off lanes), shaped like `p`.
+    AtomicRmw {
+        op: AtomicOp,
+        sem: MemSem,
+        scope: MemScope,
+        mask: bool,
+    },
+    /// `atomic_cas[sem, scope] p, cmp, v`: per element, atomically store `v`
+    /// where `*p == cmp`; results the old elements.
+    AtomicCas { sem: MemSem, scope: MemScope },
     /// `reduce[axis, combine] x...`: combine along `axis` (removing it). With
     /// `combine = region` the op has one region taking (acc..., x...) and yielding acc...
     Reduce { axis: usize, combine: Combine },
@@ -201,6 +247,8 @@ impl OpKind {
         !matches!(
             self,
             OpKind::Store { .. }
+                | OpKind::AtomicRmw { .. }
+                | OpKind::AtomicCas { .. }
                 | OpKind::Print(_)
                 | OpKind::Assert(_)
                 | OpKind::Yield

@@ -4,7 +4,7 @@
 //! Errors name the line and column of the text.
 
 use crate::ir::*;
-use crate::print::{BINOPS, COMBINES, PREDS, UNOPS};
+use crate::print::{ATOMIC_OPS, BINOPS, COMBINES, PREDS, SCOPES, SEMS, UNOPS};
 use crate::types::Type;
 use std::collections::HashMap;
 
@@ -377,6 +377,10 @@ impl Parser<'_> {
     }
 }
 
+fn lookup<T: Copy>(table: &[(T, &'static str)], name: &str) -> Option<T> {
+    table.iter().find(|(_, n)| *n == name).map(|(t, _)| *t)
+}
+
 fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
     let int = |i: usize| attrs.get(i).and_then(|s| s.parse::<i64>().ok());
     let ints = || {
@@ -429,6 +433,16 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
                 other: has("other"),
             }
         }
+        "atomic" if n == 3 || (n == 4 && attrs[3] == "mask") => OpKind::AtomicRmw {
+            op: lookup(&ATOMIC_OPS, &attrs[0])?,
+            sem: lookup(&SEMS, &attrs[1])?,
+            scope: lookup(&SCOPES, &attrs[2])?,
+            mask: n == 4,
+        },
+        "atomic_cas" if n == 2 => OpKind::AtomicCas {
+            sem: lookup(&SEMS, &attrs[0])?,
+            scope: lookup(&SCOPES, &attrs[1])?,
+        },
         "store" if n == 0 => OpKind::Store { mask: false },
         "store" if n == 1 && attrs[0] == "mask" => OpKind::Store { mask: true },
         "reduce" if n == 2 => OpKind::Reduce {

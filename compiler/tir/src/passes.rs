@@ -470,7 +470,11 @@ fn collect_uses(r: &Region, used: &mut HashSet<Value>) {
 fn has_effects(op: &Op) -> bool {
     matches!(
         op.kind,
-        OpKind::Store { .. } | OpKind::Print(_) | OpKind::Assert(_)
+        OpKind::Store { .. }
+            | OpKind::AtomicRmw { .. }
+            | OpKind::AtomicCas { .. }
+            | OpKind::Print(_)
+            | OpKind::Assert(_)
     ) || op.regions.iter().any(|r| r.ops.iter().any(has_effects))
 }
 

@@ -143,6 +143,25 @@ pub fn op_head(kind: &OpKind) -> String {
             (true, true) => "load[mask, other]".into(),
         },
         OpKind::Store { mask } => if *mask { "store[mask]" } else { "store" }.into(),
+        OpKind::AtomicRmw {
+            op,
+            sem,
+            scope,
+            mask,
+        } => {
+            let m = if *mask { ", mask" } else { "" };
+            format!(
+                "atomic[{}, {}, {}{m}]",
+                name_of(&ATOMIC_OPS, op),
+                name_of(&SEMS, sem),
+                name_of(&SCOPES, scope)
+            )
+        }
+        OpKind::AtomicCas { sem, scope } => format!(
+            "atomic_cas[{}, {}]",
+            name_of(&SEMS, sem),
+            name_of(&SCOPES, scope)
+        ),
         OpKind::Reduce { axis, combine } => format!("reduce[{axis}, {}]", combine_name(*combine)),
         OpKind::Scan {
             axis,
@@ -163,6 +182,33 @@ pub fn op_head(kind: &OpKind) -> String {
         OpKind::MaxContiguous(v) => format!("max_contiguous[{}]", list(v)),
     }
 }
+
+fn name_of<T: PartialEq>(table: &[(T, &'static str)], x: &T) -> &'static str {
+    table.iter().find(|(t, _)| t == x).map_or("?", |(_, n)| n)
+}
+
+pub const ATOMIC_OPS: [(AtomicOp, &str); 7] = [
+    (AtomicOp::Add, "add"),
+    (AtomicOp::Max, "max"),
+    (AtomicOp::Min, "min"),
+    (AtomicOp::And, "and"),
+    (AtomicOp::Or, "or"),
+    (AtomicOp::Xor, "xor"),
+    (AtomicOp::Xchg, "xchg"),
+];
+
+pub const SEMS: [(MemSem, &str); 4] = [
+    (MemSem::Relaxed, "relaxed"),
+    (MemSem::Acquire, "acquire"),
+    (MemSem::Release, "release"),
+    (MemSem::AcqRel, "acq_rel"),
+];
+
+pub const SCOPES: [(MemScope, &str); 3] = [
+    (MemScope::Cta, "cta"),
+    (MemScope::Gpu, "gpu"),
+    (MemScope::Sys, "sys"),
+];
 
 fn list<T: std::fmt::Display>(v: &[T]) -> String {
     v.iter()

@@ -267,6 +267,32 @@ impl Verifier<'_> {
                     }
                 }
             }
+            OpKind::AtomicRmw { mask, .. } => {
+                counts(2 + *mask as usize, 1) && {
+                    let p = arg(0);
+                    match p.elem {
+                        Elem::Ptr(d) => {
+                            let value = p.with_elem(Elem::Scalar(d));
+                            *arg(1) == value
+                                && *res(0) == value
+                                && (!*mask || *arg(2) == p.with_elem(Elem::Scalar(DType::I1)))
+                        }
+                        _ => false,
+                    }
+                }
+            }
+            OpKind::AtomicCas { .. } => {
+                counts(3, 1) && {
+                    let p = arg(0);
+                    match p.elem {
+                        Elem::Ptr(d) => {
+                            let value = p.with_elem(Elem::Scalar(d));
+                            *arg(1) == value && *arg(2) == value && *res(0) == value
+                        }
+                        _ => false,
+                    }
+                }
+            }
             OpKind::Reduce { axis, combine } => {
                 let n = op.args.len();
                 n >= 1 && op.results.len() == n && *axis < arg(0).shape.len() && {

@@ -126,6 +126,9 @@ pub const TORCH_FUNCTIONS: &[&str] = &[
     "rsqrt",
     "floor",
     "ceil",
+    "round",
+    "trunc",
+    "tanh",
     "cumsum",
 ];
 

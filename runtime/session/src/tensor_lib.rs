@@ -522,6 +522,9 @@ pub(crate) fn unary_named(s: &mut Session, t: &Tensor, name: &str) -> R<Val> {
         "rsqrt" => unary_tensor(t, |x| 1.0 / x.sqrt()),
         "floor" => unary_tensor(t, f64::floor),
         "ceil" => unary_tensor(t, f64::ceil),
+        "round" => unary_tensor(t, f64::round_ties_even),
+        "trunc" => unary_tensor(t, f64::trunc),
+        "tanh" => unary_tensor(t, f64::tanh),
         "relu" => map_tensor(t, t.dtype, |x| match x {
             Scalar::F(f) => Scalar::F(f.max(0.0)),
             o => Scalar::I(o.i().max(0)),

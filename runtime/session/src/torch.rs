@@ -94,6 +94,9 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
         | "torch.rsqrt"
         | "torch.floor"
         | "torch.ceil"
+        | "torch.round"
+        | "torch.trunc"
+        | "torch.tanh"
         | "torch.exp"
         | "torch.log"
         | "torch.sqrt"
@@ -583,8 +586,8 @@ pub fn tensor_method(s: &mut Session, t: &Rc<Tensor>, name: &str, a: Args) -> R<
         "sum" | "mean" | "max" | "min" | "argmax" | "argmin" | "all" | "any" | "amax" | "amin"
         | "var" | "std" => reduce_call(s, t, &a, 0, name),
         "abs" => crate::builtins::call_builtin(s, "abs", vec![Val::Tensor(t.clone())], vec![]),
-        "exp" | "log" | "sqrt" | "sigmoid" | "relu" | "sin" | "cos" | "floor" | "ceil" | "exp2"
-        | "log2" | "rsqrt" => unary_named(s, t, name),
+        "exp" | "log" | "sqrt" | "sigmoid" | "relu" | "sin" | "cos" | "floor" | "ceil"
+        | "round" | "trunc" | "tanh" | "exp2" | "log2" | "rsqrt" => unary_named(s, t, name),
         "cumsum" => crate::builtins::cumsum(t, to_int(&a.req(0, "dim")?)?),
         "softmax" => softmax_call(s, t, to_int(&a.req(0, "dim")?)?),
         "fill_" | "zero_" => {

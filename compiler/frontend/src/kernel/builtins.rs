@@ -105,6 +105,14 @@ pub const TL_FUNCTIONS: &[&str] = &[
     "assume",
     "pow",
     "to_tensor",
+    "atomic_add",
+    "atomic_max",
+    "atomic_min",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "atomic_xchg",
+    "atomic_cas",
 ];
 
 /// Resolve `module.attr` for the built-in modules.
@@ -478,6 +486,7 @@ impl Lowerer<'_> {
             }
             "load" => self.load(&args, span),
             "store" => self.store(&args, span),
+            n if n.starts_with("atomic_") => self.atomic(n, &args, span),
             "dot" => self.dot(&args, span),
             "where" => {
                 let a = self.bind(n, &["condition", "x", "y"], &args, span)?;

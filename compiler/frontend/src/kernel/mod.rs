@@ -8,6 +8,7 @@
 //! operations follow Triton's typing and broadcasting, `@jit` callees are
 //! inlined, `range` loops and runtime `if`/`while` become structured ops.
 
+mod atomics;
 mod builtins;
 mod control;
 pub(crate) mod library;
