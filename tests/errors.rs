@@ -143,6 +143,11 @@ fn cases() -> Vec<Case> {
         kcase("    tl.atomic_add(out_ptr, 1.0, sem='strong')", "ValueError", "sem must be \"relaxed\", \"acquire\", \"release\" or \"acq_rel\", got \"strong\"", 3),
         kcase("    tl.atomic_cas(x_ptr, 1.0)", "TypeError", "atomic_cas() is missing the argument `val`", 3),
         kcase("    tl.atomic_add(n, 1)", "TypeError", "tl.atomic_add needs pointers", 3),
+        // Integer division by zero and a zero range step stop the launch (issue 19).
+        kcase("    offs = tl.arange(0, BLOCK)\n    tl.store(out_ptr + offs, (offs + 1) // (offs - 7))", "ZeroDivisionError", "integer division by zero in kernel `k` at line 4: program (0, 0, 0), element 7", 4),
+        kcase("    offs = tl.arange(0, BLOCK)\n    tl.store(out_ptr + offs, (offs + 1) % (n - 64))", "ZeroDivisionError", "integer modulo by zero in kernel `k` at line 4", 4),
+        kcase("    for i in range(0, n, 0):\n        pass", "ValueError", "range() step must not be zero", 3),
+        case(kernel_cell("    acc = 0\n    for i in range(0, 10, n - 64):\n        acc += i\n    tl.store(out_ptr, acc)", LAUNCH), "ValueError", "range() step must not be zero in kernel `k` at line 4", 4),
         // Sizes are checked arithmetic; allocation failure is a MemoryError
         // (issue 19: these overflowed silently, wrote past a buffer, or aborted).
         case("x = 1\ny = torch.empty((2**62, 2**62))", "RuntimeError", "a tensor of shape (4611686018427387904, 4611686018427387904) has too many elements", 2),

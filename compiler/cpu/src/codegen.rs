@@ -17,7 +17,7 @@ use cranelift_codegen::ir::{types, FuncRef, InstBuilder, MemFlags, Value as CV};
 use cranelift_frontend::{FunctionBuilder, Variable};
 use cranelift_module::Module;
 use std::collections::HashMap;
-use tilebook_tir::{Combine, Const, DType, Elem, Kernel, Op, OpKind, Region, Type, Value};
+use tilebook_tir::{BinOp, Combine, Const, DType, Elem, Kernel, Op, OpKind, Region, Type, Value};
 
 pub(crate) struct Gen<'a, 'b> {
     pub k: &'a Kernel,
@@ -347,6 +347,9 @@ impl Gen<'_, '_> {
             }
             _ => {
                 let args: Vec<CV> = op.args.iter().map(|&a| self.operand(a, it)).collect();
+                if let Some(&d) = args.get(1) {
+                    self.check_divisor(op, d, it.linear);
+                }
                 Some(self.elementwise(op, &args))
             }
         }
@@ -463,6 +466,10 @@ impl Gen<'_, '_> {
             _ => {
                 // Scalar elementwise ops (blocks were fused).
                 let args: Vec<CV> = op.args.iter().map(|&a| self.get(a)).collect();
+                if let Some(&d) = args.get(1) {
+                    let z = self.iconst(0);
+                    self.check_divisor(op, d, z);
+                }
                 let x = self.elementwise(op, &args);
                 self.set(res.expect("result"), x);
             }
@@ -758,6 +765,12 @@ impl Gen<'_, '_> {
         let lbv = self.get(lb);
         let ubv = self.get(ub);
         let stepv = self.get(step);
+        if self.checked {
+            let site = self.check_site(op, "step", "range() step must not be zero");
+            let nonzero = self.b.ins().icmp_imm(IntCC::NotEqual, stepv, 0);
+            let z = self.iconst(0);
+            self.fail_unless(nonzero, site, z);
+        }
         let ivar = self.b.declare_var(ivt);
         self.b.def_var(ivar, lbv);
         let header = self.b.create_block();
@@ -863,39 +876,66 @@ impl Gen<'_, '_> {
         }
     }
 
-    fn assert_op(&mut self, op: &Op, msg: &str) {
-        let site = self.sites.len() as i64;
+    /// A site for a run-time check of `op` (`what` picks how the session
+    /// reports it: "assert", "divide", "step").
+    pub(crate) fn check_site(&mut self, op: &Op, what: &'static str, msg: &str) -> i64 {
         self.sites.push(Site {
             loc: op.loc,
-            what: "assert",
+            what,
             param: None,
             elem_size: 0,
             message: msg.to_string(),
             shape: vec![],
         });
+        self.sites.len() as i64 - 1
+    }
+
+    /// Stop the launch at `site` for element `lin` unless `ok`.
+    pub(crate) fn fail_unless(&mut self, ok: CV, site: i64, lin: CV) {
+        let fail = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.set_cold_block(fail);
+        self.b.ins().brif(ok, cont, &[], fail, &[]);
+        self.b.switch_to_block(fail);
+        let args = [self.ctx, self.pids, self.iconst(site), lin];
+        self.call("tb_assert_fail", &args);
+        let one = self.b.ins().iconst(types::I32, 1);
+        self.b.ins().return_(&[one]);
+        self.b.switch_to_block(cont);
+    }
+
+    /// In checked mode, integer division and modulo stop the launch on a
+    /// zero divisor (the GPU's answer would be meaningless).
+    pub(crate) fn check_divisor(&mut self, op: &Op, divisor: CV, lin: CV) {
+        let int_divide = matches!(op.kind, OpKind::Binary(BinOp::Div | BinOp::Rem))
+            && self.ty(op.results[0]).dtype().is_some_and(DType::is_int);
+        if !self.checked || !int_divide {
+            return;
+        }
+        let what = if op.kind == OpKind::Binary(BinOp::Div) {
+            "integer division by zero"
+        } else {
+            "integer modulo by zero"
+        };
+        let site = self.check_site(op, "divide", what);
+        let nonzero = self.b.ins().icmp_imm(IntCC::NotEqual, divisor, 0);
+        self.fail_unless(nonzero, site, lin);
+    }
+
+    fn assert_op(&mut self, op: &Op, msg: &str) {
+        let site = self.check_site(op, "assert", msg);
         let c = op.args[0];
         let t = self.ty(c).clone();
-        let check = |g: &mut Self, x: CV, lin: CV| {
-            let fail = g.b.create_block();
-            let ok = g.b.create_block();
-            g.b.ins().brif(x, ok, &[], fail, &[]);
-            g.b.switch_to_block(fail);
-            let args = [g.ctx, g.pids, g.iconst(site), lin];
-            g.call("tb_assert_fail", &args);
-            let one = g.b.ins().iconst(types::I32, 1);
-            g.b.ins().return_(&[one]);
-            g.b.switch_to_block(ok);
-        };
         if t.is_block() {
             let (lo, hi) = (self.iconst(0), self.iconst(t.numel() as i64));
             self.for_range(lo, hi, &mut |g, i| {
                 let x = g.load_elem(c, i);
-                check(g, x, i);
+                g.fail_unless(x, site, i);
             });
         } else {
             let x = self.get(c);
             let z = self.iconst(0);
-            check(self, x, z);
+            self.fail_unless(x, site, z);
         }
     }
 

@@ -329,7 +329,12 @@ impl<'g> Lowerer<'g> {
             return Ok(());
         }
 
-        // Runtime loop: bounds as integers of one type.
+        // Runtime loop: bounds as integers of one type. A step known to be
+        // zero is an error now; one that turns out zero at run time is caught
+        // by the checked CPU backend.
+        if let KVal::C(ConstVal::Int(0) | ConstVal::Bool(false)) = &step.0 {
+            return Err(self.err("ValueError", "range() step must not be zero", &step.1));
+        }
         let mut vals = vec![];
         for (v, s) in [&lb, &ub, &step] {
             let x = self.value_of(v, s)?;

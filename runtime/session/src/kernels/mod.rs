@@ -802,20 +802,31 @@ fn launch_exc(
             }
         }
         LaunchError::Interrupted { .. } => String::new(),
-        LaunchError::AssertFailed { index, .. } => {
+        LaunchError::AssertFailed { index, .. } if info.what == "assert" => {
             format!("device assertion failed in kernel `{}` at line {line}: program ({}, {}, {}), element {index}: {}", jit.name, pid[0], pid[1], pid[2], info.message)
         }
+        LaunchError::AssertFailed { index, .. } => {
+            format!(
+                "{} in kernel `{}` at line {line}: program ({}, {}, {}), element {index}",
+                info.message, jit.name, pid[0], pid[1], pid[2]
+            )
+        }
     };
-    let kind = if matches!(e, LaunchError::OutOfBounds { .. }) {
-        "IndexError"
-    } else {
-        "AssertionError"
+    let kind = match (&e, info.what) {
+        (LaunchError::OutOfBounds { .. }, _) => "IndexError",
+        (_, "divide") => "ZeroDivisionError",
+        (_, "step") => "ValueError",
+        _ => "AssertionError",
     };
     let span = span_at(&jit.source, line, col);
     let mut d = Diagnostic::new(kind, message.clone(), span.clone());
     if matches!(e, LaunchError::OutOfBounds { .. }) {
         d = d.with_note(
             "mask the access (tl.load(ptrs, mask=offsets < n)) or check the grid and the offsets",
+        );
+    } else if info.what == "divide" {
+        d = d.with_note(
+            "the CPU backend checks every integer divisor; where lanes may divide by zero, guard the divisor (x // tl.where(y == 0, 1, y))",
         );
     }
     Exc {
