@@ -130,3 +130,75 @@ fn a_changed_global_or_callee_is_seen_by_the_next_launch() {
         "42.0\n"
     );
 }
+
+/// Autograd: gradients of a composite expression and of layer_norm agree
+/// with central finite differences (float64), a custom Function's backward
+/// is used, and an operation without a rule raises instead of dropping the
+/// gradient.
+#[test]
+fn autograd_gradients_match_finite_differences() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        r#"
+import torch
+torch.manual_seed(0)
+
+def numeric(f, x, h=1e-6):
+    g = torch.zeros_like(x)
+    flat = x.reshape(-1)
+    for i in range(flat.numel()):
+        keep = flat[i].item()
+        flat[i] = keep + h
+        up = f(x).item()
+        flat[i] = keep - h
+        down = f(x).item()
+        flat[i] = keep
+        g.reshape(-1)[i] = (up - down) / (2 * h)
+    return g
+
+x = torch.randn(3, 4, dtype=torch.float64)
+w = torch.randn(4, dtype=torch.float64)
+b = torch.randn(4, dtype=torch.float64)
+
+def composite(t):
+    return ((t * w - b / 2.0) @ torch.ones(4, 2, dtype=torch.float64)).exp().mean()
+
+def normed(t):
+    return (torch.nn.functional.layer_norm(t, (4,), w, b, 1e-5) * torch.arange(12, dtype=torch.float64).reshape(3, 4)).sum()
+
+for f in (composite, normed):
+    with torch.no_grad():
+        want = numeric(f, x.clone())
+    xs = x.clone().requires_grad_(True)
+    f(xs).backward()
+    print(f.__name__, torch.allclose(xs.grad, want, atol=1e-6, rtol=1e-5))
+
+class Twice(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, t):
+        ctx.save_for_backward(t)
+        return t * 2
+    @staticmethod
+    def backward(ctx, g):
+        (t,) = ctx.saved_tensors
+        return g * 2 + 100
+
+v = torch.ones(3, requires_grad=True)
+Twice.apply(v).sum().backward()
+print(v.grad.tolist())
+try:
+    v.log().sum()
+except NotImplementedError as e:
+    print("NotImplementedError", "Tensor.log" in str(e))
+try:
+    torch.ones(2).sum().backward()
+except RuntimeError as e:
+    print("RuntimeError", e)
+"#,
+    );
+    assert_eq!(
+        out,
+        "composite True\nnormed True\n[102.0, 102.0, 102.0]\nNotImplementedError True\nRuntimeError element 0 of tensors does not require grad and does not have a grad_fn\n"
+    );
+}

@@ -228,3 +228,42 @@ fn dropout_runs_unchanged_with_seeded_masks() {
     };
     assert_eq!(values(rows[0]), values(rows[1]), "{out}");
 }
+
+/// Layer norm forward and backward as a `torch.autograd.Function` whose
+/// backward takes a spin lock per group of rows; checked against
+/// `torch.nn.functional.layer_norm` and its backward, then a one-point
+/// backward benchmark (sweep and M cut: the only changes).
+#[test]
+fn layer_norm_runs_with_autograd_and_locks() {
+    let text = program("layer_norm.py");
+    for (from, _) in CUTS {
+        assert!(
+            text.contains(from),
+            "layer_norm.py no longer contains {from}"
+        );
+    }
+    let text = CUTS.iter().fold(text, |t, (from, to)| t.replace(from, to));
+    let mut s = session();
+    let r = s.run_cell(&text);
+    let out = r.text();
+    assert!(r.ok, "{out}");
+    assert!(
+        out.contains("layer norm 1151x8192 torch.float16: forward and backward match torch"),
+        "{out}"
+    );
+    assert!(
+        out.contains("layer norm 97x300 torch.float32: forward and backward match torch"),
+        "{out}"
+    );
+    let table = out.split("row-norm-backward:\n").nth(1).expect("the table");
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["N", "Kernel", "Torch"], "{out}");
+}
+
+const CUTS: [(&str, &str); 2] = [
+    (
+        "x_vals=[512 * i for i in range(2, 32)]",
+        "x_vals=[512 * i for i in range(2, 3)]",
+    ),
+    ("args={'M': 4096,", "args={'M': 256,"),
+];

@@ -106,6 +106,11 @@ fn handle(vm: &VirtualMachine, s: &mut Session, class: &str, v: Val) -> PyObject
         .and_then(|h| h.class(class))
         .and_then(|c| c.downcast::<PyType>().ok());
     match cls {
+        // Tensors carry Python attributes (autograd's `requires_grad`,
+        // `grad`, `grad_fn`, and whatever a user sets), so they get a dict.
+        Some(cls) if class == "Tensor" => {
+            PyRef::new_ref(Handle { v }, cls, Some(vm.ctx.new_dict())).into()
+        }
         Some(cls) => PyRef::new_ref(Handle { v }, cls, None).into(),
         // Only before the prelude has registered its classes.
         None => vm.ctx.none(),

@@ -32,7 +32,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use tilebook_frontend::{SourceFile, Span};
 
-const PRELUDE: &str = include_str!("prelude.py");
+const PRELUDE: &str = concat!(include_str!("prelude.py"), include_str!("autograd.py"));
 
 thread_local! {
     static SESSION: Cell<*mut Session> = const { Cell::new(std::ptr::null_mut()) };
