@@ -148,6 +148,11 @@ fn cases() -> Vec<Case> {
         kcase("    offs = tl.arange(0, BLOCK)\n    tl.store(out_ptr + offs, (offs + 1) % (n - 64))", "ZeroDivisionError", "integer modulo by zero in kernel `k` at line 4", 4),
         kcase("    for i in range(0, n, 0):\n        pass", "ValueError", "range() step must not be zero", 3),
         case(kernel_cell("    acc = 0\n    for i in range(0, 10, n - 64):\n        acc += i\n    tl.store(out_ptr, acc)", LAUNCH), "ValueError", "range() step must not be zero in kernel `k` at line 4", 4),
+        // Found by the fuzzer (repl/tests/fuzz.rs): these panicked.
+        kcase("    offs = tl.aξrange(0, BLOCK)", "AttributeError", "`tl.aξrange` is not available in tilebook", 3),
+        case("triton.next_power_of_2(2**63 + 1)", "OverflowError", "9223372036854775809 does not fit in a 64-bit integer", 1),
+        case("triton.next_power_of_2(2**63 - 1)", "OverflowError", "next_power_of_2(9223372036854775807) does not fit in 64 bits", 1),
+        kcase("    x = abs(-2**62 * 2)", "OverflowError", "abs() of the smallest 64-bit integer", 3),
         // Sizes are checked arithmetic; allocation failure is a MemoryError
         // (issue 19: these overflowed silently, wrote past a buffer, or aborted).
         case("x = 1\ny = torch.empty((2**62, 2**62))", "RuntimeError", "a tensor of shape (4611686018427387904, 4611686018427387904) has too many elements", 2),

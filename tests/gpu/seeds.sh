@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The surface programs (ours, using the API surface of Triton's tutorials
-# 01–04; tests/surface/) on the GPU,
+# 01–05; tests/surface/) on the GPU,
 # each in one `tilebook run --device cuda`. Outputs, tables and plots go to
-# $OUT (or bench/results/seeds). SWEEP_CUT=1 shortens tutorial 02's sweep:
-# torch.softmax of 'cuda' tensors still runs on the host, which makes the
-# published 98-point sweep take most of an hour.
+# $OUT (or bench/results/seeds). SWEEP_CUT=1 thins the softmax, matmul and
+# layer-norm sweeps: their torch references of 'cuda' tensors partly run on
+# the host, which makes the full sweeps take most of an hour.
 # Usage: tests/gpu/seeds.sh [path/to/tilebook]
 set -u
 BIN=${1:-./target/release/tilebook}
@@ -15,9 +15,14 @@ fail=0
 for f in tests/surface/*.py; do
     name=$(basename "$f" .py)
     src=$f
-    if [ "$name" = softmax ] && [ "${SWEEP_CUT:-0}" = 1 ]; then
+    if [ "${SWEEP_CUT:-0}" = 1 ]; then
         src=$(mktemp --suffix=.py)
-        sed 's/range(2, 100)/range(2, 100, 8)/' "$f" > "$src"
+        case $name in
+            softmax) sed 's/range(2, 100)/range(2, 100, 8)/' "$f" > "$src" ;;
+            layer_norm) sed 's/range(2, 32)/range(2, 32, 10)/' "$f" > "$src" ;;
+            matmul) sed 's/range(2, 33)/range(2, 33, 6)/' "$f" > "$src" ;;
+            *) cp "$f" "$src" ;;
+        esac
     fi
     start=$(date +%s)
     if "$BIN" run --device cuda "$src" > "$DIR/$name.txt" 2>&1; then

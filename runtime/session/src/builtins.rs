@@ -548,6 +548,11 @@ pub fn to_int(v: &Val) -> R<i64> {
         Val::Int(i) => Ok(*i),
         Val::Bool(b) => Ok(*b as i64),
         Val::Tensor(t) if t.numel() == 1 && (t.dtype.is_int()) => Ok(t.get_at(t.offset).i()),
+        // A Python int outside i64 travels as an opaque object.
+        other if other.type_name() == "int" => Err(Exc::new(
+            "OverflowError",
+            format!("{} does not fit in a 64-bit integer", other.repr()),
+        )),
         other => Err(Exc::type_error(format!(
             "expected an integer, got {}",
             other.type_name()

@@ -255,11 +255,27 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
             if d == 0 {
                 return Err(Exc::new("ZeroDivisionError", "triton.cdiv by zero"));
             }
-            Ok(Val::Int((x + d - 1).div_euclid(d)))
+            // In i128: `x + d - 1` overflows i64 near its ends.
+            let q = (i128::from(x) + i128::from(d) - 1).div_euclid(i128::from(d));
+            i64::try_from(q).map(Val::Int).map_err(|_| {
+                Exc::new(
+                    "OverflowError",
+                    "triton.cdiv result does not fit in 64 bits",
+                )
+            })
         }
         "triton.next_power_of_2" => {
             let n = to_int(&a.req(0, "n")?)?;
-            Ok(Val::Int((n.max(1) as u64).next_power_of_two() as i64))
+            (n.max(1) as u64)
+                .checked_next_power_of_two()
+                .and_then(|p| i64::try_from(p).ok())
+                .map(Val::Int)
+                .ok_or_else(|| {
+                    Exc::new(
+                        "OverflowError",
+                        format!("next_power_of_2({n}) does not fit in 64 bits"),
+                    )
+                })
         }
         "triton.Config" => make_config(&a),
         "triton.autotune" | "triton.heuristics" => crate::autotune::decorator(name, &a),

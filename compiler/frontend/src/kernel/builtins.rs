@@ -161,7 +161,7 @@ pub(crate) fn missing_member(module: &str, attr: &str) -> String {
             .iter()
             .chain(super::library::NAMES)
             .copied()
-            .filter(|f| f.starts_with(&attr[..attr.len().min(3)]))
+            .filter(|f| f.starts_with(&attr.chars().take(3).collect::<String>()))
             .collect();
         close.truncate(5);
         let hint = if close.is_empty() {
@@ -547,15 +547,32 @@ impl Lowerer<'_> {
             "next_power_of_2" | "triton.next_power_of_2" => {
                 let a = self.bind(n, &["n"], &args, span)?;
                 let v = self.const_int(&self.required(n, "n", &a[0], span)?, "n")?;
-                Ok(KVal::C(ConstVal::Int(
-                    (v.max(1) as u64).next_power_of_two() as i64,
-                )))
+                (v.max(1) as u64)
+                    .checked_next_power_of_two()
+                    .and_then(|p| i64::try_from(p).ok())
+                    .map(|p| KVal::C(ConstVal::Int(p)))
+                    .ok_or_else(|| {
+                        self.err(
+                            "OverflowError",
+                            format!("next_power_of_2({v}) does not fit in 64 bits"),
+                            span,
+                        )
+                    })
             }
             "abs" => {
                 let a = self.bind(n, &["x"], &args, span)?;
                 let x = self.required(n, "x", &a[0], span)?;
                 match &x.0 {
-                    KVal::C(ConstVal::Int(i)) => Ok(KVal::C(ConstVal::Int(i.abs()))),
+                    KVal::C(ConstVal::Int(i)) => i
+                        .checked_abs()
+                        .map(|a| KVal::C(ConstVal::Int(a)))
+                        .ok_or_else(|| {
+                            self.err(
+                                "OverflowError",
+                                "abs() of the smallest 64-bit integer",
+                                span,
+                            )
+                        }),
                     KVal::C(ConstVal::Float(f)) => Ok(KVal::C(ConstVal::Float(f.abs()))),
                     other => {
                         let v = self.value_of(other, &x.1)?;

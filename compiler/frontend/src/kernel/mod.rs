@@ -130,9 +130,10 @@ pub struct JitFunction {
     pub do_not_specialize: Vec<String>,
     /// Source text of the definition, for cache keys.
     pub text: String,
-    /// The distinct identifier-like words of `text`, in order of first
-    /// appearance: the names a cache key looks up among the session's
-    /// globals (callees and constants), found once rather than per launch.
+    /// The names the definition reads that are neither parameters nor
+    /// assigned in its body, in order of first use: what it may take from
+    /// its module (callees, constants, `tl`), the names a cache key and a
+    /// namespace snapshot look up, found once rather than per launch.
     pub words: Vec<String>,
 }
 
@@ -155,15 +156,7 @@ impl JitFunction {
         let meta = p.kwarg.as_ref().map(|k| k.name.to_string());
         let range = def.range;
         let text = source.text[range.start().to_usize()..range.end().to_usize()].to_string();
-        let mut words: Vec<String> = vec![];
-        for w in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-            if !w.is_empty()
-                && !w.starts_with(|c: char| c.is_ascii_digit())
-                && !words.iter().any(|x| x == w)
-            {
-                words.push(w.to_string());
-            }
-        }
+        let words = free_names(&def);
         JitFunction {
             name: def.name.to_string(),
             def,
@@ -183,6 +176,57 @@ impl JitFunction {
     pub fn param_index(&self, name: &str) -> Option<usize> {
         self.params.iter().position(|p| p.name == name)
     }
+}
+
+/// Names loaded in `def` (body, parameter annotations and defaults) that are
+/// not its parameters and not assigned anywhere in it: Python's rule for
+/// which names of a function are global, and Triton's for its dependencies.
+fn free_names(def: &StmtFunctionDef) -> Vec<String> {
+    use ruff_python_ast::visitor::{walk_expr, Visitor};
+    use ruff_python_ast::{Expr, ExprContext};
+    #[derive(Default)]
+    struct Names {
+        loads: Vec<String>,
+        stores: std::collections::HashSet<String>,
+    }
+    impl<'a> Visitor<'a> for Names {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if let Expr::Name(n) = e {
+                let id = n.id.to_string();
+                if n.ctx == ExprContext::Load {
+                    if !self.loads.contains(&id) {
+                        self.loads.push(id);
+                    }
+                } else {
+                    self.stores.insert(id);
+                }
+            }
+            walk_expr(self, e);
+        }
+    }
+    let mut v = Names::default();
+    let p = &def.parameters;
+    let all = p
+        .posonlyargs
+        .iter()
+        .chain(&p.args)
+        .chain(&p.kwonlyargs)
+        .map(|pw| (&pw.parameter, pw.default.as_deref()));
+    let star = p.vararg.iter().chain(&p.kwarg).map(|a| (&**a, None));
+    for (param, default) in all.chain(star) {
+        v.stores.insert(param.name.to_string());
+        if let Some(a) = param.annotation.as_deref() {
+            v.visit_expr(a);
+        }
+        if let Some(d) = default {
+            v.visit_expr(d);
+        }
+    }
+    for st in &def.body {
+        v.visit_stmt(st);
+    }
+    let Names { loads, stores } = v;
+    loads.into_iter().filter(|n| !stores.contains(n)).collect()
 }
 
 fn is_constexpr_annotation(e: &ruff_python_ast::Expr) -> bool {

@@ -186,5 +186,12 @@ pub fn help(s: &mut crate::Session, expr: &str, source: bool) -> crate::interp::
         }
         return Ok(out);
     }
+    // A Python wrapper of a builtin (the prelude's `torch.zeros`,
+    // `do_bench`, ...) names the builtin whose documentation it keeps.
+    if let Some(Val::Str(name)) = s.host_attr(&v, "_tilebook_doc") {
+        if let Some(doc) = builtin_doc(&name) {
+            return Ok(doc);
+        }
+    }
     Ok(describe(expr, &v, source))
 }

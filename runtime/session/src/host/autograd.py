@@ -459,7 +459,7 @@ def _creation(name):
         return out
 
     create.__name__ = name
-    create.__doc__ = getattr(native, "__doc__", None)
+    create._tilebook_doc = "torch." + name
     return create
 
 
@@ -613,7 +613,7 @@ def _do_bench_clearing_grads():
 
         return native(fn, *args, **kwargs)
 
-    do_bench.__doc__ = getattr(native, "__doc__", None)
+    do_bench._tilebook_doc = "triton.testing.do_bench"
     return do_bench
 
 

@@ -61,7 +61,14 @@ pub struct KernelObj {
     /// The module namespace its global names resolve in, when it is not
     /// the session's (tilebook's own stdlib kernels).
     pub namespace: Option<Namespace>,
+    /// The source part of the cache key (a digest of the kernel's text, its
+    /// callees' and the constants they name), with the namespace snapshot
+    /// and body it was computed for: reused while both are the same objects.
+    source_memo: RefCell<Option<SourceMemo>>,
 }
+
+/// A source digest with the namespace snapshot and body it was made for.
+type SourceMemo = (crate::value::Scope, Rc<JitFunction>, Rc<str>);
 
 /// Where a kernel's global names resolve.
 #[derive(Clone)]
@@ -134,7 +141,32 @@ impl KernelObj {
             autotune: RefCell::new(None),
             heuristics: RefCell::new(vec![]),
             namespace: None,
+            source_memo: RefCell::new(None),
         }
+    }
+
+    /// The source part of a launch's cache key. A Python module's snapshot
+    /// is rebuilt whenever a name the kernel uses is rebound or a callee is
+    /// redefined, so an unchanged snapshot and body give the same digest.
+    pub(crate) fn source_digest(&self, ns: &crate::value::Scope, jit: &Rc<JitFunction>) -> Rc<str> {
+        if self.is_host() {
+            if let Some((scope, body, digest)) = self.source_memo.borrow().as_ref() {
+                if Rc::ptr_eq(scope, ns) && Rc::ptr_eq(body, jit) {
+                    return digest.clone();
+                }
+            }
+        }
+        use sha2::{Digest, Sha256};
+        let hash = Sha256::digest(source_key(ns, jit).as_bytes());
+        let digest: Rc<str> = hash
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+            .into();
+        if self.is_host() {
+            *self.source_memo.borrow_mut() = Some((ns.clone(), jit.clone(), digest.clone()));
+        }
+        digest
     }
 
     /// Replace the body (a cell redefined the kernel).

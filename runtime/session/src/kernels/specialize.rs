@@ -330,7 +330,7 @@ pub(crate) fn prepare(
     };
     let key = format!(
         "{}|{signature}|{}|warps={}|stages={}|{}",
-        source_key(&ns, &jit),
+        k.source_digest(&ns, &jit),
         meta_consts
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
