@@ -106,6 +106,10 @@ const DTYPES: &[&str] = &[
 
 /// One mutation of `text`.
 fn mutate(text: &str, r: &mut Rng) -> String {
+    if text.lines().next().is_none() {
+        // Truncated to nothing: start again from a line of code.
+        return "x = 1\n".to_string();
+    }
     match r.below(12) {
         0 | 1 => {
             let spots = tokens(text, is_number);
