@@ -65,7 +65,13 @@ fn who_reset_lsmagic_and_unknown_magics() {
     assert_eq!(ok(&mut s, "%who"), "Interactive namespace is empty.\n");
     let r = s.run_cell("%frobnicate");
     assert!(
-        !r.ok && r.text().contains("available: %time"),
+        !r.ok && r.text().contains("`%lsmagic` lists them") && !r.text().contains("did you mean"),
+        "{}",
+        r.text()
+    );
+    let r = s.run_cell("%timit 1");
+    assert!(
+        !r.ok && r.text().contains("did you mean `%timeit`?"),
         "{}",
         r.text()
     );

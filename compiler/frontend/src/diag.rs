@@ -100,3 +100,71 @@ impl std::fmt::Display for Diagnostic {
         f.write_str(&self.render(false))
     }
 }
+
+/// The candidates closest to a mistyped `name` (edit distance at most a
+/// third of its length, at least 1; at most three, best first).
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    fn distance(a: &[char], b: &[char]) -> usize {
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.iter().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let cur = row[j + 1];
+                row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+                prev = cur;
+            }
+        }
+        row[b.len()]
+    }
+    let n: Vec<char> = name.to_lowercase().chars().collect();
+    let limit = (n.len() / 3).max(1);
+    let mut scored: Vec<(usize, &str)> = candidates
+        .into_iter()
+        .filter_map(|c| {
+            let cc: Vec<char> = c.to_lowercase().chars().collect();
+            let d = distance(&n, &cc);
+            let prefix =
+                cc.len() >= 3 && n.starts_with(&cc[..]) || n.len() >= 3 && cc.starts_with(&n[..]);
+            (d <= limit || prefix).then_some((d, c))
+        })
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(3).map(|(_, c)| c).collect()
+}
+
+/// "; did you mean `x`?" (or `x` or `y`), or nothing when nothing is close.
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    prefix: &str,
+) -> String {
+    let close = closest(name, candidates);
+    match close.as_slice() {
+        [] => String::new(),
+        [one] => format!("; did you mean `{prefix}{one}`?"),
+        many => format!(
+            "; did you mean {}?",
+            many.iter()
+                .map(|c| format!("`{prefix}{c}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod closest_tests {
+    #[test]
+    fn typos_find_their_names() {
+        let names = ["arange", "argmax", "atomic_add", "load", "store", "zeros"];
+        assert_eq!(super::closest("arang", names), ["arange"]);
+        assert_eq!(super::closest("lod", names), ["load"]);
+        assert!(super::closest("qqqqqq", names).is_empty());
+        assert_eq!(
+            super::did_you_mean("stor", names, "tl."),
+            "; did you mean `tl.store`?"
+        );
+    }
+}

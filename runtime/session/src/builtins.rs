@@ -348,9 +348,10 @@ fn module_attr(s: &mut Session, m: &str, name: &str) -> R<Val> {
                 "module '{}' has no attribute '{name}' in tilebook{}",
                 if m == "tl" { "triton.language" } else { m },
                 if m == "torch" {
-                    format!(
-                        "; tensor functions available: {}",
-                        TORCH_FUNCTIONS.join(", ")
+                    tilebook_frontend::diag::did_you_mean(
+                        name,
+                        TORCH_FUNCTIONS.iter().copied(),
+                        "torch.",
                     )
                 } else {
                     String::new()

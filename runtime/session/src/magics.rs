@@ -211,12 +211,12 @@ impl Session {
             _ => Err(Exc::new(
                 "UsageError",
                 format!(
-                    "magic `%{name}` is not available in tilebook; available: {}",
-                    MAGICS
-                        .iter()
-                        .map(|(n, _)| format!("%{n}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    "magic `%{name}` is not available in tilebook{} (`%lsmagic` lists them)",
+                    tilebook_frontend::diag::did_you_mean(
+                        name,
+                        MAGICS.iter().map(|(n, _)| *n),
+                        "%"
+                    )
                 ),
             )),
         }

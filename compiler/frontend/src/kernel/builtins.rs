@@ -157,22 +157,12 @@ pub(crate) fn module_attr(module: &str, attr: &str) -> Option<KVal> {
 /// The message for a missing module member, listing what exists.
 pub(crate) fn missing_member(module: &str, attr: &str) -> String {
     if module.starts_with("tl") {
-        let mut close: Vec<&str> = TL_FUNCTIONS
-            .iter()
-            .chain(super::library::NAMES)
-            .copied()
-            .filter(|f| f.starts_with(&attr.chars().take(3).collect::<String>()))
-            .collect();
-        close.truncate(5);
-        let hint = if close.is_empty() {
-            String::new()
-        } else {
-            format!(" (similar: {})", close.join(", "))
-        };
-        format!(
-            "`{module}.{attr}` is not available in tilebook{hint}; tl functions available: {}",
-            TL_FUNCTIONS.join(", ")
-        )
+        let hint = crate::diag::did_you_mean(
+            attr,
+            TL_FUNCTIONS.iter().chain(super::library::NAMES).copied(),
+            "tl.",
+        );
+        format!("`{module}.{attr}` is not available in tilebook{hint} (`dir(tl)` lists what is)")
     } else {
         format!("module `{module}` has no attribute `{attr}` usable in kernels")
     }
