@@ -31,8 +31,10 @@ struct Cli {
 enum Command {
     /// Run a script (.py) or every code cell of a notebook (.ipynb), printing outputs.
     Run {
+        /// The script or notebook to run.
         file: String,
-        /// cpu or cuda (cuda needs a GPU; the CPU backend is used when none is present).
+        /// auto (the default: the GPU when one is present, else the CPU backend), cpu, or cuda
+        /// (fails when no GPU is present). TILEBOOK_DEVICE sets it too.
         #[arg(long)]
         device: Option<String>,
         /// Report every error, run every cell, and still exit non-zero.
@@ -49,7 +51,9 @@ enum Command {
     },
     /// Compile one specialization of a kernel ahead of time (no GPU needed).
     Compile {
+        /// The Python file that defines the kernel.
         file: String,
+        /// The name of the @triton.jit function to compile.
         #[arg(long)]
         kernel: String,
         /// Triton's AOT signature, e.g. "*fp32:16, *fp32:16, *fp32:16, i32, BLOCK_SIZE=1024".
@@ -59,8 +63,11 @@ enum Command {
         /// ptx, or sass (needs the CUDA toolkit's ptxas and cuobjdump or nvdisasm).
         #[arg(long, default_value = "ir")]
         emit: String,
-        #[arg(long)]
+        /// The GPU to compile for (llvm, ptx, sass): sm_70 … sm_90a, or volta, turing, ampere,
+        /// ada, hopper.
+        #[arg(long, default_value = "sm_90")]
         target: Option<String>,
+        /// Write the output to this file instead of printing it.
         #[arg(short = 'o')]
         output: Option<String>,
     },
@@ -75,7 +82,9 @@ enum Command {
 enum NotebookCmd {
     /// Run a notebook again and report every output that differs from the saved one.
     Check {
+        /// The notebook (.ipynb) to check.
         file: String,
+        /// Where to run it: auto (the default), cpu or cuda.
         #[arg(long)]
         device: Option<String>,
     },
@@ -85,6 +94,7 @@ enum NotebookCmd {
 enum JupyterCmd {
     /// Run the kernel (what the kernelspec starts).
     Kernel {
+        /// The connection file Jupyter writes (ports, key, transport).
         #[arg(long)]
         connection_file: String,
     },

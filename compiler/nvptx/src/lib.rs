@@ -218,3 +218,30 @@ pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
         stage_seconds: clock.laps,
     })
 }
+
+/// The GPU a `--target` names, as LLVM's processor name: `sm_90`, `90`,
+/// `sm_90a`, or an architecture's name (`volta`, `turing`, `ampere`, `ada`,
+/// `hopper`). The backend needs `sm_70` or newer.
+pub fn parse_target(name: &str) -> Result<String, String> {
+    const KNOWN: [&str; 10] = [
+        "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100",
+    ];
+    let lower = name.trim().to_ascii_lowercase();
+    let sm = match lower.as_str() {
+        "volta" => "sm_70".to_string(),
+        "turing" => "sm_75".to_string(),
+        "ampere" => "sm_80".to_string(),
+        "ada" | "lovelace" => "sm_89".to_string(),
+        "hopper" => "sm_90".to_string(),
+        s if s.starts_with("sm_") => s.to_string(),
+        s if s.starts_with(|c: char| c.is_ascii_digit()) => format!("sm_{s}"),
+        _ => String::new(),
+    };
+    if KNOWN.contains(&sm.as_str()) {
+        return Ok(sm);
+    }
+    Err(format!(
+        "unknown GPU target '{name}': use one of {} (or volta, turing, ampere, ada, hopper); the default is sm_90",
+        KNOWN.join(", ")
+    ))
+}
