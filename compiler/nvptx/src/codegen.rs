@@ -75,6 +75,8 @@ struct Gen<'ctx, 'a> {
     /// fp16/bf16 dot operands kept in half registers.
     half_regs: std::collections::HashSet<Value>,
     /// A runtime byte offset added to shared-memory addresses (the double buffer in use).
+    /// Math functions may call libdevice (`libdevice.rs`).
+    libdevice: bool,
     smem_shift: std::cell::Cell<Option<IntValue<'ctx>>>,
     /// Inserts into the entry block, before its branch to the body: values
     /// that depend only on the thread index are computed there once.
@@ -163,6 +165,7 @@ pub fn emit<'ctx>(
         depth: 0,
         half_regs: Default::default(),
         smem_shift: std::cell::Cell::new(None),
+        libdevice: features.libdevice,
         pre: ctx.create_builder(),
         tid_fields: Default::default(),
         tile_plan: Default::default(),
@@ -620,6 +623,41 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(self.b.build_float_ext(t, self.ctx.f32_type(), "")?.into())
     }
 
+    /// Whether `u` on values of type `ft` goes to libdevice: log, log2, sin
+    /// and cos always (Triton does the same), exp and exp2 only in fp64 (in
+    /// fp32 both use `ex2.approx`, as Triton does).
+    fn libdevice_math(&self, u: UnOp, ft: BasicTypeEnum<'ctx>) -> bool {
+        let f64 = ft == self.ctx.f64_type().into();
+        self.libdevice && (f64 || matches!(u, UnOp::Log | UnOp::Log2 | UnOp::Sin | UnOp::Cos))
+    }
+
+    /// A call of libdevice's version of `u` (`__nv_logf`, `__nv_log`, ...).
+    fn libdevice_unary(&self, u: UnOp, x: BasicValueEnum<'ctx>) -> R<BasicValueEnum<'ctx>> {
+        let base = match u {
+            UnOp::Exp => "exp",
+            UnOp::Exp2 => "exp2",
+            UnOp::Log => "log",
+            UnOp::Log2 => "log2",
+            UnOp::Sin => "sin",
+            UnOp::Cos => "cos",
+            _ => return fail(format!("internal: no libdevice function for {u:?}")),
+        };
+        let ty = x.get_type();
+        let name = if ty == self.ctx.f64_type().into() {
+            format!("__nv_{base}")
+        } else {
+            format!("__nv_{base}f")
+        };
+        let f = self.module.get_function(&name).unwrap_or_else(|| {
+            let fn_ty = ty.fn_type(&[ty.into()], false);
+            self.module.add_function(&name, fn_ty, None)
+        });
+        let call = self.b.build_call(f, &[x.into()], "")?;
+        call.try_as_basic_value()
+            .basic()
+            .ok_or_else(|| GenError(format!("{name} returned nothing")))
+    }
+
     fn float_intrinsic(&self, name32: &str, x: BasicValueEnum<'ctx>) -> R<BasicValueEnum<'ctx>> {
         if x.get_type() == self.ctx.f64_type().into() {
             return fail(format!(
@@ -656,6 +694,11 @@ impl<'ctx> Gen<'ctx, '_> {
                         let s = self.intrinsic("llvm.sqrt", &[ft], &[v])?;
                         let one = ft.into_float_type().const_float(1.0);
                         b.build_float_div(one, s.into_float_value(), "")?.into()
+                    }
+                    UnOp::Exp | UnOp::Exp2 | UnOp::Log | UnOp::Log2 | UnOp::Sin | UnOp::Cos
+                        if self.libdevice_math(*u, ft) =>
+                    {
+                        self.libdevice_unary(*u, v)?
                     }
                     UnOp::Exp | UnOp::Exp2 => {
                         let arg = if *u == UnOp::Exp {

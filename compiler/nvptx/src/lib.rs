@@ -27,6 +27,8 @@ use inkwell::targets::{
 use inkwell::OptimizationLevel;
 use tilebook_tir::Kernel;
 
+pub mod libdevice;
+
 /// Options of one GPU compilation.
 #[derive(Clone, Debug)]
 pub struct GpuOptions {
@@ -40,6 +42,9 @@ pub struct GpuOptions {
     /// can arrive K-contiguous (tutorial 03's `b.T`), the native path builds
     /// its tiles byte by byte and measured slower (bench/NOTES.md).
     pub fp8_mma: bool,
+    /// Call NVIDIA's libdevice for math functions when the CUDA toolkit is
+    /// there (`TILEBOOK_LIBDEVICE=off` turns it off).
+    pub libdevice: bool,
 }
 
 impl GpuOptions {
@@ -50,6 +55,7 @@ impl GpuOptions {
             num_stages,
             arch: arch.into(),
             fp8_mma: std::env::var("TILEBOOK_FP8_MMA").is_ok_and(|v| v == "1"),
+            libdevice: std::env::var("TILEBOOK_LIBDEVICE").map_or(true, |v| v != "off"),
         }
     }
 }
@@ -127,6 +133,7 @@ fn features(options: &GpuOptions) -> codegen::Features {
         wgmma: wgmma_allowed(options),
         fp8_mma: options.fp8_mma && sm_number(&options.arch) >= 89,
         wgmma_inflight: std::env::var("TILEBOOK_WGMMA_INFLIGHT").map_or(true, |v| v != "0"),
+        libdevice: options.libdevice && libdevice::bitcode().is_some(),
     }
 }
 
@@ -147,8 +154,22 @@ fn codegen_level() -> OptimizationLevel {
 /// The highest PTX ISA LLVM 19 emits.
 pub const PTX_FEATURES: &str = "+ptx85";
 
-/// Compile one specialization to PTX.
+/// Compile one specialization to PTX. Should libdevice fail to link (an
+/// unexpected toolkit), the kernel is compiled again without it.
 pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
+    match compile_with(k, options) {
+        Err(e) if options.libdevice && e.contains("libdevice") => {
+            let without = GpuOptions {
+                libdevice: false,
+                ..options.clone()
+            };
+            compile_with(k, &without)
+        }
+        other => other,
+    }
+}
+
+fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
     let mut clock = tilebook_tir::StageClock::new();
     Target::initialize_nvptx(&InitializationConfig::default());
     let context = Context::create();
@@ -192,6 +213,9 @@ pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
         machine
     };
     clock.lap("llvm ir");
+    if libdevice::link_into(&context, &module)? {
+        clock.lap("libdevice");
+    }
     module.verify().map_err(|e| {
         format!(
             "internal error: invalid LLVM IR for `{}`: {}",

@@ -71,6 +71,8 @@ pub struct Features {
     /// Let a loop's `wgmma` group run on while the next iteration starts
     /// (`wgmma.wait_group 1`), where the loop allows it (`wgmma::plan_inflight`).
     pub wgmma_inflight: bool,
+    /// NVIDIA's libdevice is there to link (`libdevice.rs`).
+    pub libdevice: bool,
 }
 
 impl MmaKind {
