@@ -91,8 +91,16 @@ pub struct GpuKernel {
 pub const DEFAULT_PASSES: &str =
     "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,loop-mssa(licm))";
 
-fn llvm_passes() -> String {
-    std::env::var("TILEBOOK_LLVM_PASSES").unwrap_or_else(|_| DEFAULT_PASSES.into())
+/// The pipeline; with libdevice linked it first folds the library's
+/// `__nvvm_reflect` queries, inlines the functions called (libdevice marks
+/// them always-inline) and drops the rest of the library.
+fn llvm_passes(libdevice: bool) -> String {
+    let base = std::env::var("TILEBOOK_LLVM_PASSES").unwrap_or_else(|_| DEFAULT_PASSES.into());
+    if libdevice {
+        format!("function(nvvm-reflect),always-inline,globaldce,{base}")
+    } else {
+        base
+    }
 }
 
 /// Whether `tl.dot` may use Hopper's `wgmma`: on sm_90 unless
@@ -213,7 +221,8 @@ fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
         machine
     };
     clock.lap("llvm ir");
-    if libdevice::link_into(&context, &module)? {
+    let linked = libdevice::link_into(&context, &module)?;
+    if linked {
         clock.lap("libdevice");
     }
     module.verify().map_err(|e| {
@@ -224,7 +233,7 @@ fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
         )
     })?;
     module
-        .run_passes(&llvm_passes(), &machine, PassBuilderOptions::create())
+        .run_passes(&llvm_passes(linked), &machine, PassBuilderOptions::create())
         .map_err(|e| format!("LLVM optimisation failed: {}", e.to_string()))?;
     clock.lap("llvm passes");
     let llvm_ir = module.print_to_string().to_string();
