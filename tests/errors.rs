@@ -153,6 +153,12 @@ fn cases() -> Vec<Case> {
         case("triton.next_power_of_2(2**63 + 1)", "OverflowError", "9223372036854775809 does not fit in a 64-bit integer", 1),
         case("triton.next_power_of_2(2**63 - 1)", "OverflowError", "next_power_of_2(9223372036854775807) does not fit in 64 bits", 1),
         kcase("    x = abs(-2**62 * 2)", "OverflowError", "abs() of the smallest 64-bit integer", 3),
+        // Found by the 20 000-mutant run: the VM's big integers overflowed
+        // their size arithmetic (a panic), and tolist of a 2^32-element
+        // tensor aborted on allocation.
+        case("x = 1\ny = 10**2**63 - 1", "MemoryError", "more than 10^18 digits", 2),
+        case("z = 3**10**9", "MemoryError", "about 477121254 digits", 1),
+        case("t = torch.empty(2**32).tolist()", "MemoryError", "could not allocate", 1),
         // Sizes are checked arithmetic; allocation failure is a MemoryError
         // (issue 19: these overflowed silently, wrote past a buffer, or aborted).
         case("x = 1\ny = torch.empty((2**62, 2**62))", "RuntimeError", "a tensor of shape (4611686018427387904, 4611686018427387904) has too many elements", 2),

@@ -36,10 +36,80 @@ pub fn parse_cell(file: &Rc<SourceFile>) -> Result<Vec<Stmt>, Diagnostic> {
             Some(span),
         ));
     }
-    match parsed.into_syntax() {
-        Mod::Module(m) => Ok(m.body),
-        Mod::Expression(_) => Ok(vec![]),
+    let body = match parsed.into_syntax() {
+        Mod::Module(m) => m.body,
+        Mod::Expression(_) => vec![],
+    };
+    if let Some((range, digits)) = huge_power(&body) {
+        return Err(Diagnostic::new(
+            "MemoryError",
+            if digits >= 1_000_000_000_000_000_000 {
+                "this power of integer constants has more than 10^18 digits; tilebook refuses integers that large".to_string()
+            } else {
+                format!("this power of integer constants has about {digits} digits; tilebook refuses integers that large")
+            },
+            Some(Span::new(file, range)),
+        ));
     }
+    Ok(body)
+}
+
+/// A power of integer constants (`10**2**63`) whose value would need more
+/// than ten million decimal digits: the VM's big-integer library would try
+/// to build it, and overflows its size arithmetic (a panic) long before it
+/// could run out of memory.
+fn huge_power(body: &[Stmt]) -> Option<(ruff_text_size::TextRange, u64)> {
+    use ruff_python_ast::visitor::{walk_expr, Visitor};
+    use ruff_python_ast::{Expr, Number, Operator};
+    const LIMIT: f64 = 1e7;
+    /// log10 of the constant's magnitude, when it is an integer constant
+    /// expression of literals, unary minus and powers.
+    fn log10(e: &Expr) -> Option<f64> {
+        match e {
+            Expr::NumberLiteral(n) => match &n.value {
+                Number::Int(i) => match i.as_u64() {
+                    Some(v) => Some((v.max(1) as f64).log10()),
+                    // A literal beyond u64: its digit count.
+                    None => Some(i.to_string().len() as f64),
+                },
+                _ => None,
+            },
+            Expr::UnaryOp(u) => log10(&u.operand),
+            Expr::BinOp(b) if b.op == Operator::Pow => {
+                let base = log10(&b.left)?;
+                let exp = log10(&b.right)?;
+                // base ** exponent: log10 = exponent * log10(base).
+                Some(if exp > 300.0 {
+                    f64::INFINITY
+                } else {
+                    10f64.powf(exp) * base
+                })
+            }
+            _ => None,
+        }
+    }
+    struct Find(Option<(ruff_text_size::TextRange, u64)>);
+    impl<'a> Visitor<'a> for Find {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if self.0.is_some() {
+                return;
+            }
+            if let Expr::BinOp(b) = e {
+                if b.op == Operator::Pow {
+                    if let Some(d) = log10(e).filter(|d| *d > LIMIT) {
+                        self.0 = Some((b.range, d.min(1e18) as u64));
+                        return;
+                    }
+                }
+            }
+            walk_expr(self, e);
+        }
+    }
+    let mut f = Find(None);
+    for st in body {
+        f.visit_stmt(st);
+    }
+    f.0
 }
 
 /// How deeply an expression may nest: brackets, calls and chains of

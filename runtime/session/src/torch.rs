@@ -413,7 +413,8 @@ fn reshape_shape(t: &Tensor, a: &Args) -> R<Vec<usize>> {
 }
 
 /// Tensor methods.
-/// Methods that read only a tensor's shape and strides, or make a view.
+/// Methods that read only a tensor's shape and strides, or make a view
+/// (a broadcast view can name far more elements than its storage holds).
 const METADATA_METHODS: &[&str] = &[
     "size",
     "stride",
@@ -432,10 +433,14 @@ const METADATA_METHODS: &[&str] = &[
 ];
 
 pub fn tensor_method(s: &mut Session, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val> {
-    // A broadcast view can name far more elements than its storage holds;
-    // whatever reads them all must find room first, or say so.
-    if !t.is_contiguous() && !METADATA_METHODS.contains(&name) {
-        crate::tensor::ensure_host_room(t.numel(), 16).map_err(|m| Exc::new("MemoryError", m))?;
+    // Whatever reads every element must find room for its intermediates
+    // first, or say so.
+    if !METADATA_METHODS.contains(&name) {
+        // `tolist` builds a Python value per element; the rest at most a
+        // 16-byte intermediate.
+        let per_element = if name == "tolist" { 64 } else { 16 };
+        crate::tensor::ensure_host_room(t.numel(), per_element)
+            .map_err(|m| Exc::new("MemoryError", m))?;
     }
     match name {
         "size" => match a.get(0, "dim") {
