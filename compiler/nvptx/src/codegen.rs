@@ -9,6 +9,7 @@
 mod async_copy;
 mod atomic;
 mod control;
+mod math;
 mod memory;
 mod mma_narrow;
 mod reduce;
@@ -621,41 +622,6 @@ impl<'ctx> Gen<'ctx, '_> {
         };
         let t = self.b.build_float_trunc(x.into_float_value(), narrow, "")?;
         Ok(self.b.build_float_ext(t, self.ctx.f32_type(), "")?.into())
-    }
-
-    /// Whether `u` on values of type `ft` goes to libdevice: log, log2, sin
-    /// and cos always (Triton does the same), exp and exp2 only in fp64 (in
-    /// fp32 both use `ex2.approx`, as Triton does).
-    fn libdevice_math(&self, u: UnOp, ft: BasicTypeEnum<'ctx>) -> bool {
-        let f64 = ft == self.ctx.f64_type().into();
-        self.libdevice && (f64 || matches!(u, UnOp::Log | UnOp::Log2 | UnOp::Sin | UnOp::Cos))
-    }
-
-    /// A call of libdevice's version of `u` (`__nv_logf`, `__nv_log`, ...).
-    fn libdevice_unary(&self, u: UnOp, x: BasicValueEnum<'ctx>) -> R<BasicValueEnum<'ctx>> {
-        let base = match u {
-            UnOp::Exp => "exp",
-            UnOp::Exp2 => "exp2",
-            UnOp::Log => "log",
-            UnOp::Log2 => "log2",
-            UnOp::Sin => "sin",
-            UnOp::Cos => "cos",
-            _ => return fail(format!("internal: no libdevice function for {u:?}")),
-        };
-        let ty = x.get_type();
-        let name = if ty == self.ctx.f64_type().into() {
-            format!("__nv_{base}")
-        } else {
-            format!("__nv_{base}f")
-        };
-        let f = self.module.get_function(&name).unwrap_or_else(|| {
-            let fn_ty = ty.fn_type(&[ty.into()], false);
-            self.module.add_function(&name, fn_ty, None)
-        });
-        let call = self.b.build_call(f, &[x.into()], "")?;
-        call.try_as_basic_value()
-            .basic()
-            .ok_or_else(|| GenError(format!("{name} returned nothing")))
     }
 
     fn float_intrinsic(&self, name32: &str, x: BasicValueEnum<'ctx>) -> R<BasicValueEnum<'ctx>> {

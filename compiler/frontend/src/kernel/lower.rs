@@ -917,10 +917,10 @@ impl<'g> Lowerer<'g> {
     /// Attribute access on modules, tensors and dtypes.
     pub(super) fn attribute(&mut self, base: KVal, attr: &str, span: &Span) -> LResult<KVal> {
         match &base {
-            KVal::Module(m) => super::builtins::module_attr(m, attr).ok_or_else(|| {
+            KVal::Module(m) => super::names::module_attr(m, attr).ok_or_else(|| {
                 self.err(
                     "AttributeError",
-                    super::builtins::missing_member(m, attr),
+                    super::names::missing_member(m, attr),
                     span,
                 )
             }),

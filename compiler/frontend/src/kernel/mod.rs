@@ -13,12 +13,13 @@ mod builtins;
 mod control;
 pub(crate) mod library;
 mod lower;
+mod names;
 mod semantic;
 mod signature;
 mod tensor_ops;
 
-pub use builtins::{DTYPES as TL_DTYPES, TL_FUNCTIONS};
 pub use lower::lower_kernel;
+pub use names::{DTYPES as TL_DTYPES, TL_FUNCTIONS};
 pub use signature::{parse_signature, parse_signature_options, SignatureArg};
 
 use crate::source::{SourceFile, Span};
