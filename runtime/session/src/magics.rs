@@ -21,7 +21,7 @@ const MAGICS: &[(&str, &str)] = &[
     ),
     ("ir", "the tile IR of a kernel's latest specialization"),
     ("llvm", "its LLVM IR (GPU)"),
-    ("ptx", "its PTX (GPU)"),
+    ("ptx", "its PTX (for sm_90 when no GPU is in use)"),
     (
         "sass",
         "its SASS and register figures (GPU; needs ptxas and cuobjdump)",
@@ -461,12 +461,16 @@ impl Session {
             ));
         };
         let gpu = c.gpu.as_ref().map(|(gk, f)| (gk, f.regs, f.local_bytes));
+        if gpu.is_none() && matches!(stage, "llvm" | "ptx" | "sass") {
+            return self.stage_without_gpu(stage, name, &c);
+        }
         let text = match (stage, gpu) {
             ("ir", _) => c.tir.clone(),
             ("llvm", Some((gk, ..))) => gk.llvm_ir.clone(),
             ("ptx", Some((gk, ..))) => gk.ptx.clone(),
             ("sass", Some((gk, regs, local))) => {
-                let sass = tilebook_nvptx::sass::sass(&gk.ptx).map_err(|e| Exc::new("RuntimeError", e))?;
+                let sass =
+                    tilebook_nvptx::sass::sass(&gk.ptx).map_err(|e| Exc::new("RuntimeError", e))?;
                 format!(
                     "// {regs} registers, {local} bytes of local memory (spills) per thread, {} bytes of shared memory\n{}",
                     gk.shared_bytes, sass.text
@@ -474,17 +478,57 @@ impl Session {
             }
             ("clif", _) => match &c.kernel {
                 Some(cpu) => cpu.clif.clone(),
-                None => return Err(Exc::new("UsageError", "%clif: the kernel was compiled for the GPU only")),
+                None => {
+                    return Err(Exc::new(
+                        "UsageError",
+                        "%clif: the kernel was compiled for the GPU only",
+                    ))
+                }
             },
-            (_, None) => {
-                return Err(Exc::new(
-                    "UsageError",
-                    format!("%{stage}: the session runs on the CPU backend, which has no {stage} (try %ir or %clif)"),
-                ))
-            }
-            _ => unreachable!(),
+            _ => return Err(Exc::new("UsageError", format!("%{stage}: no such stage"))),
         };
         let text = format!("// {} [{}]\n{text}", name, c.signature);
+        self.emit_stream("stdout", &(text.trim_end().to_string() + "\n"));
+        Ok(Val::None)
+    }
+}
+
+impl Session {
+    /// `%llvm`/`%ptx`/`%sass` in a session on the CPU backend: the GPU
+    /// backend compiles the same tile IR for an H100 (sm_90), as
+    /// `tilebook compile` does without a GPU.
+    fn stage_without_gpu(
+        &mut self,
+        stage: &str,
+        name: &str,
+        c: &crate::kernels::Compiled,
+    ) -> R<Val> {
+        let k = tilebook_tir::parse::parse_kernel(&c.tir).map_err(|e| {
+            Exc::new(
+                "InternalError",
+                format!("%{stage}: the tile IR does not parse back: {e}"),
+            )
+        })?;
+        let options = tilebook_nvptx::GpuOptions::new("sm_90", c.num_warps, 3);
+        let g =
+            tilebook_nvptx::compile(&k, &options).map_err(|e| Exc::new("CompilationError", e))?;
+        let text = match stage {
+            "llvm" => g.llvm_ir,
+            "ptx" => g.ptx,
+            _ => {
+                let s =
+                    tilebook_nvptx::sass::sass(&g.ptx).map_err(|e| Exc::new("RuntimeError", e))?;
+                format!(
+                    "// ptxas -v: {}\n{}",
+                    s.resources.replace('\n', " "),
+                    s.text
+                )
+            }
+        };
+        let text = format!(
+            "// {name} [{}], compiled for sm_90 (no GPU in this session: its launches run on the CPU backend)\n{text}",
+            c.signature
+        );
         self.emit_stream("stdout", &(text.trim_end().to_string() + "\n"));
         Ok(Val::None)
     }
