@@ -114,6 +114,7 @@ async fn serve(info: ConnectionInfo) -> Result<(), String> {
     tokio::spawn(async move { while heartbeat.single_heartbeat().await.is_ok() {} });
 
     let (jobs, interrupt) = worker::start(iopub_tx.clone());
+    let shutdown_interrupt = interrupt.clone();
     let (shutdown_tx, mut shutdown_rx) = mpsc::channel::<()>(1);
 
     // Control: interrupt, shutdown and kernel_info, answered even while a cell runs.
@@ -175,7 +176,15 @@ async fn serve(info: ConnectionInfo) -> Result<(), String> {
             .as_child_of(&message)
             .with_zmq_identities(vec![]);
         let _ = iopub_tx.send(busy);
-        let reply = shell_reply(&jobs, &message).await;
+        // A shutdown on the control channel ends the kernel even while a
+        // cell runs (the cell is interrupted; the process exits with us).
+        let reply = tokio::select! {
+            r = shell_reply(&jobs, &message) => r,
+            _ = shutdown_rx.recv() => {
+                shutdown_interrupt.store(true, Ordering::Relaxed);
+                break;
+            }
+        };
         let shutdown = matches!(message.content, JupyterMessageContent::ShutdownRequest(_));
         if let Some(r) = reply {
             let _ = shell_writer.send(r).await;

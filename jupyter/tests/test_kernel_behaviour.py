@@ -123,6 +123,24 @@ class RestartAndShutdown(unittest.TestCase):
         self.assertFalse(km.is_alive())
 
 
+    def test_shutdown_ends_the_process_while_a_host_loop_runs(self):
+        km, kc = start()
+        try:
+            msg_id = kc.execute("while True:\n    pass")
+            time.sleep(1.0)
+            t0 = time.time()
+            km.request_shutdown(restart=False)
+            while km.is_alive() and time.time() - t0 < 5:
+                time.sleep(0.05)
+            elapsed = time.time() - t0
+            self.assertFalse(km.is_alive(), "the kernel still runs 5 s after shutdown_request")
+            self.assertLess(elapsed, 1.5)
+        finally:
+            kc.stop_channels()
+            if km.is_alive():
+                km.shutdown_kernel(now=True)
+
+
 class NotebookUnderNbclient(unittest.TestCase):
     def test_every_tutorial_runs_through_the_kernel(self):
         tutorials = os.path.join(os.path.dirname(__file__), "..", "..", "tutorials")
