@@ -249,12 +249,16 @@ fn summary(o: &Value) -> (String, String, Vec<f64>) {
 
 /// Differences between saved and fresh outputs of one cell, as messages.
 pub fn compare(saved: &[Value], fresh: &[Value]) -> Vec<String> {
-    // Timing footers and progress displays come and go with timing; leave them out.
+    // Timing footers and progress displays come and go with timing, and the
+    // CPU backend's one-line notice with the machine; leave them out.
     let keep = |o: &&Value| {
         let t = join(&o["data"]["text/plain"]);
-        !(o["output_type"] == "display_data"
-            && (t.starts_with('[') && t.contains("] grid (")
-                || t.contains("] ") && t.contains('/') && t.contains(" [=")))
+        let notice =
+            o["output_type"] == "stream" && join(&o["text"]).starts_with("tilebook: no GPU in use");
+        !(notice
+            || o["output_type"] == "display_data"
+                && (t.starts_with('[') && t.contains("] grid (")
+                    || t.contains("] ") && t.contains('/') && t.contains(" [=")))
     };
     let saved: Vec<&Value> = saved.iter().filter(keep).collect();
     let fresh: Vec<&Value> = fresh.iter().filter(keep).collect();
@@ -271,21 +275,47 @@ pub fn compare(saved: &[Value], fresh: &[Value]) -> Vec<String> {
         let (kb, tb, nb) = summary(b);
         if ka != kb {
             diffs.push(format!("output {}: saved {ka}, now {kb}", k + 1));
-        } else if ta != tb {
+        } else if ta != tb
+            || na.len() != nb.len()
+            || na.iter().zip(&nb).any(|(x, y)| !close(*y, *x))
+        {
+            // The first line that differs, as it was written (numbers
+            // unmasked, so a reader sees what changed).
+            let (la, lb) = (plain_text(a), plain_text(b));
+            let (al, bl): (Vec<&str>, Vec<&str>) = (la.lines().collect(), lb.lines().collect());
+            let at = (0..al.len().max(bl.len()))
+                .find(|&i| {
+                    let x = al.get(i).map(|l| masked(l, false));
+                    let y = bl.get(i).map(|l| masked(l, false));
+                    match (x, y) {
+                        (Some((tx, nx)), Some((ty, ny))) => {
+                            tx != ty
+                                || nx.len() != ny.len()
+                                || nx.iter().zip(&ny).any(|(p, q)| !close(*q, *p))
+                        }
+                        _ => true,
+                    }
+                })
+                .unwrap_or(0);
             diffs.push(format!(
-                "output {} ({ka}) text differs:\n  saved: {}\n  now:   {}",
+                "output {} ({ka}), line {}:\n    saved: {}\n    now:   {}",
                 k + 1,
-                ta.replace('\n', "\n         "),
-                tb.replace('\n', "\n         ")
-            ));
-        } else if na.len() != nb.len() || na.iter().zip(&nb).any(|(x, y)| !close(*y, *x)) {
-            diffs.push(format!(
-                "output {} ({ka}) numbers differ: saved {na:?}, now {nb:?}",
-                k + 1
+                at + 1,
+                al.get(at).copied().unwrap_or("(no line)"),
+                bl.get(at).copied().unwrap_or("(no line)")
             ));
         }
     }
     diffs
+}
+
+/// The text of an output as written (stream text, or a display's plain text).
+fn plain_text(o: &Value) -> String {
+    match o["output_type"].as_str() {
+        Some("stream") => join(&o["text"]),
+        Some("error") => format!("{}: {}", join(&o["ename"]), join(&o["evalue"])),
+        _ => join(&o["data"]["text/plain"]),
+    }
 }
 
 /// Run a notebook again and report every cell whose outputs differ from the
@@ -294,12 +324,14 @@ pub fn check(file: &str, nb: &Value, mut session: Session) -> bool {
     let mut fresh = nb.clone();
     let _ = run_cells(&mut fresh, &mut session, file, true, false);
     let mut same = true;
+    let (mut checked, mut differing) = (0, 0);
     let saved_cells = nb["cells"].as_array().cloned().unwrap_or_default();
     let fresh_cells = fresh["cells"].as_array().cloned().unwrap_or_default();
     for (i, (a, b)) in saved_cells.iter().zip(&fresh_cells).enumerate() {
         if a["cell_type"] != "code" {
             continue;
         }
+        checked += 1;
         let empty = vec![];
         let diffs = compare(
             a["outputs"].as_array().unwrap_or(&empty),
@@ -307,6 +339,7 @@ pub fn check(file: &str, nb: &Value, mut session: Session) -> bool {
         );
         if !diffs.is_empty() {
             same = false;
+            differing += 1;
             println!("{file} cell {}:", i + 1);
             for d in diffs {
                 println!("  {d}");
@@ -314,7 +347,12 @@ pub fn check(file: &str, nb: &Value, mut session: Session) -> bool {
         }
     }
     if same {
-        println!("{file}: every output matches the saved one");
+        println!("{file}: every output of {checked} code cells matches the saved one");
+    } else {
+        println!(
+            "{file}: {differing} of {checked} code cells differ from the saved outputs \
+             (timings, devices and benchmark tables are masked; numbers compared within 1e-3)"
+        );
     }
     same
 }
@@ -351,6 +389,14 @@ mod tests {
         let same = vec![json!({"output_type": "stream", "name": "stdout", "text": ["x = 3\n"]})];
         assert!(compare(&saved, &same).is_empty());
         let changed = vec![json!({"output_type": "stream", "name": "stdout", "text": ["x = 4\n"]})];
-        assert_eq!(compare(&saved, &changed).len(), 1);
+        // The report shows the line as written, numbers and all.
+        assert_eq!(
+            compare(&saved, &changed),
+            ["output 1 (stream stdout), line 1:\n    saved: x = 3\n    now:   x = 4"]
+        );
+        // The CPU backend's notice is not an output to compare.
+        let mut noticed = changed.clone();
+        noticed.insert(0, json!({"output_type": "stream", "name": "stderr", "text": ["tilebook: no GPU in use; kernels run on the CPU backend\n"]}));
+        assert_eq!(compare(&changed, &noticed), Vec::<String>::new());
     }
 }
