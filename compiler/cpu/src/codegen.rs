@@ -442,6 +442,9 @@ impl Gen<'_, '_> {
             OpKind::While => self.while_op(op),
             OpKind::AtomicRmw { op: kind, mask, .. } => self.atomic_op(op, Some((*kind, *mask))),
             OpKind::AtomicCas { .. } => self.atomic_op(op, None),
+            // One program is one thread on the CPU: its accesses are already
+            // in program order.
+            OpKind::Barrier => {}
             OpKind::Print(prefix) => self.print_op(op, prefix),
             OpKind::Assert(msg) => self.assert_op(op, msg),
             OpKind::Load { mask, other } => {

@@ -568,6 +568,7 @@ impl<'ctx> Gen<'ctx, '_> {
             OpKind::For => self.for_op(op)?,
             OpKind::If => self.if_op(op)?,
             OpKind::While => self.while_op(op)?,
+            OpKind::Barrier => self.barrier()?,
             OpKind::Print(prefix) => self.print_op(op, prefix)?,
             OpKind::Assert(msg) => self.assert_op(op, msg)?,
             OpKind::Yield => {}

@@ -231,6 +231,9 @@ pub enum OpKind {
     While,
     /// `yield v...`: terminator of a region.
     Yield,
+    /// `barrier`: `tl.debug_barrier`; every thread of the program waits
+    /// until all have arrived and their memory accesses are visible.
+    Barrier,
     /// `print[prefix] v...`: `tl.device_print`.
     Print(String),
     /// `assert[msg] c`: `tl.device_assert`; stops the launch where `c` is false.
@@ -249,6 +252,7 @@ impl OpKind {
             OpKind::Store { .. }
                 | OpKind::AtomicRmw { .. }
                 | OpKind::AtomicCas { .. }
+                | OpKind::Barrier
                 | OpKind::Print(_)
                 | OpKind::Assert(_)
                 | OpKind::Yield

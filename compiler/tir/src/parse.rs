@@ -460,6 +460,7 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
         "if" if n == 0 => OpKind::If,
         "while" if n == 0 => OpKind::While,
         "yield" if n == 0 => OpKind::Yield,
+        "barrier" if n == 0 => OpKind::Barrier,
         "print" if n == 1 => OpKind::Print(string(0)?),
         "assert" if n == 1 => OpKind::Assert(string(0)?),
         "multiple_of" => OpKind::MultipleOf(ints()?),

@@ -473,6 +473,7 @@ fn has_effects(op: &Op) -> bool {
         OpKind::Store { .. }
             | OpKind::AtomicRmw { .. }
             | OpKind::AtomicCas { .. }
+            | OpKind::Barrier
             | OpKind::Print(_)
             | OpKind::Assert(_)
     ) || op.regions.iter().any(|r| r.ops.iter().any(has_effects))

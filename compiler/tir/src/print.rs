@@ -176,6 +176,7 @@ pub fn op_head(kind: &OpKind) -> String {
         OpKind::If => "if".into(),
         OpKind::While => "while".into(),
         OpKind::Yield => "yield".into(),
+        OpKind::Barrier => "barrier".into(),
         OpKind::Print(s) => format!("print[\"{}\"]", escape(s)),
         OpKind::Assert(s) => format!("assert[\"{}\"]", escape(s)),
         OpKind::MultipleOf(v) => format!("multiple_of[{}]", list(v)),

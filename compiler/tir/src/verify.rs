@@ -379,6 +379,7 @@ impl Verifier<'_> {
                     && op.results.iter().map(|&v| self.ty(v)).collect::<Vec<_>>() == inits
             }
             OpKind::Yield => op.results.is_empty(),
+            OpKind::Barrier => op.args.is_empty() && op.results.is_empty(),
             OpKind::Print(_) => op.results.is_empty(),
             OpKind::Assert(_) => counts(1, 0) && arg(0).elem == Elem::Scalar(DType::I1),
             OpKind::MultipleOf(_) | OpKind::MaxContiguous(_) => counts(1, 1) && res(0) == arg(0),

@@ -823,7 +823,10 @@ impl Lowerer<'_> {
                 let a = self.bind(n, &["value"], &args, span)?;
                 Ok(self.required(n, "value", &a[0], span)?.0)
             }
-            "debug_barrier" => Ok(KVal::C(ConstVal::None)),
+            "debug_barrier" => {
+                self.emit(OpKind::Barrier, vec![], vec![], span);
+                Ok(KVal::C(ConstVal::None))
+            }
             // A promise to the optimiser; the condition is checked for type
             // (a boolean scalar) and otherwise has no effect.
             "assume" => {

@@ -80,7 +80,12 @@ impl<'ctx> Gen<'ctx, '_> {
             })?;
             out.push(old[0]);
         }
-        if let Some(o) = owner {
+        // Holders other than the first need the old value only if something
+        // reads it (a lock's release, a counter bump, do not).
+        let res_v = op.results[0];
+        let mut read = false;
+        tilebook_tir::walk_ops(&self.k.body, &mut |o| read |= o.args.contains(&res_v));
+        if let (Some(o), true) = (owner, read) {
             out = self.share_from_first_holder(&l, o, out, d)?;
         }
         let res = op.results[0];
