@@ -374,3 +374,20 @@ def dot_ieee(a_ptr, b_ptr, c_ptr):
     assert!(!p.contains("mma.sync"), "{p}");
     assert!(p.contains("fma.rn.f32"), "{p}");
 }
+
+/// `tl.debug_barrier` is `bar.sync` between a block's stores and the lock's
+/// release; atomics carry the kernel's `sem`/`scope`; a lock release whose
+/// old value nobody reads costs no barrier of its own.
+#[test]
+fn barriers_and_atomics_reach_the_ptx() {
+    let src = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr, lock, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n    while tl.atomic_cas(lock, 0, 1) == 1:\n        pass\n    tl.store(x_ptr + offs, offs)\n    tl.debug_barrier()\n    tl.atomic_xchg(lock, 0, sem='release')\n    tl.atomic_add(x_ptr + offs, 1, mask=offs < 100, sem='relaxed', scope='cta')\n";
+    let p = ptx("barrier.py", src, "k", "*i32:16, *i32, BLOCK=256");
+    let store = p.find("st.global").expect("the store");
+    let release = p
+        .find("atom.release.gpu.global.exch.b32")
+        .expect("the release");
+    let between = &p[store..release];
+    assert_eq!(between.matches("bar.sync").count(), 1, "{p}");
+    assert!(p.contains("atom.acq_rel.gpu.global.cas.b32"), "{p}");
+    assert!(p.contains("atom.relaxed.cta.global.add.u32"), "{p}");
+}
