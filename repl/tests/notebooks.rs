@@ -68,7 +68,7 @@ fn notebook_check_passes_on_saved_cpu_outputs_and_fails_on_a_change() {
     ]);
     assert!(ok, "{text}");
     assert!(
-        text.contains("every output matches the saved one"),
+        text.contains("every output of 4 code cells matches the saved one"),
         "{text}"
     );
 
@@ -89,7 +89,10 @@ fn notebook_check_passes_on_saved_cpu_outputs_and_fails_on_a_change() {
     ]);
     assert!(!ok, "{text}");
     assert!(
-        text.contains("cell 3:") && text.contains("numbers differ"),
+        text.contains("cell 3:")
+            && text.contains("saved: ")
+            && text.contains("9.75")
+            && text.contains("1 of 4 code cells differ"),
         "{text}"
     );
 

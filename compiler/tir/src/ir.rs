@@ -245,9 +245,10 @@ pub enum OpKind {
 }
 
 impl OpKind {
-    /// Ops without side effects, which CSE and DCE may merge or remove.
-    pub fn is_pure(&self) -> bool {
-        !matches!(
+    /// Ops that act on memory or the outside world by themselves (not
+    /// counting what their regions do).
+    pub fn has_side_effects(&self) -> bool {
+        matches!(
             self,
             OpKind::Store { .. }
                 | OpKind::AtomicRmw { .. }
@@ -255,11 +256,16 @@ impl OpKind {
                 | OpKind::Barrier
                 | OpKind::Print(_)
                 | OpKind::Assert(_)
-                | OpKind::Yield
-                | OpKind::For
-                | OpKind::If
-                | OpKind::While
         )
+    }
+
+    /// Ops without side effects, which CSE and DCE may merge or remove.
+    pub fn is_pure(&self) -> bool {
+        !(self.has_side_effects()
+            || matches!(
+                self,
+                OpKind::Yield | OpKind::For | OpKind::If | OpKind::While
+            ))
     }
 
     /// Ops whose result at an index depends only on operands at that index.

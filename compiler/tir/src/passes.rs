@@ -468,15 +468,7 @@ fn collect_uses(r: &Region, used: &mut HashSet<Value>) {
 }
 
 fn has_effects(op: &Op) -> bool {
-    matches!(
-        op.kind,
-        OpKind::Store { .. }
-            | OpKind::AtomicRmw { .. }
-            | OpKind::AtomicCas { .. }
-            | OpKind::Barrier
-            | OpKind::Print(_)
-            | OpKind::Assert(_)
-    ) || op.regions.iter().any(|r| r.ops.iter().any(has_effects))
+    op.kind.has_side_effects() || op.regions.iter().any(|r| r.ops.iter().any(has_effects))
 }
 
 fn dce_region(r: &mut Region, used: &HashSet<Value>) -> bool {
