@@ -331,19 +331,22 @@ pub fn convert(v: Scalar, d: DType) -> Scalar {
     }
 }
 
+/// The host memory available to new allocations (Linux's `MemAvailable`).
+fn available_host_bytes() -> Option<usize> {
+    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
 /// What a failed host allocation says: how much was asked, how much is free.
 fn out_of_host_memory(bytes: usize) -> String {
-    let free = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
-        m.lines()
-            .find(|l| l.starts_with("MemAvailable:"))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-    });
     let gib = |b: f64| b / (1u64 << 30) as f64;
-    match free {
-        Some(kib) => format!(
+    match available_host_bytes() {
+        Some(free) => format!(
             "could not allocate {bytes} bytes ({:.2} GiB) on the host; {:.2} GiB are available",
             gib(bytes as f64),
-            gib(kib as f64 * 1024.0)
+            gib(free as f64)
         ),
         None => format!(
             "could not allocate {bytes} bytes ({:.2} GiB) on the host",
@@ -363,13 +366,7 @@ pub fn ensure_host_room(numel: usize, elem_bytes: usize) -> Result<(), String> {
     if bytes < 64 << 20 {
         return Ok(());
     }
-    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
-        m.lines()
-            .find(|l| l.starts_with("MemAvailable:"))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
-            .map(|kib| kib.saturating_mul(1024))
-    });
-    match available {
+    match available_host_bytes() {
         Some(free) if bytes > free => Err(out_of_host_memory(bytes)),
         _ => Ok(()),
     }
