@@ -513,66 +513,7 @@ fn reverse_dims(t: &Tensor) -> Tensor {
     r
 }
 
-/// Keyword and positional argument access for builtins.
-pub struct Args {
-    pub pos: Vec<Val>,
-    pub kw: Vec<(String, Val)>,
-    pub fname: String,
-}
-
-impl Args {
-    pub fn get(&self, i: usize, name: &str) -> Option<Val> {
-        self.kw
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-            .or_else(|| self.pos.get(i).cloned())
-    }
-    pub fn req(&self, i: usize, name: &str) -> R<Val> {
-        self.get(i, name).ok_or_else(|| {
-            Exc::type_error(format!(
-                "{}() missing required argument '{name}'",
-                self.fname
-            ))
-        })
-    }
-    pub fn kw(&self, name: &str) -> Option<Val> {
-        self.kw
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    }
-}
-
-pub fn to_int(v: &Val) -> R<i64> {
-    match v {
-        Val::Int(i) => Ok(*i),
-        Val::Bool(b) => Ok(*b as i64),
-        Val::Tensor(t) if t.numel() == 1 && (t.dtype.is_int()) => Ok(t.get_at(t.offset).i()),
-        // A Python int outside i64 travels as an opaque object.
-        other if other.type_name() == "int" => Err(Exc::new(
-            "OverflowError",
-            format!("{} does not fit in a 64-bit integer", other.repr()),
-        )),
-        other => Err(Exc::type_error(format!(
-            "expected an integer, got {}",
-            other.type_name()
-        ))),
-    }
-}
-
-pub fn to_f64(v: &Val) -> R<f64> {
-    match v {
-        Val::Int(i) => Ok(*i as f64),
-        Val::Bool(b) => Ok(*b as i64 as f64),
-        Val::Float(f) => Ok(*f),
-        Val::Tensor(t) if t.numel() == 1 => Ok(t.get_at(t.offset).f()),
-        other => Err(Exc::type_error(format!(
-            "expected a number, got {}",
-            other.type_name()
-        ))),
-    }
-}
+pub use crate::value::{to_f64, to_int, Args};
 
 pub(crate) fn to_tensor(v: &Val) -> R<Rc<Tensor>> {
     match v {

@@ -17,37 +17,35 @@
 // every `Err` would add noise for no measurable gain.
 #![allow(clippy::result_large_err)]
 
-pub mod autotune;
-pub mod bench;
 pub mod builtins;
 pub mod complete;
 pub mod device_ops;
-pub mod disk_cache;
 pub mod docs;
 pub mod format;
-mod gpu_fault;
 pub mod host;
 pub mod perf;
+mod pictures;
 pub mod plot;
 pub use gpu_fault::quiet_expected_panics;
 pub mod interp;
-pub mod kernels;
 mod magics;
 pub mod methods;
 pub mod ops;
-pub mod tensor;
 pub mod tensor_lib;
 mod timing;
 pub mod torch;
-pub mod trace;
-pub mod value;
+
+use tilebook_kernels::gpu_fault::GpuFault;
+pub use tilebook_kernels::{
+    autotune, bench, disk_cache, gpu_fault, kernels, tensor, trace, value, Backend, Host,
+    Interrupt, Runtime,
+};
 
 use interp::R;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use tilebook_frontend::{Diagnostic, SourceFile};
 use value::{Exc, Scope, Val};
 
@@ -124,13 +122,6 @@ impl CellResult {
     }
 }
 
-/// Which backend runs kernels.
-#[derive(Clone)]
-pub enum Backend {
-    Cpu,
-    Cuda(Rc<tilebook_cuda::Gpu>),
-}
-
 /// Progress of a long operation (autotuning, a benchmark sweep), reported
 /// once it has run for a second: `done` of `total` steps.
 #[derive(Clone, Debug, PartialEq)]
@@ -154,54 +145,30 @@ pub type OutputSink = Box<dyn FnMut(&Output)>;
 pub type ProgressSink = Box<dyn FnMut(&Progress)>;
 
 pub struct Session {
+    /// The kernels runtime's state (backend, caches, launch log); the
+    /// session derefs to it.
+    pub rt: Runtime,
     pub globals: Scope,
     outputs: Vec<Output>,
     cell_count: usize,
     announced: bool,
     pub(crate) rng: u64,
-    pub interrupt: Arc<Interrupt>,
-    pub total_compiles: usize,
-    pub backend: Backend,
     /// Print the "runs on the CPU backend" note once (off in tests that compare output).
     pub announce: bool,
-    /// Run every GPU launch on the CPU backend too and compare (`TILEBOOK_CHECK_GPU=1`).
-    pub check_gpu: bool,
-    /// Without a GPU, also compile every kernel to PTX (`TILEBOOK_CHECK_PTX=1`).
-    pub check_ptx: bool,
     /// When the session started (for `time.perf_counter`).
     started: std::time::Instant,
-    /// A 256 MB device buffer overwritten between timed runs to flush the L2.
-    pub(crate) l2_flush: Option<tilebook_cuda::DeviceBuffer>,
-    /// GPU kernels launched since the last synchronisation (the suspects
-    /// when a fault surfaces; see `gpu_fault`).
-    pub(crate) launched_since_sync: Vec<String>,
     /// Where progress of long operations (autotuning, benchmark sweeps)
     /// goes: the front end's progress bar or updating display.
     pub on_progress: Option<ProgressSink>,
     /// Where streams, displays and clears go as they happen (Jupyter); when
     /// set, those outputs are not kept in the cell's result.
     pub on_output: Option<OutputSink>,
-    /// Show the per-kernel timing footer after cells (`%timing on|off`).
-    pub timing: bool,
-    /// Nesting depth of measurement loops (their launches are not logged).
-    pub(crate) measuring: usize,
-    /// The current cell's launches per kernel, for the footer.
-    pub(crate) launch_log: Vec<timing::KernelLaunches>,
-    /// How many of them carry a time (capped per cell).
-    pub(crate) timed_launches: usize,
-    /// Launches traced with `tilebook.trace` (their objects refer to them by index).
-    pub(crate) traces: Vec<Rc<trace::TraceData>>,
     /// A device to open before the next cell runs (`Session::lazy`).
     pending_device: Option<String>,
     /// Render errors with ANSI colours (terminals, Jupyter).
     pub color: bool,
     /// The GPU while `%device cpu` is in effect (kept for `%device cuda`).
     parked_gpu: Option<Rc<tilebook_cuda::Gpu>>,
-    /// Launch options a launch does not give (`%config num_warps=8`).
-    pub compile_defaults: tilebook_frontend::kernel::CompileOptions,
-    /// Compiled kernels and tuning results kept across sessions (`None`:
-    /// off, as `TILEBOOK_CACHE=off` asks).
-    pub disk: Option<disk_cache::DiskCache>,
     /// Run torch operations on `'cuda'` tensors as stdlib kernels even on
     /// the CPU backend (tests of those kernels; a GPU session always does).
     pub ops_as_kernels: bool,
@@ -215,54 +182,58 @@ pub struct Session {
     pending_stream: Option<(String, String)>,
 }
 
-/// The interrupt flag front ends set (Ctrl-C, Jupyter's
-/// `interrupt_request`). Setting it also asks a running VM to raise
-/// `KeyboardInterrupt` at its next instruction; native loops (benchmarks,
-/// launches) poll the flag themselves.
-#[derive(Default)]
-pub struct Interrupt {
-    flag: Arc<AtomicBool>,
-    vm: std::sync::Mutex<Option<rustpython_vm::signal::UserSignalSender>>,
+impl std::ops::Deref for Session {
+    type Target = Runtime;
+    fn deref(&self) -> &Runtime {
+        &self.rt
+    }
 }
 
-impl Interrupt {
-    pub fn store(&self, value: bool, order: Ordering) {
-        self.flag.store(value, order);
-        if !value {
-            return;
-        }
-        if let Ok(tx) = self.vm.lock() {
-            if let Some(tx) = tx.as_ref() {
-                let flag = self.flag.clone();
-                let _ = tx.send(Box::new(move |vm| {
-                    if flag.swap(false, Ordering::Relaxed) {
-                        Err(vm.new_exception_empty(vm.ctx.exceptions.keyboard_interrupt.to_owned()))
-                    } else {
-                        Ok(())
-                    }
-                }));
-            }
-        }
+impl std::ops::DerefMut for Session {
+    fn deref_mut(&mut self) -> &mut Runtime {
+        &mut self.rt
     }
+}
 
-    pub fn swap(&self, value: bool, order: Ordering) -> bool {
-        self.flag.swap(value, order)
+impl Host for Session {
+    fn call(&mut self, f: &Val, args: Vec<Val>, kwargs: Vec<(String, Val)>) -> R<Val> {
+        Session::call(self, f, args, kwargs)
     }
+    fn call_method(&mut self, recv: &Val, name: &str, args: Vec<Val>) -> R<Val> {
+        methods::call_method(self, recv, name, args, vec![])
+    }
+    fn emit_stream(&mut self, name: &str, text: &str) {
+        Session::emit_stream(self, name, text)
+    }
+    fn display(&mut self, data: Vec<(String, String)>) {
+        Session::display(self, data)
+    }
+    fn progress(&mut self, label: &str, done: usize, total: usize) {
+        Session::progress(self, label, done, total)
+    }
+    fn announce_backend(&mut self) {
+        Session::announce_backend(self)
+    }
+    fn globals(&self) -> Scope {
+        self.globals.clone()
+    }
+    fn global_values(&mut self) -> Vec<(String, Val)> {
+        Session::global_values(self)
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
 
-    pub fn load(&self, order: Ordering) -> bool {
-        self.flag.load(order)
-    }
-
-    /// The flag itself (the CPU backend polls it between programs).
-    pub fn flag(&self) -> &AtomicBool {
-        &self.flag
-    }
-
-    pub(crate) fn attach(&self, tx: rustpython_vm::signal::UserSignalSender) {
-        if let Ok(mut g) = self.vm.lock() {
-            *g = Some(tx);
-        }
-    }
+/// The session behind a runtime callback (the runtime knows its host only as
+/// `dyn Host`; in this crate that host is always a `Session`).
+pub(crate) fn session_of(h: &mut dyn Host) -> R<&mut Session> {
+    h.as_any_mut().downcast_mut::<Session>().ok_or_else(|| {
+        Exc::new(
+            "InternalError",
+            "the kernels runtime called back into a host that is not a session",
+        )
+    })
 }
 
 impl Default for Session {
@@ -274,32 +245,19 @@ impl Default for Session {
 impl Session {
     pub fn new() -> Session {
         Session {
+            rt: Runtime::new(),
             globals: Rc::new(RefCell::new(HashMap::new())),
             outputs: vec![],
             cell_count: 0,
             announced: false,
             rng: 0x5DEECE66D,
-            interrupt: Arc::new(Interrupt::default()),
-            total_compiles: 0,
-            backend: Backend::Cpu,
             announce: true,
-            check_gpu: std::env::var("TILEBOOK_CHECK_GPU").is_ok_and(|v| v == "1"),
-            check_ptx: std::env::var("TILEBOOK_CHECK_PTX").is_ok_and(|v| v == "1"),
             started: std::time::Instant::now(),
-            l2_flush: None,
-            launched_since_sync: vec![],
             on_progress: None,
             on_output: None,
-            timing: true,
-            measuring: 0,
-            launch_log: vec![],
-            timed_launches: 0,
-            disk: disk_cache::DiskCache::from_env(),
-            compile_defaults: Default::default(),
             parked_gpu: None,
             pending_device: None,
             color: false,
-            traces: vec![],
             ops_as_kernels: false,
             stdlib: None,
             host: None,
@@ -401,13 +359,6 @@ impl Session {
     /// Seconds since the session started.
     pub fn clock(&self) -> f64 {
         self.started.elapsed().as_secs_f64()
-    }
-
-    pub fn backend_name(&self) -> &'static str {
-        match self.backend {
-            Backend::Cpu => "cpu",
-            Backend::Cuda(_) => "cuda",
-        }
     }
 
     pub fn device_name(&self) -> String {
@@ -577,13 +528,6 @@ impl Session {
         });
     }
 
-    pub(crate) fn check_interrupt(&self) -> R<()> {
-        if self.interrupt.swap(false, Ordering::Relaxed) {
-            return Err(Exc::new("KeyboardInterrupt", ""));
-        }
-        Ok(())
-    }
-
     /// Run one cell; `name` labels it in messages (`cell [3]`, a path).
     pub fn run_cell_named(&mut self, text: &str, name: &str) -> CellResult {
         self.outputs.clear();
@@ -636,7 +580,7 @@ impl Session {
         // After an error the device may be unusable: the log is dropped
         // unread (its events are leaked if their context was lost).
         let footer = if ok {
-            self.timing_footer()
+            timing::footer(&mut self.rt)
         } else {
             self.launch_log.clear();
             self.timed_launches = 0;

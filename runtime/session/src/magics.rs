@@ -9,6 +9,7 @@ use crate::{Backend, Session};
 use std::rc::Rc;
 use std::time::Instant;
 use tilebook_frontend::SourceFile;
+use tilebook_kernels::gpu_fault::GpuFault;
 
 const MAGICS: &[(&str, &str)] = &[
     (
@@ -91,7 +92,7 @@ impl Session {
             }
             "timeit" => {
                 let mark = self.outputs_len();
-                let times = crate::bench::measure(self, 25.0, 100.0, &mut |s| s.run_parsed(file))?;
+                let times = crate::bench::measure(self, 25.0, 100.0, &mut |s| crate::session_of(s)?.run_parsed(file))?;
                 // What the repetitions printed or displayed is not the cell's output.
                 self.truncate_outputs(mark);
                 self.report_timeit(&times);
@@ -421,8 +422,9 @@ impl Session {
         if code.is_empty() {
             return Err(Exc::new("UsageError", "%timeit needs a statement"));
         }
-        let times =
-            crate::bench::measure(self, 25.0, 100.0, &mut |s| s.run_code(code).map(|_| ()))?;
+        let times = crate::bench::measure(self, 25.0, 100.0, &mut |s| {
+            crate::session_of(s)?.run_code(code).map(|_| ())
+        })?;
         self.report_timeit(&times);
         Ok(Val::None)
     }

@@ -28,11 +28,11 @@ pub fn call_method(
             if o.type_name == "triton.testing.perf_report" {
                 crate::perf::decorate(o, target)
             } else {
-                crate::autotune::decorate(s, o, target)
+                crate::autotune::decorate(o, target)
             }
         }
         Val::Object(o) if o.type_name == "Mark" && name == "run" => crate::perf::run(s, o, &a),
-        Val::Object(o) if o.type_name == "Trace" => crate::trace::method(s, o, name, &a),
+        Val::Object(o) if o.type_name == "Trace" => crate::pictures::method(s, o, name, &a),
         Val::Kernel(k) if name == "warmup" => crate::kernels::warmup(s, k, a),
         Val::Str(x) => match name {
             "format" => {

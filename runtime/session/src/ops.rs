@@ -7,6 +7,7 @@ use crate::value::{Exc, Val};
 use crate::Session;
 use ruff_python_ast::{CmpOp, Operator, UnaryOp};
 use std::rc::Rc;
+use tilebook_kernels::gpu_fault::GpuFault;
 use tilebook_tir::DType;
 
 fn op_symbol(op: Operator) -> &'static str {

@@ -10,6 +10,7 @@ use crate::tensor::{Device, Scalar, Tensor};
 use crate::value::{Exc, Val};
 use crate::Session;
 use std::rc::Rc;
+use tilebook_kernels::gpu_fault::GpuFault;
 use tilebook_tir::DType;
 
 fn tensor_arg(v: &Val, what: &str) -> R<Rc<Tensor>> {

@@ -30,8 +30,8 @@ impl HostObject for PyVal {
         })
     }
 
-    fn call(&self, s: &mut Session, args: Vec<Val>, kwargs: Vec<(String, Val)>) -> R<Val> {
-        s.call_py(&self.0, args, kwargs)
+    fn call(&self, s: &mut dyn crate::Host, args: Vec<Val>, kwargs: Vec<(String, Val)>) -> R<Val> {
+        crate::session_of(s)?.call_py(&self.0, args, kwargs)
     }
 
     fn same(&self, other: &dyn HostObject) -> bool {

@@ -171,7 +171,17 @@ impl Session {
         if self.host.is_none() {
             let argv = self.argv.clone();
             let host = Rc::new(Host::new(argv).map_err(|e| Exc::new("RuntimeError", e))?);
-            self.interrupt.attach(host.interrupt_sender());
+            let tx = host.interrupt_sender();
+            self.interrupt.attach(Box::new(move |flag| {
+                let flag = flag.clone();
+                let _ = tx.send(Box::new(move |vm| {
+                    if flag.swap(false, std::sync::atomic::Ordering::Relaxed) {
+                        Err(vm.new_exception_empty(vm.ctx.exceptions.keyboard_interrupt.to_owned()))
+                    } else {
+                        Ok(())
+                    }
+                }));
+            }));
             self.host = Some(host);
             Host::start(self)?;
         }

@@ -1,6 +1,6 @@
 //! Computes the compiler's identity for the on-disk kernel cache: a hash of
 //! every source file that decides what code a kernel compiles to (the
-//! compiler crates and the session's specialization rules). A change to any
+//! compiler crates and the kernels runtime's specialization rules). A change to any
 //! of them gives new cache keys, so stale code is never loaded.
 
 use sha2::{Digest, Sha256};

@@ -4,15 +4,15 @@
 //! device events (wall clock on the CPU backend). Returns the mean by default,
 //! `return_mode` ("min", "max", "mean", "median", "all") or `quantiles`.
 
-use crate::builtins::{to_f64, Args};
-use crate::interp::R;
+use crate::value::R;
+use crate::value::{to_f64, Args};
 use crate::value::{Exc, Val};
-use crate::{Backend, Session};
+use crate::{Backend, Host};
 use std::time::Instant;
 
 /// Milliseconds of one call of `f`, with the L2 cache flushed first on the
 /// GPU (device events) or by wall clock on the CPU backend.
-fn time_once(s: &mut Session, f: &mut dyn FnMut(&mut Session) -> R<()>) -> R<f64> {
+fn time_once(s: &mut dyn Host, f: &mut dyn FnMut(&mut dyn Host) -> R<()>) -> R<f64> {
     match s.backend.clone() {
         Backend::Cuda(g) => {
             if s.l2_flush.is_none() {
@@ -46,10 +46,10 @@ fn time_once(s: &mut Session, f: &mut dyn FnMut(&mut Session) -> R<()>) -> R<f64
 /// of warm-up calls and `rep` ms of measured ones. Returns the measured
 /// times in milliseconds, sorted.
 pub fn measure(
-    s: &mut Session,
+    s: &mut dyn Host,
     warmup: f64,
     rep: f64,
-    f: &mut dyn FnMut(&mut Session) -> R<()>,
+    f: &mut dyn FnMut(&mut dyn Host) -> R<()>,
 ) -> R<Vec<f64>> {
     s.measuring += 1;
     let r = measure_loop(s, warmup, rep, f);
@@ -58,10 +58,10 @@ pub fn measure(
 }
 
 fn measure_loop(
-    s: &mut Session,
+    s: &mut dyn Host,
     warmup: f64,
     rep: f64,
-    f: &mut dyn FnMut(&mut Session) -> R<()>,
+    f: &mut dyn FnMut(&mut dyn Host) -> R<()>,
 ) -> R<Vec<f64>> {
     time_once(s, f)?;
     // The estimate counts everything a repetition costs (the L2 flush, the
@@ -94,7 +94,7 @@ pub fn quantile(times: &[f64], p: f64) -> f64 {
     times[lo] + (times[hi] - times[lo]) * (pos - lo as f64)
 }
 
-pub fn do_bench(s: &mut Session, a: &Args) -> R<Val> {
+pub fn do_bench(s: &mut dyn Host, a: &Args) -> R<Val> {
     let f = a.req(0, "fn")?;
     let warmup = a
         .get(1, "warmup")
@@ -116,7 +116,7 @@ pub fn do_bench(s: &mut Session, a: &Args) -> R<Val> {
     })?;
     let q = |p: f64| quantile(&times, p);
     if let Some(qs) = quantiles {
-        let items = s.iterate(&qs)?;
+        let items = crate::value::iterate(&qs)?;
         let vals: Vec<Val> = items
             .iter()
             .map(|v| to_f64(v).map(|p| Val::Float(q(p))))

@@ -4,7 +4,7 @@
 
 use super::{Compiled, Front, Prepared};
 use crate::disk_cache::{DiskCache, GpuEntry, KernelEntry};
-use crate::{Backend, Session};
+use crate::{Backend, Host};
 use std::time::Instant;
 use tilebook_nvptx::GpuKernel;
 
@@ -17,7 +17,7 @@ fn disk_key(p: &Prepared) -> String {
 
 /// A specialization from disk: its tile IR (parsed back) and, on a GPU, its
 /// generated code, still to be loaded. `None` when there is no usable entry.
-pub(super) fn load(s: &mut Session, p: &Prepared) -> Option<(Front, Option<GpuKernel>)> {
+pub(super) fn load(s: &mut dyn Host, p: &Prepared) -> Option<(Front, Option<GpuKernel>)> {
     let start = Instant::now();
     let mut clock = tilebook_tir::StageClock::new();
     let disk = s.disk.as_ref()?;
@@ -54,7 +54,7 @@ pub(super) fn load(s: &mut Session, p: &Prepared) -> Option<(Front, Option<GpuKe
 }
 
 /// Write a specialization compiled in this session.
-pub(super) fn store(s: &Session, p: &Prepared, name: &str, c: &Compiled, static_out: &str) {
+pub(super) fn store(s: &dyn Host, p: &Prepared, name: &str, c: &Compiled, static_out: &str) {
     let Some(disk) = &s.disk else { return };
     let gpu = c.gpu.as_ref().map(|(gk, _)| GpuEntry {
         name: gk.name.clone(),

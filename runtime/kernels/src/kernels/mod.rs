@@ -7,9 +7,10 @@
 //! otherwise lowers, optimises, verifies and compiles it. Launch errors name
 //! the kernel line, the program id and the offending offset.
 
-use crate::interp::R;
+use crate::gpu_fault::GpuFault;
+use crate::value::R;
 use crate::value::{Exc, Val};
-use crate::{Backend, Session};
+use crate::{Backend, Host};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -123,11 +124,11 @@ impl KernelObj {
     }
 
     /// The namespace its global names resolve in.
-    pub fn scope(&self, s: &Session) -> crate::value::Scope {
+    pub fn scope(&self, s: &dyn Host) -> crate::value::Scope {
         match &self.namespace {
             Some(Namespace::Scope(ns)) => ns.clone(),
             Some(Namespace::Host(f)) => f(&self.jit.borrow()),
-            None => s.globals.clone(),
+            None => s.globals(),
         }
     }
 
@@ -178,7 +179,7 @@ impl KernelObj {
 
 /// `kernel[grid](args..., **kwargs)`.
 pub fn launch(
-    s: &mut Session,
+    s: &mut dyn Host,
     k: &Rc<KernelObj>,
     grid: &Val,
     args: Vec<Val>,
@@ -194,7 +195,7 @@ pub fn launch(
 
 /// The compiled code of a prepared launch: from the kernel's cache, or
 /// compiled now (and cached).
-pub(crate) fn compiled(s: &mut Session, k: &Rc<KernelObj>, p: &Prepared) -> R<Rc<Compiled>> {
+pub(crate) fn compiled(s: &mut dyn Host, k: &Rc<KernelObj>, p: &Prepared) -> R<Rc<Compiled>> {
     let cached = k.cache.borrow().get(&p.key).cloned();
     let c = match cached {
         Some(c) => c,
@@ -224,7 +225,7 @@ pub(crate) fn compiled(s: &mut Session, k: &Rc<KernelObj>, p: &Prepared) -> R<Rc
 /// each launch's code or why it failed (a config that does not fit is
 /// skipped by the autotuner, not fatal).
 pub(crate) fn compile_all(
-    s: &mut Session,
+    s: &mut dyn Host,
     k: &Rc<KernelObj>,
     preps: &[Prepared],
 ) -> Vec<R<Rc<Compiled>>> {
@@ -290,7 +291,7 @@ pub(crate) fn compile_all(
         .collect()
 }
 
-fn remember(s: &mut Session, k: &Rc<KernelObj>, jit: &JitFunction, p: &Prepared, c: Rc<Compiled>) {
+fn remember(s: &mut dyn Host, k: &Rc<KernelObj>, jit: &JitFunction, p: &Prepared, c: Rc<Compiled>) {
     if std::env::var("TILEBOOK_TIME_STAGES").is_ok_and(|v| v == "1") {
         let laps: Vec<String> = c
             .stages
@@ -310,7 +311,12 @@ fn remember(s: &mut Session, k: &Rc<KernelObj>, jit: &JitFunction, p: &Prepared,
 }
 
 /// Launch prepared arguments with compiled code.
-pub(crate) fn run(s: &mut Session, k: &Rc<KernelObj>, p: &Prepared, compiled: &Compiled) -> R<Val> {
+pub(crate) fn run(
+    s: &mut dyn Host,
+    k: &Rc<KernelObj>,
+    p: &Prepared,
+    compiled: &Compiled,
+) -> R<Val> {
     let jit = k.jit.borrow().clone();
     let (grid, args) = (p.grid, &p.args);
     let gpu = match &s.backend {
@@ -346,7 +352,7 @@ pub(crate) fn run(s: &mut Session, k: &Rc<KernelObj>, p: &Prepared, compiled: &C
 }
 
 fn launch_on(
-    s: &mut Session,
+    s: &mut dyn Host,
     jit: &Rc<JitFunction>,
     compiled: &Compiled,
     gpu: &Option<Rc<tilebook_cuda::Gpu>>,
@@ -426,7 +432,7 @@ pub(crate) struct Front {
 }
 
 /// Lower, optimise and verify one specialization.
-fn front_end(s: &mut Session, jit: &JitFunction, p: &Prepared) -> R<Front> {
+fn front_end(s: &mut dyn Host, jit: &JitFunction, p: &Prepared) -> R<Front> {
     let start = Instant::now();
     let mut clock = tilebook_tir::StageClock::new();
     let globals = SessionGlobals { ns: &p.ns };
@@ -462,7 +468,7 @@ fn front_end(s: &mut Session, jit: &JitFunction, p: &Prepared) -> R<Front> {
 /// and for the GPU when one is in use, then load the module. `ptx`: the GPU
 /// code when it was generated already (in parallel, by `compile_all`).
 fn back_end(
-    s: &mut Session,
+    s: &mut dyn Host,
     jit: &JitFunction,
     p: &Prepared,
     front: Front,
@@ -673,7 +679,7 @@ fn run_cpu_on_copies(
 /// (`tilebook.trace`), compiled for the occasion and not cached. The launch
 /// is real: it writes its outputs as a launch would.
 pub(crate) fn run_traced(
-    s: &mut Session,
+    s: &mut dyn Host,
     k: &Rc<KernelObj>,
     p: &Prepared,
 ) -> R<crate::trace::TraceData> {
@@ -897,7 +903,7 @@ fn span_at(file: &Rc<tilebook_frontend::SourceFile>, line: u32, col: u32) -> Opt
 }
 
 /// Attributes of a kernel object (`kernel.fn`, `kernel.cache`, ...).
-pub fn kernel_attr(_s: &mut Session, k: &Rc<KernelObj>, name: &str) -> R<Val> {
+pub fn kernel_attr(_s: &mut dyn Host, k: &Rc<KernelObj>, name: &str) -> R<Val> {
     match name {
         "__name__" => Ok(Val::str(&k.jit.borrow().name)),
         "compile_count" => Ok(Val::Int(k.compiles.get() as i64)),
@@ -931,7 +937,7 @@ pub fn kernel_attr(_s: &mut Session, k: &Rc<KernelObj>, name: &str) -> R<Val> {
 /// `kernel.warmup(*args, grid=..., **meta)`: compile without launching and
 /// return the compiled kernel (`n_regs`, `n_spills`, `metadata.shared`,
 /// `asm[...]`), which can also be launched as `compiled[grid](...)`.
-pub fn warmup(s: &mut Session, k: &Rc<KernelObj>, a: crate::builtins::Args) -> R<Val> {
+pub fn warmup(s: &mut dyn Host, k: &Rc<KernelObj>, a: crate::value::Args) -> R<Val> {
     let grid = a
         .kw("grid")
         .unwrap_or_else(|| Val::tuple(vec![Val::Int(1)]));

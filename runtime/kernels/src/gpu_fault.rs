@@ -15,34 +15,42 @@
 //! generation) and host tensors upload again on their next launch.
 
 use crate::value::{Exc, Val};
-use crate::{Backend, Session};
+use crate::{Backend, Host, Runtime};
 use std::rc::Rc;
 
 /// How many kernel names the fault message lists at most.
 const NAMED: usize = 4;
 
-impl Session {
+impl Runtime {
     /// Remember a GPU launch until the next synchronisation.
-    pub(crate) fn note_gpu_launch(&mut self, name: &str) {
+    pub fn note_gpu_launch(&mut self, name: &str) {
         self.launched_since_sync.retain(|n| n != name);
         self.launched_since_sync.push(name.to_string());
         if self.launched_since_sync.len() > NAMED {
             self.launched_since_sync.remove(0);
         }
     }
+}
 
+/// Recovery after a failed GPU call, for any host of the runtime.
+pub trait GpuFault {
     /// Turn a failed GPU call into the error to raise, rebuilding the context
     /// first when a fault poisoned it.
-    pub(crate) fn gpu_failure(&mut self, mut e: Exc) -> Exc {
+    fn gpu_failure(&mut self, e: Exc) -> Exc;
+    /// If the GPU context is poisoned, rebuild it and say what happened.
+    fn recover_gpu(&mut self) -> Option<String>;
+}
+
+impl<H: Host + ?Sized> GpuFault for H {
+    fn gpu_failure(&mut self, mut e: Exc) -> Exc {
         if let Some(note) = self.recover_gpu() {
             e.message = format!("{}\n{note}", e.message);
         }
         e
     }
 
-    /// If the GPU context is poisoned, rebuild it and say what happened.
-    pub(crate) fn recover_gpu(&mut self) -> Option<String> {
-        let Backend::Cuda(g) = &self.backend else {
+    fn recover_gpu(&mut self) -> Option<String> {
+        let Backend::Cuda(g) = self.backend.clone() else {
             return None;
         };
         let fault = g.context_fault()?;

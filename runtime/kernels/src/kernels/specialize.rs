@@ -3,9 +3,9 @@
 //! deriving Triton's specialization and the cache key from them.
 
 use super::{KernelArg, KernelObj};
-use crate::interp::R;
+use crate::value::R;
 use crate::value::{Exc, Val};
-use crate::{Backend, Session};
+use crate::{Backend, Host};
 use std::cell::RefCell;
 use std::rc::Rc;
 use tilebook_frontend::kernel::{
@@ -50,7 +50,7 @@ pub fn const_of(v: &Val) -> Option<ConstVal> {
     })
 }
 
-fn grid_dims(s: &mut Session, grid: &Val, meta: &[(String, Val)]) -> R<[u32; 3]> {
+fn grid_dims(s: &mut dyn Host, grid: &Val, meta: &[(String, Val)]) -> R<[u32; 3]> {
     let g = match grid {
         Val::Builtin(_) | Val::Py(_) => {
             let dict = Val::Dict(Rc::new(RefCell::new(
@@ -79,7 +79,7 @@ fn grid_dims(s: &mut Session, grid: &Val, meta: &[(String, Val)]) -> R<[u32; 3]>
     }
     let mut dims = [1u32; 3];
     for (i, it) in items.iter().enumerate() {
-        let n = crate::builtins::to_int(it).map_err(|_| {
+        let n = crate::value::to_int(it).map_err(|_| {
             Exc::type_error(format!(
                 "grid dimension {i} must be an int, got {}",
                 it.type_name()
@@ -150,7 +150,7 @@ pub(crate) struct Prepared {
 /// Bind the arguments (applying `@triton.heuristics`), evaluate the grid
 /// and derive the specialization and its cache key.
 pub(crate) fn prepare(
-    s: &mut Session,
+    s: &mut dyn Host,
     k: &Rc<KernelObj>,
     grid: &Val,
     args: Vec<Val>,
@@ -184,8 +184,8 @@ pub(crate) fn prepare(
                 bound[i] = Some(v);
             }
             None => match name.as_str() {
-                "num_warps" => options.num_warps = crate::builtins::to_int(&v)? as u32,
-                "num_stages" => options.num_stages = crate::builtins::to_int(&v)? as u32,
+                "num_warps" => options.num_warps = crate::value::to_int(&v)? as u32,
+                "num_stages" => options.num_stages = crate::value::to_int(&v)? as u32,
                 "num_ctas"
                 | "maxnreg"
                 | "waves_per_eu"

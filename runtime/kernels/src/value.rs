@@ -11,6 +11,8 @@ use tilebook_tir::DType;
 
 pub type Scope = Rc<RefCell<HashMap<String, Val>>>;
 
+pub type R<T> = Result<T, Exc>;
+
 /// A `triton.Config`.
 #[derive(Clone)]
 pub struct Config {
@@ -64,7 +66,7 @@ pub trait HostObject {
     fn repr(&self) -> String;
     fn call(
         &self,
-        s: &mut crate::Session,
+        s: &mut dyn crate::Host,
         args: Vec<Val>,
         kwargs: Vec<(String, Val)>,
     ) -> Result<Val, Exc>;
@@ -328,4 +330,105 @@ pub fn attr_of(o: &Object, name: &str) -> Option<Val> {
         .iter()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.clone())
+}
+
+/// Keyword and positional argument access for builtins.
+pub struct Args {
+    pub pos: Vec<Val>,
+    pub kw: Vec<(String, Val)>,
+    pub fname: String,
+}
+
+impl Args {
+    pub fn get(&self, i: usize, name: &str) -> Option<Val> {
+        self.kw
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| self.pos.get(i).cloned())
+    }
+    pub fn req(&self, i: usize, name: &str) -> R<Val> {
+        self.get(i, name).ok_or_else(|| {
+            Exc::type_error(format!(
+                "{}() missing required argument '{name}'",
+                self.fname
+            ))
+        })
+    }
+    pub fn kw(&self, name: &str) -> Option<Val> {
+        self.kw
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+pub fn to_int(v: &Val) -> R<i64> {
+    match v {
+        Val::Int(i) => Ok(*i),
+        Val::Bool(b) => Ok(*b as i64),
+        Val::Tensor(t) if t.numel() == 1 && (t.dtype.is_int()) => Ok(t.get_at(t.offset).i()),
+        // A Python int outside i64 travels as an opaque object.
+        other if other.type_name() == "int" => Err(Exc::new(
+            "OverflowError",
+            format!("{} does not fit in a 64-bit integer", other.repr()),
+        )),
+        other => Err(Exc::type_error(format!(
+            "expected an integer, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+pub fn to_f64(v: &Val) -> R<f64> {
+    match v {
+        Val::Int(i) => Ok(*i as f64),
+        Val::Bool(b) => Ok(*b as i64 as f64),
+        Val::Float(f) => Ok(*f),
+        Val::Tensor(t) if t.numel() == 1 => Ok(t.get_at(t.offset).f()),
+        other => Err(Exc::type_error(format!(
+            "expected a number, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// The items of an iterable library value (lists, tuples, ranges, strings,
+/// dict keys, the rows of a tensor).
+pub fn iterate(v: &Val) -> R<Vec<Val>> {
+    Ok(match v {
+        Val::List(l) => l.borrow().clone(),
+        Val::Tuple(t) => t.to_vec(),
+        Val::Object(_) if v.named_tuple_items().is_some() => {
+            v.named_tuple_items().unwrap_or_default()
+        }
+        Val::Range(a, b, s) => {
+            let (a, b, s) = (*a, *b, *s);
+            let n = if s > 0 {
+                (b - a + s - 1).max(0) / s
+            } else {
+                (a - b - s - 1).max(0) / (-s)
+            };
+            if n > 100_000_000 {
+                return Err(Exc::new("MemoryError", "range too large to iterate"));
+            }
+            (0..n).map(|i| Val::Int(a + i * s)).collect()
+        }
+        Val::Str(s) => s.chars().map(|c| Val::str(&c.to_string())).collect(),
+        Val::Dict(d) => d.borrow().iter().map(|(k, _)| k.clone()).collect(),
+        Val::Tensor(t) => {
+            if t.shape.is_empty() {
+                return Err(Exc::type_error("iteration over a 0-d tensor"));
+            }
+            (0..t.shape[0])
+                .map(|i| Val::tensor(t.select(0, i)))
+                .collect()
+        }
+        other => {
+            return Err(Exc::type_error(format!(
+                "'{}' object is not iterable",
+                other.type_name()
+            )))
+        }
+    })
 }

@@ -12,11 +12,11 @@
 //! the fastest per key. Heuristics run inside `kernels::prepare`, after a
 //! config's meta-parameters are known, as Triton's nesting does.
 
-use crate::builtins::{to_f64, Args};
-use crate::interp::R;
 use crate::kernels::{compile_all, prepare, run, KernelObj, Prepared};
+use crate::value::R;
+use crate::value::{to_f64, Args};
 use crate::value::{Config, Exc, Object, Val};
-use crate::Session;
+use crate::Host;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -81,7 +81,7 @@ pub fn decorator(name: &str, a: &Args) -> R<Val> {
 }
 
 /// Apply a decorator object to the kernel below it.
-pub fn decorate(s: &mut Session, o: &Object, target: Val) -> R<Val> {
+pub fn decorate(o: &Object, target: Val) -> R<Val> {
     let Val::Kernel(inner) = &target else {
         return Err(Exc::type_error(format!(
             "@{} applies to a @triton.jit kernel, not a {}",
@@ -111,7 +111,7 @@ pub fn decorate(s: &mut Session, o: &Object, target: Val) -> R<Val> {
         return Ok(Val::Kernel(k));
     }
     let mut configs = vec![];
-    for c in s.iterate(&attr("configs").unwrap_or(Val::None))? {
+    for c in crate::value::iterate(&attr("configs").unwrap_or(Val::None))? {
         match c {
             Val::Config(c) => configs.push(c),
             other => {
@@ -145,9 +145,9 @@ pub fn decorate(s: &mut Session, o: &Object, target: Val) -> R<Val> {
     let ms = |n: &str, d: f64| -> R<f64> { attr(n).map(|v| to_f64(&v)).unwrap_or(Ok(d)) };
     let tuner = Autotuner {
         configs,
-        key: names(s, attr("key"))?,
-        reset_to_zero: names(s, attr("reset_to_zero"))?,
-        restore_value: names(s, attr("restore_value"))?,
+        key: names(attr("key"))?,
+        reset_to_zero: names(attr("reset_to_zero"))?,
+        restore_value: names(attr("restore_value"))?,
         early_prune,
         perf_model,
         top_k,
@@ -176,11 +176,10 @@ pub fn decorate(s: &mut Session, o: &Object, target: Val) -> R<Val> {
 }
 
 /// Argument names given as a list (or nothing).
-fn names(s: &mut Session, v: Option<Val>) -> R<Vec<String>> {
+fn names(v: Option<Val>) -> R<Vec<String>> {
     match v {
         None | Some(Val::None) => Ok(vec![]),
-        Some(v) => Ok(s
-            .iterate(&v)?
+        Some(v) => Ok(crate::value::iterate(&v)?
             .iter()
             .map(|x| x.to_str().to_string())
             .collect()),
@@ -229,8 +228,8 @@ fn tensors_named(names: &[String], named: &[(String, Val)]) -> Vec<Val> {
         .collect()
 }
 
-fn method(s: &mut Session, t: &Val, name: &str, args: Vec<Val>) -> R<Val> {
-    crate::methods::call_method(s, t, name, args, vec![])
+fn method(s: &mut dyn Host, t: &Val, name: &str, args: Vec<Val>) -> R<Val> {
+    s.call_method(t, name, args)
 }
 
 /// The call's arguments by parameter name (defaults filled in), as the
@@ -260,7 +259,7 @@ fn call_named(k: &KernelObj, args: &[Val], kwargs: &[(String, Val)]) -> Vec<(Str
 
 /// `kernel[grid](...)` of an autotuned kernel.
 pub fn launch_tuned(
-    s: &mut Session,
+    s: &mut dyn Host,
     k: &Rc<KernelObj>,
     grid: &Val,
     args: Vec<Val>,
@@ -290,7 +289,7 @@ pub fn launch_tuned(
 
 /// The on-disk key of a tuning result: the kernel (source, the functions and
 /// constants it names), the configs offered, the tuning key and the device.
-fn disk_key(s: &Session, k: &KernelObj, t: &Autotuner, key: &str) -> String {
+fn disk_key(s: &dyn Host, k: &KernelObj, t: &Autotuner, key: &str) -> String {
     let configs: Vec<String> = t.configs.iter().map(text).collect();
     let device = match &s.backend {
         crate::Backend::Cuda(g) => format!("{} {}", g.name, g.arch),
@@ -305,7 +304,7 @@ fn disk_key(s: &Session, k: &KernelObj, t: &Autotuner, key: &str) -> String {
 
 /// The best config stored on disk for this key, when it is still one of the
 /// kernel's configs (remembered in memory too).
-fn from_disk(s: &Session, k: &KernelObj, t: &Autotuner, key: &str) -> Option<Rc<Config>> {
+fn from_disk(s: &dyn Host, k: &KernelObj, t: &Autotuner, key: &str) -> Option<Rc<Config>> {
     let best = s.disk.as_ref()?.load_tuning(&disk_key(s, k, t, key))?;
     let c = t.configs.iter().find(|c| text(c) == best)?.clone();
     t.cache.borrow_mut().insert(key.to_string(), c.clone());
@@ -313,7 +312,7 @@ fn from_disk(s: &Session, k: &KernelObj, t: &Autotuner, key: &str) -> Option<Rc<
 }
 
 /// The configs left after `prune_configs_by`.
-fn pruned(s: &mut Session, t: &Autotuner, named: &[(String, Val)]) -> R<Vec<Rc<Config>>> {
+fn pruned(s: &mut dyn Host, t: &Autotuner, named: &[(String, Val)]) -> R<Vec<Rc<Config>>> {
     let mut configs = t.configs.clone();
     let as_vals =
         |cs: &[Rc<Config>]| Val::list(cs.iter().map(|c| Val::Config(c.clone())).collect());
@@ -323,8 +322,7 @@ fn pruned(s: &mut Session, t: &Autotuner, named: &[(String, Val)]) -> R<Vec<Rc<C
             vec![as_vals(&configs), Val::Dict(named_dict(named))],
             vec![],
         )?;
-        configs = s
-            .iterate(&out)?
+        configs = crate::value::iterate(&out)?
             .into_iter()
             .filter_map(|v| match v {
                 Val::Config(c) => Some(c),
@@ -345,7 +343,7 @@ fn pruned(s: &mut Session, t: &Autotuner, named: &[(String, Val)]) -> R<Vec<Rc<C
         scored.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
         let n = match top_k {
             Val::Float(f) if *f <= 1.0 => ((scored.len() as f64) * f).ceil() as usize,
-            v => crate::builtins::to_int(v)? as usize,
+            v => crate::value::to_int(v)? as usize,
         };
         configs = scored.into_iter().take(n.max(1)).map(|(_, c)| c).collect();
     }
@@ -369,7 +367,7 @@ fn named_dict(named: &[(String, Val)]) -> Rc<RefCell<Vec<(Val, Val)>>> {
 /// Time every config for one key and return the fastest.
 #[allow(clippy::too_many_arguments)]
 fn tune(
-    s: &mut Session,
+    s: &mut dyn Host,
     k: &Rc<KernelObj>,
     t: &Autotuner,
     grid: &Val,
@@ -488,7 +486,7 @@ fn tune(
     Ok(configs[best].clone())
 }
 
-fn on_gpu(s: &Session) -> bool {
+fn on_gpu(s: &dyn Host) -> bool {
     matches!(s.backend, crate::Backend::Cuda(_))
 }
 

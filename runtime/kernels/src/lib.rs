@@ -1,0 +1,185 @@
+//! The kernels runtime: what happens between `kernel[grid](args)` and the
+//! result — argument binding and Triton's specialization, the compile cache
+//! and the disk cache, launches on the CPU backend or the GPU, the CPU
+//! cross-check of GPU launches, traced launches, autotuning and the
+//! measurement loop of `do_bench`, the log behind the timing footer, and
+//! recovery from GPU faults.
+//!
+//! It sits on the tensor library and below the host bindings: it knows the
+//! library's values (`value::Val`) but not the Python VM. What it needs
+//! from the layer above — calling a host function such as a grid lambda,
+//! writing to the cell's streams, showing progress — it asks through the
+//! `Host` trait, which the session implements; its own state is the
+//! `Runtime` a session holds.
+
+// Exceptions are large values on the cold path; boxing every `Err` would
+// add noise for no measurable gain.
+#![allow(clippy::result_large_err)]
+
+pub mod autotune;
+pub mod bench;
+pub mod disk_cache;
+pub mod gpu_fault;
+pub mod kernels;
+pub mod timing;
+pub mod trace;
+pub mod value;
+
+pub use tilebook_tensor as tensor;
+
+use std::any::Any;
+use std::ops::DerefMut;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use value::{Exc, Scope, Val, R};
+
+/// Which backend runs kernels.
+#[derive(Clone)]
+pub enum Backend {
+    Cpu,
+    Cuda(Rc<tilebook_cuda::Gpu>),
+}
+
+/// What the runtime asks of the layer above it (the session, which runs
+/// host code on the VM and owns the cell's outputs). The runtime's own
+/// state is reached through `Deref`.
+pub trait Host: DerefMut<Target = Runtime> + Any {
+    /// Call a host value (a grid function, a benchmarked lambda, a method).
+    fn call(&mut self, f: &Val, args: Vec<Val>, kwargs: Vec<(String, Val)>) -> R<Val>;
+    /// A method of a value (`t.zero_()` of autotuning's `reset_to_zero`).
+    fn call_method(&mut self, recv: &Val, name: &str, args: Vec<Val>) -> R<Val>;
+    /// Text for the cell's `stdout` or `stderr`.
+    fn emit_stream(&mut self, name: &str, text: &str);
+    /// Show a MIME bundle.
+    fn display(&mut self, data: Vec<(String, String)>);
+    /// Progress of a long operation (`done` of `total`).
+    fn progress(&mut self, label: &str, done: usize, total: usize);
+    /// Say once that kernels run on the CPU backend.
+    fn announce_backend(&mut self);
+    /// The namespace kernels without one of their own read globals from.
+    fn globals(&self) -> Scope;
+    /// The user's variables (to name tensors lost with a GPU context).
+    fn global_values(&mut self) -> Vec<(String, Val)>;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// The kernels runtime's state in a session.
+pub struct Runtime {
+    pub backend: Backend,
+    pub interrupt: Arc<Interrupt>,
+    pub total_compiles: usize,
+    /// Run every GPU launch on the CPU backend too and compare (`TILEBOOK_CHECK_GPU=1`).
+    pub check_gpu: bool,
+    /// Without a GPU, also compile every kernel to PTX (`TILEBOOK_CHECK_PTX=1`).
+    pub check_ptx: bool,
+    /// A 256 MB device buffer overwritten between timed runs to flush the L2.
+    pub l2_flush: Option<tilebook_cuda::DeviceBuffer>,
+    /// GPU kernels launched since the last synchronisation (the suspects
+    /// when a fault surfaces; see `gpu_fault`).
+    pub launched_since_sync: Vec<String>,
+    /// Log launches for the per-kernel timing footer (`%timing on|off`).
+    pub timing: bool,
+    /// Nesting depth of measurement loops (their launches are not logged).
+    pub measuring: usize,
+    /// The current cell's launches per kernel, for the footer.
+    pub launch_log: Vec<timing::KernelLaunches>,
+    /// How many of them carry a time (capped per cell).
+    pub timed_launches: usize,
+    /// Launches traced with `tilebook.trace` (their objects refer to them by index).
+    pub traces: Vec<Rc<trace::TraceData>>,
+    /// Launch options a launch does not give (`%config num_warps=8`).
+    pub compile_defaults: tilebook_frontend::kernel::CompileOptions,
+    /// Compiled kernels and tuning results kept across sessions (`None`:
+    /// off, as `TILEBOOK_CACHE=off` asks).
+    pub disk: Option<disk_cache::DiskCache>,
+}
+
+impl Default for Runtime {
+    fn default() -> Self {
+        Runtime::new()
+    }
+}
+
+impl Runtime {
+    pub fn new() -> Runtime {
+        Runtime {
+            backend: Backend::Cpu,
+            interrupt: Arc::new(Interrupt::default()),
+            total_compiles: 0,
+            check_gpu: std::env::var("TILEBOOK_CHECK_GPU").is_ok_and(|v| v == "1"),
+            check_ptx: std::env::var("TILEBOOK_CHECK_PTX").is_ok_and(|v| v == "1"),
+            l2_flush: None,
+            launched_since_sync: vec![],
+            timing: true,
+            measuring: 0,
+            launch_log: vec![],
+            timed_launches: 0,
+            traces: vec![],
+            compile_defaults: Default::default(),
+            disk: disk_cache::DiskCache::from_env(),
+        }
+    }
+
+    /// `KeyboardInterrupt` when the interrupt flag is set (clearing it).
+    pub fn check_interrupt(&self) -> R<()> {
+        if self.interrupt.swap(false, Ordering::Relaxed) {
+            return Err(Exc::new("KeyboardInterrupt", ""));
+        }
+        Ok(())
+    }
+
+    pub fn backend_name(&self) -> &'static str {
+        match self.backend {
+            Backend::Cpu => "cpu",
+            Backend::Cuda(_) => "cuda",
+        }
+    }
+}
+
+/// A way to wake a running VM so that it notices the interrupt flag (the
+/// host bindings attach one that injects `KeyboardInterrupt`).
+pub type Waker = Box<dyn Fn(&Arc<AtomicBool>) + Send>;
+
+/// The interrupt flag front ends set (Ctrl-C, Jupyter's
+/// `interrupt_request`). Setting it also wakes the attached VM, which raises
+/// `KeyboardInterrupt` at its next instruction; native loops (benchmarks,
+/// launches) poll the flag themselves.
+#[derive(Default)]
+pub struct Interrupt {
+    flag: Arc<AtomicBool>,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl Interrupt {
+    pub fn store(&self, value: bool, order: Ordering) {
+        self.flag.store(value, order);
+        if !value {
+            return;
+        }
+        if let Ok(w) = self.waker.lock() {
+            if let Some(w) = w.as_ref() {
+                w(&self.flag);
+            }
+        }
+    }
+
+    pub fn swap(&self, value: bool, order: Ordering) -> bool {
+        self.flag.swap(value, order)
+    }
+
+    pub fn load(&self, order: Ordering) -> bool {
+        self.flag.load(order)
+    }
+
+    /// The flag itself (the CPU backend polls it between programs).
+    pub fn flag(&self) -> &AtomicBool {
+        &self.flag
+    }
+
+    pub fn attach(&self, waker: Waker) {
+        if let Ok(mut g) = self.waker.lock() {
+            *g = Some(waker);
+        }
+    }
+}
