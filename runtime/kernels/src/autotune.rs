@@ -30,27 +30,7 @@ use std::time::Instant;
 const TUNE_WARMUP_MS: f64 = 5.0;
 const TUNE_REP_MS: f64 = 20.0;
 
-/// What `@triton.autotune(...)` asked for, and what it learned.
-pub struct Autotuner {
-    pub configs: Vec<Rc<Config>>,
-    pub key: Vec<String>,
-    pub reset_to_zero: Vec<String>,
-    pub restore_value: Vec<String>,
-    /// `prune_configs_by`: `early_config_prune(configs, named_args, **kwargs)`,
-    /// then `perf_model(**named_args, **config, num_warps, num_stages)` and `top_k`.
-    pub early_prune: Option<Val>,
-    pub perf_model: Option<Val>,
-    pub top_k: Option<Val>,
-    /// Milliseconds of warm-up and of measured calls per config.
-    pub warmup: f64,
-    pub rep: f64,
-    /// The best config per tuning key.
-    pub cache: RefCell<HashMap<String, Rc<Config>>>,
-    /// The config of the latest launch (`kernel.best_config`).
-    pub best: RefCell<Option<Rc<Config>>>,
-    /// Skipped configs already reported (each is said once per kernel).
-    pub reported: RefCell<std::collections::HashSet<String>>,
-}
+pub use crate::value::kernel::Autotuner;
 
 /// `triton.autotune(configs, key, ...)` and `triton.heuristics(values)`: the
 /// decorator, an object whose `__decorate__` method applies it.

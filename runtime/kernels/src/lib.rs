@@ -34,6 +34,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use value::{Exc, Scope, Val, R};
 
+/// `kernel[grid](args..., **kwargs)`: through the autotuner when the kernel
+/// has one, else straight to its specialization.
+pub fn launch(
+    s: &mut dyn Host,
+    k: &Rc<kernels::KernelObj>,
+    grid: &Val,
+    args: Vec<Val>,
+    kwargs: Vec<(String, Val)>,
+) -> R<Val> {
+    if k.autotune.borrow().is_some() {
+        return autotune::launch_tuned(s, k, grid, args, kwargs);
+    }
+    kernels::launch_untuned(s, k, grid, args, kwargs)
+}
+
 /// Which backend runs kernels.
 #[derive(Clone)]
 pub enum Backend {

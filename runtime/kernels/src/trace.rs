@@ -2,13 +2,14 @@
 //! on the CPU backend with every load and store lane recorded; the session
 //! draws pictures from the data (`pictures.rs` there).
 
+use crate::kernels::{front_end, run_cpu, Compiled, KernelArg, KernelObj, Prepared};
 use crate::tensor::Tensor;
-use crate::value::R;
-use crate::value::{Exc, Val};
-use crate::Host;
+use crate::value::{Exc, Val, R};
+use crate::{Backend, Host};
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::rc::Rc;
-use tilebook_cpu::{Access, Site};
+use tilebook_cpu::{Access, CpuOptions, Site};
 
 /// One traced launch.
 pub struct TraceData {
@@ -65,7 +66,7 @@ pub fn trace(
         kwargs.push(("num_warps".into(), Val::Int(best.num_warps)));
     }
     let p = crate::kernels::prepare(s, k, grid, args, kwargs)?;
-    let data = crate::kernels::run_traced(s, k, &p)?;
+    let data = run_traced(s, k, &p)?;
     let id = s.traces.len();
     let programs = data
         .accesses
@@ -83,4 +84,62 @@ pub fn trace(
             ("_id", Val::Int(id as i64)),
         ],
     ))
+}
+
+/// A launch on the CPU backend with every load and store lane recorded
+/// (`tilebook.trace`), compiled for the occasion and not cached. The launch
+/// is real: it writes its outputs as a launch would.
+pub(crate) fn run_traced(s: &mut dyn Host, k: &Rc<KernelObj>, p: &Prepared) -> R<TraceData> {
+    let jit = k.jit.borrow().clone();
+    let front = front_end(s, &jit, p)?;
+    let opts = CpuOptions {
+        trace: true,
+        ..CpuOptions::default()
+    };
+    let cpu = tilebook_cpu::compile(&front.kernel, &opts)
+        .map_err(|e| Exc::new("CompilationError", format!("CPU backend: {e}")))?;
+    let sites = cpu.sites.clone();
+    let c = Compiled {
+        key: p.key.clone(),
+        signature: p.signature.clone(),
+        tir: front.tir,
+        kernel: Some(cpu),
+        gpu: None,
+        compile_seconds: 0.0,
+        fresh: Cell::new(false),
+        stages: vec![],
+        from_disk: false,
+        num_warps: p.options.num_warps,
+    };
+    // Make sure the host copies are current before the CPU reads them.
+    if let Backend::Cuda(g) = &s.backend {
+        g.synchronize().map_err(|e| Exc::new("RuntimeError", e))?;
+    }
+    let out = run_cpu(&jit, &c, p.grid, &p.args, None)?;
+    if !out.printed.is_empty() {
+        s.emit_stream("stdout", &out.printed);
+    }
+    let names: Vec<&str> = jit
+        .params
+        .iter()
+        .filter(|q| !q.constexpr)
+        .map(|q| q.name.as_str())
+        .collect();
+    let tensors = p
+        .args
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| match a {
+            KernelArg::Tensor(t) => Some((i, names.get(i).unwrap_or(&"?").to_string(), t.clone())),
+            _ => None,
+        })
+        .collect();
+    Ok(TraceData {
+        kernel: jit.name.clone(),
+        grid: p.grid,
+        sites,
+        accesses: out.trace,
+        dropped: out.trace_dropped,
+        tensors,
+    })
 }

@@ -1,239 +1,67 @@
-//! The session engine: the one evaluator under the REPL, `tilebook run` and
-//! the Jupyter kernel.
+//! The session: the one engine under the REPL, `tilebook run` and the
+//! Jupyter kernel.
 //!
-//! A `Session` holds the namespace that persists across cells. `run_cell`
-//! parses a cell, runs its statements, displays the value of a final
-//! expression (as IPython does), and returns everything the cell produced as
-//! `Output` values (streams, displays, errors with rendered carets). Nothing
-//! panics across this boundary: a panic inside evaluation becomes an error
-//! with a bug-report hint and the session lives on.
+//! A `Session` is the host bindings' `Engine` (the VM, the namespace that
+//! persists across cells, the kernels runtime) plus what makes it a
+//! notebook: `run_cell` parses a cell, runs its statements, displays the
+//! value of a final expression (as IPython does), and returns everything
+//! the cell produced as `Output` values (streams, displays, errors with
+//! rendered carets, the timing footer). Nothing panics across this
+//! boundary: a panic inside evaluation becomes an error with a bug-report
+//! hint and the session lives on.
 //!
-//! Modules in evaluation order: `interp` (statements, expressions, calls),
-//! `ops` (operators), `builtins`/`torch` (the host library), `kernels`
-//! (specialization, compile cache, launches), `tensor` (host tensors),
-//! `format` (Python format specs).
+//! Modules: `magics` (line and cell magics), `complete` (completion),
+//! `perf` and `plot` (`Benchmark`, `perf_report`, tables and plots),
+//! `pictures` (a trace's visiting order and masks), `timing` (the footer).
+//! What host code calls of these it reaches through the engine's
+//! `Extensions`, registered in `Session::from_engine`.
 
 // Diagnostics and exceptions are large values on the cold path; boxing
 // every `Err` would add noise for no measurable gain.
 #![allow(clippy::result_large_err)]
 
-pub mod builtins;
 pub mod complete;
-pub mod device_ops;
-pub mod docs;
-pub mod format;
-pub mod host;
+mod magics;
 pub mod perf;
 mod pictures;
 pub mod plot;
-pub use gpu_fault::quiet_expected_panics;
-pub mod interp;
-mod magics;
-pub mod methods;
-pub mod ops;
-pub mod tensor_lib;
+pub mod table;
 mod timing;
-pub mod torch;
 
-use tilebook_kernels::gpu_fault::GpuFault;
+pub use tilebook_host::{
+    builtins, device_ops, docs, format, interp, members, methods, ops, quiet_expected_panics,
+    tensor_lib, torch, vm, CellResult, Engine, Output, OutputSink, Progress, ProgressSink,
+    CELL_STACK_BYTES,
+};
 pub use tilebook_kernels::{
     autotune, bench, disk_cache, gpu_fault, kernels, tensor, trace, value, Backend, Host,
     Interrupt, Runtime,
 };
 
-use interp::R;
-use std::cell::RefCell;
-use std::collections::HashMap;
+use magics::Magics;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use tilebook_frontend::{Diagnostic, SourceFile};
-use value::{Exc, Scope, Val};
+use tilebook_kernels::gpu_fault::GpuFault;
+use value::Exc;
 
-/// The stack of a thread that runs cells (the Jupyter kernel's worker):
-/// deep Python recursion ends in a `RecursionError` long before it.
-pub const CELL_STACK_BYTES: usize = 64 << 20;
-
-/// Something a cell produced, in order.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Output {
-    /// Text written to `stdout` or `stderr`.
-    Stream { name: String, text: String },
-    /// A displayed value as a MIME bundle (`text/plain` always).
-    Display { data: Vec<(String, String)> },
-    /// The value of the cell's final expression (Jupyter's `execute_result`).
-    Result { data: Vec<(String, String)> },
-    /// Documentation from `x?` for the front end's pager (Jupyter's `page`
-    /// payload; terminals print it).
-    Page { text: String },
-    /// `clear_output(wait=...)`: clear the cell's output area.
-    ClearOutput { wait: bool },
-    /// `%load`: text the front end should put in the next cell (IPython's
-    /// `set_next_input`); a script runner runs it as the next cell.
-    NextInput { text: String },
-    /// An error: Python's class name, the message, the 1-based line it points
-    /// at (in the cell or file the rendered text names), and the rendered traceback.
-    Error {
-        kind: String,
-        message: String,
-        line: Option<u32>,
-        rendered: String,
-    },
-}
-
-/// The result of running one cell.
-#[derive(Clone, Debug, Default)]
-pub struct CellResult {
-    pub outputs: Vec<Output>,
-    pub ok: bool,
-}
-
-impl CellResult {
-    /// Everything as plain text, in order (for scripts and tests).
-    pub fn text(&self) -> String {
-        let mut s = String::new();
-        for o in &self.outputs {
-            match o {
-                Output::Stream { text, .. } => s.push_str(text),
-                Output::Display { data } | Output::Result { data } => {
-                    if let Some((_, t)) = data.iter().find(|(m, _)| m == "text/plain") {
-                        s.push_str(t);
-                        s.push('\n');
-                    }
-                }
-                Output::Error { rendered, .. } => s.push_str(rendered),
-                Output::Page { text } => s.push_str(text),
-                Output::NextInput { .. } | Output::ClearOutput { .. } => {}
-            }
-        }
-        s
-    }
-
-    /// The error of a failed cell: (class, message, line).
-    pub fn error(&self) -> Option<(&str, &str, Option<u32>)> {
-        self.outputs.iter().find_map(|o| match o {
-            Output::Error {
-                kind,
-                message,
-                line,
-                ..
-            } => Some((kind.as_str(), message.as_str(), *line)),
-            _ => None,
-        })
-    }
-}
-
-/// Progress of a long operation (autotuning, a benchmark sweep), reported
-/// once it has run for a second: `done` of `total` steps.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Progress {
-    pub label: String,
-    pub done: usize,
-    pub total: usize,
-}
-
-impl Progress {
-    pub fn finished(&self) -> bool {
-        self.done >= self.total
-    }
-}
-
-/// A front end's live output channel (`Session::on_output`).
-pub type OutputSink = Box<dyn FnMut(&Output)>;
-
-/// A front end's progress display (a terminal bar, Jupyter's updating
-/// display).
-pub type ProgressSink = Box<dyn FnMut(&Progress)>;
-
+/// A notebook session: an `Engine` with cells, magics, sweeps and pictures.
+/// It derefs to the engine (and through it to the kernels runtime).
 pub struct Session {
-    /// The kernels runtime's state (backend, caches, launch log); the
-    /// session derefs to it.
-    pub rt: Runtime,
-    pub globals: Scope,
-    outputs: Vec<Output>,
-    cell_count: usize,
-    announced: bool,
-    pub(crate) rng: u64,
-    /// Print the "runs on the CPU backend" note once (off in tests that compare output).
-    pub announce: bool,
-    /// When the session started (for `time.perf_counter`).
-    started: std::time::Instant,
-    /// Where progress of long operations (autotuning, benchmark sweeps)
-    /// goes: the front end's progress bar or updating display.
-    pub on_progress: Option<ProgressSink>,
-    /// Where streams, displays and clears go as they happen (Jupyter); when
-    /// set, those outputs are not kept in the cell's result.
-    pub on_output: Option<OutputSink>,
-    /// A device to open before the next cell runs (`Session::lazy`).
-    pending_device: Option<String>,
-    /// Render errors with ANSI colours (terminals, Jupyter).
-    pub color: bool,
-    /// The GPU while `%device cpu` is in effect (kept for `%device cuda`).
-    parked_gpu: Option<Rc<tilebook_cuda::Gpu>>,
-    /// Run torch operations on `'cuda'` tensors as stdlib kernels even on
-    /// the CPU backend (tests of those kernels; a GPU session always does).
-    pub ops_as_kernels: bool,
-    /// The stdlib kernels behind torch operations, parsed on first use.
-    pub(crate) stdlib: Option<device_ops::Stdlib>,
-    /// The Python VM that runs host code, started with the first cell.
-    pub(crate) host: Option<Rc<host::Host>>,
-    /// `sys.argv` of the VM (`tilebook run FILE args...`).
-    pub argv: Vec<String>,
-    /// Text written by Python that does not end a line yet.
-    pending_stream: Option<(String, String)>,
+    engine: Engine,
 }
 
 impl std::ops::Deref for Session {
-    type Target = Runtime;
-    fn deref(&self) -> &Runtime {
-        &self.rt
+    type Target = Engine;
+    fn deref(&self) -> &Engine {
+        &self.engine
     }
 }
 
 impl std::ops::DerefMut for Session {
-    fn deref_mut(&mut self) -> &mut Runtime {
-        &mut self.rt
+    fn deref_mut(&mut self) -> &mut Engine {
+        &mut self.engine
     }
-}
-
-impl Host for Session {
-    fn call(&mut self, f: &Val, args: Vec<Val>, kwargs: Vec<(String, Val)>) -> R<Val> {
-        Session::call(self, f, args, kwargs)
-    }
-    fn call_method(&mut self, recv: &Val, name: &str, args: Vec<Val>) -> R<Val> {
-        methods::call_method(self, recv, name, args, vec![])
-    }
-    fn emit_stream(&mut self, name: &str, text: &str) {
-        Session::emit_stream(self, name, text)
-    }
-    fn display(&mut self, data: Vec<(String, String)>) {
-        Session::display(self, data)
-    }
-    fn progress(&mut self, label: &str, done: usize, total: usize) {
-        Session::progress(self, label, done, total)
-    }
-    fn announce_backend(&mut self) {
-        Session::announce_backend(self)
-    }
-    fn globals(&self) -> Scope {
-        self.globals.clone()
-    }
-    fn global_values(&mut self) -> Vec<(String, Val)> {
-        Session::global_values(self)
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
-}
-
-/// The session behind a runtime callback (the runtime knows its host only as
-/// `dyn Host`; in this crate that host is always a `Session`).
-pub(crate) fn session_of(h: &mut dyn Host) -> R<&mut Session> {
-    h.as_any_mut().downcast_mut::<Session>().ok_or_else(|| {
-        Exc::new(
-            "InternalError",
-            "the kernels runtime called back into a host that is not a session",
-        )
-    })
 }
 
 impl Default for Session {
@@ -243,64 +71,42 @@ impl Default for Session {
 }
 
 impl Session {
+    /// A session on the CPU backend.
     pub fn new() -> Session {
-        Session {
-            rt: Runtime::new(),
-            globals: Rc::new(RefCell::new(HashMap::new())),
-            outputs: vec![],
-            cell_count: 0,
-            announced: false,
-            rng: 0x5DEECE66D,
-            announce: true,
-            started: std::time::Instant::now(),
-            on_progress: None,
-            on_output: None,
-            parked_gpu: None,
-            pending_device: None,
-            color: false,
-            ops_as_kernels: false,
-            stdlib: None,
-            host: None,
-            argv: vec![],
-            pending_stream: None,
-        }
+        Session::from_engine(Engine::new())
     }
 
     /// A session on `device`: `cpu`, `cuda` (an error when no GPU can be used),
     /// or `auto` (the GPU when there is one, else the CPU backend).
     pub fn with_device(device: &str) -> Result<Session, String> {
-        let mut s = Session::new();
-        match device {
-            "cpu" => {}
-            "cuda" => s.backend = Backend::Cuda(Rc::new(tilebook_cuda::Gpu::open()?)),
-            "auto" => {
-                if let Ok(g) = tilebook_cuda::Gpu::open() {
-                    s.backend = Backend::Cuda(Rc::new(g));
-                }
-            }
-            other => {
-                return Err(format!(
-                    "unknown device `{other}` (expected cpu, cuda or auto)"
-                ))
-            }
-        }
-        Ok(s)
+        Engine::with_device(device).map(Session::from_engine)
     }
 
     /// A session on `device` (as `with_device`) that opens the GPU only when
     /// the first cell runs, so a REPL starts without waiting for CUDA.
     pub fn lazy(device: &str) -> Result<Session, String> {
-        let mut s = Session::new();
-        match device {
-            "cpu" => {}
-            "cuda" | "auto" => s.pending_device = Some(device.to_string()),
-            other => {
-                return Err(format!(
-                    "unknown device `{other}` (expected cpu, cuda or auto)"
-                ))
-            }
-        }
-        Ok(s)
+        Engine::lazy(device).map(Session::from_engine)
+    }
+
+    /// Register what host code reaches of this layer: `%magic` lines, the
+    /// benchmark sweep, and the methods of its objects.
+    pub fn from_engine(mut engine: Engine) -> Session {
+        let x = &mut engine.extensions;
+        x.magic = Some(magics::magic);
+        x.native(
+            "triton.testing.perf_report",
+            |_, a| perf::perf_report(&a),
+            "perf_report(benchmarks): decorate a function of the x value and the line to run a sweep",
+        );
+        x.native(
+            "triton.testing.Benchmark",
+            |_, a| perf::benchmark(&a),
+            "Benchmark(x_names, x_vals, line_arg, line_vals, line_names, plot_name, args, ...): a sweep's description",
+        );
+        x.methods("triton.testing.perf_report", perf::report_method, &[]);
+        x.methods("Mark", perf::mark_method, &["run"]);
+        x.methods("Trace", pictures::method, &["visiting_order", "mask_view"]);
+        Session { engine }
     }
 
     /// Open the device a lazy session was made for.
@@ -318,214 +124,6 @@ impl Session {
             }
             Err(_) => {}
         }
-    }
-
-    /// `%device cpu|cuda[:0]`: run the following launches on that backend.
-    /// Tensors keep their data: whichever side is stale is brought up to
-    /// date when a launch or the host next touches it.
-    pub fn switch_device(&mut self, device: &str) -> R<()> {
-        match device {
-            "cpu" => {
-                if let Backend::Cuda(g) = std::mem::replace(&mut self.backend, Backend::Cpu) {
-                    g.synchronize().map_err(|e| Exc::new("RuntimeError", e))?;
-                    self.parked_gpu = Some(g);
-                }
-                self.announced = false;
-            }
-            "cuda" | "cuda:0" | "gpu" => {
-                if matches!(self.backend, Backend::Cpu) {
-                    let g = match self.parked_gpu.take() {
-                        Some(g) => g,
-                        None => Rc::new(tilebook_cuda::Gpu::open().map_err(|e| {
-                            Exc::new(
-                                "RuntimeError",
-                                format!("%device cuda: no GPU can be used: {e}"),
-                            )
-                        })?),
-                    };
-                    self.backend = Backend::Cuda(g);
-                }
-            }
-            other => {
-                return Err(Exc::new(
-                    "UsageError",
-                    format!("%device {other}: expected cpu or cuda"),
-                ))
-            }
-        }
-        Ok(())
-    }
-
-    /// Seconds since the session started.
-    pub fn clock(&self) -> f64 {
-        self.started.elapsed().as_secs_f64()
-    }
-
-    pub fn device_name(&self) -> String {
-        match &self.backend {
-            Backend::Cpu => "CPU backend (no GPU)".into(),
-            Backend::Cuda(g) => g.name.clone(),
-        }
-    }
-
-    /// `triton.runtime.driver.active.get_current_target()`.
-    pub fn current_target(&self) -> Val {
-        Val::object(
-            "GPUTarget",
-            vec![
-                ("backend", Val::str(self.backend_name())),
-                (
-                    "arch",
-                    match &self.backend {
-                        // Triton's CUDA targets give the capability as a number (90).
-                        Backend::Cuda(g) => {
-                            Val::Int(g.arch.trim_start_matches("sm_").parse().unwrap_or(0))
-                        }
-                        Backend::Cpu => Val::str("cpu"),
-                    },
-                ),
-                ("warp_size", Val::Int(32)),
-            ],
-        )
-    }
-
-    pub(crate) fn announce_backend(&mut self) {
-        if self.announced || !self.announce || matches!(self.backend, Backend::Cuda(_)) {
-            return;
-        }
-        self.announced = true;
-        self.emit_stream(
-            "stderr",
-            "tilebook: no GPU in use; kernels run on the CPU backend and 'cuda' tensors live in host memory\n",
-        );
-    }
-
-    /// A new tensor, zeroed (`zero`) or with unspecified contents
-    /// (`torch.empty`; the host backend zeroes anyway): on the GPU first when
-    /// it is a `'cuda'` tensor of a session that runs on one (no host copy is
-    /// made or uploaded).
-    pub(crate) fn new_tensor(
-        &mut self,
-        shape: &[usize],
-        dtype: tilebook_tir::DType,
-        device: tensor::Device,
-        zero: bool,
-    ) -> interp::R<tensor::Tensor> {
-        match (&self.backend, &device) {
-            (Backend::Cuda(g), tensor::Device::Cuda(_)) => {
-                let g = g.clone();
-                tensor::checked_bytes(shape, dtype)
-                    .map_err(|m| value::Exc::new("RuntimeError", m))?;
-                tensor::Tensor::on_gpu(shape, dtype, device, &g, zero).map_err(|e| {
-                    if e.contains("OUT_OF_MEMORY") {
-                        value::Exc::new("MemoryError", format!("CUDA out of memory: {e}"))
-                    } else {
-                        self.gpu_failure(value::Exc::new("RuntimeError", e))
-                    }
-                })
-            }
-            _ => tensor::Tensor::try_empty(shape, dtype, device)
-                .map_err(|(kind, m)| value::Exc::new(kind, m)),
-        }
-    }
-
-    pub(crate) fn outputs_len(&self) -> usize {
-        self.outputs.len()
-    }
-
-    pub(crate) fn truncate_outputs(&mut self, len: usize) {
-        self.outputs.truncate(len);
-    }
-
-    /// Hand an output to the live sink when one listens and no measurement
-    /// is running (what a measured function prints stays with the cell's
-    /// result, where `%%timeit` can drop it); otherwise keep it.
-    fn push_live(&mut self, o: Output) {
-        self.flush_host_stream();
-        if self.measuring == 0 {
-            if let Some(sink) = self.on_output.as_mut() {
-                sink(&o);
-                return;
-            }
-        }
-        self.outputs.push(o);
-    }
-
-    pub(crate) fn clear_output(&mut self, wait: bool) {
-        self.push_live(Output::ClearOutput { wait });
-    }
-
-    /// Show a MIME bundle (`text/plain` should be among the entries).
-    pub(crate) fn display(&mut self, data: Vec<(String, String)>) {
-        self.push_live(Output::Display { data });
-    }
-
-    /// Report progress of a long operation to the front end, if it listens.
-    pub(crate) fn progress(&mut self, label: &str, done: usize, total: usize) {
-        if let Some(f) = self.on_progress.as_mut() {
-            f(&Progress {
-                label: label.to_string(),
-                done,
-                total,
-            });
-        }
-    }
-
-    /// Text Python wrote to `sys.stdout`/`sys.stderr`: passed on a line at
-    /// a time (as `print` writes its text and its end separately), the
-    /// rest when something else is output or the cell ends.
-    pub(crate) fn host_write(&mut self, name: &str, text: &str) {
-        if self.pending_stream.as_ref().is_some_and(|(n, _)| n != name) {
-            self.flush_host_stream();
-        }
-        let (_, buf) = self
-            .pending_stream
-            .get_or_insert_with(|| (name.to_string(), String::new()));
-        buf.push_str(text);
-        if let Some(i) = buf.rfind('\n') {
-            let rest = buf.split_off(i + 1);
-            let line = std::mem::take(buf);
-            // Out of the way while the line goes out (a live sink flushes
-            // what is pending first).
-            self.pending_stream = None;
-            self.emit_stream_now(name, &line);
-            if !rest.is_empty() {
-                self.pending_stream = Some((name.to_string(), rest));
-            }
-        }
-    }
-
-    pub(crate) fn flush_host_stream(&mut self) {
-        if let Some((name, text)) = self.pending_stream.take() {
-            if !text.is_empty() {
-                self.emit_stream_now(&name, &text);
-            }
-        }
-    }
-
-    pub(crate) fn emit_stream(&mut self, name: &str, text: &str) {
-        self.flush_host_stream();
-        self.emit_stream_now(name, text);
-    }
-
-    fn emit_stream_now(&mut self, name: &str, text: &str) {
-        if self.measuring == 0 && self.on_output.is_some() {
-            self.push_live(Output::Stream {
-                name: name.into(),
-                text: text.into(),
-            });
-            return;
-        }
-        if let Some(Output::Stream { name: n, text: t }) = self.outputs.last_mut() {
-            if n == name {
-                t.push_str(text);
-                return;
-            }
-        }
-        self.outputs.push(Output::Stream {
-            name: name.into(),
-            text: text.into(),
-        });
     }
 
     /// Run one cell; `name` labels it in messages (`cell [3]`, a path).
@@ -603,22 +201,6 @@ impl Session {
         self.run_cell_named(text, &name)
     }
 
-    pub(crate) fn run_parsed(&mut self, file: &Rc<SourceFile>) -> R<()> {
-        let stmts = tilebook_frontend::parse::parse_cell(file).map_err(|d| Exc {
-            kind: d.kind.clone(),
-            message: d.message.clone(),
-            span: d.span.clone(),
-            rendered: Some(d.render(self.color)),
-        })?;
-        let v = self.run_python(file, &stmts)?;
-        if !matches!(v, Val::None) {
-            self.outputs.push(Output::Result {
-                data: vec![("text/plain".into(), v.repr())],
-            });
-        }
-        Ok(())
-    }
-
     fn push_error(&mut self, e: &Exc) {
         let rendered = match (&e.rendered, &e.span) {
             (Some(r), _) => r.clone(),
@@ -634,10 +216,5 @@ impl Session {
             line,
             rendered,
         });
-    }
-
-    /// A global's value (for tests and front ends).
-    pub fn get_global(&mut self, name: &str) -> Option<Val> {
-        self.host_global(name)
     }
 }

@@ -3,9 +3,9 @@
 //! `%sass`, `%clif` (stage texts of a kernel's latest specialization),
 //! `%device`, `%who`, `%reset -f`, `%lsmagic`.
 
-use crate::interp::R;
+use crate::value::R;
 use crate::value::{Exc, Val};
-use crate::{Backend, Session};
+use crate::{Backend, Engine};
 use std::rc::Rc;
 use std::time::Instant;
 use tilebook_frontend::SourceFile;
@@ -78,9 +78,36 @@ pub(crate) fn split_cell_magic(text: &str) -> (String, Option<(String, String)>)
     )
 }
 
-impl Session {
+/// The magics, as methods of the engine they run on (host code reaches
+/// them through the `Extensions` entry `magic`).
+pub(crate) trait Magics {
+    fn cell_magic(&mut self, name: &str, _args: &str, file: &Rc<SourceFile>) -> R<()>;
+    fn run_magic(&mut self, text: &str) -> R<Val>;
+    fn magic_cache(&mut self, arg: &str) -> R<Val>;
+    fn clear_memory_caches(&mut self);
+    fn magic_config(&mut self, arg: &str) -> R<Val>;
+    fn magic_env(&mut self, arg: &str) -> R<Val>;
+    fn sync_device(&mut self) -> R<()>;
+    fn magic_time(&mut self, code: &str) -> R<Val>;
+    fn magic_timeit(&mut self, code: &str) -> R<Val>;
+    fn report_timeit(&mut self, times: &[f64]);
+    fn magic_stage(&mut self, stage: &str, arg: &str) -> R<Val>;
+    fn stage_without_gpu(
+        &mut self,
+        stage: &str,
+        name: &str,
+        c: &crate::kernels::Compiled,
+    ) -> R<Val>;
+}
+
+/// The engine's `%magic` handler.
+pub(crate) fn magic(e: &mut Engine, text: &str) -> R<Val> {
+    e.run_magic(text)
+}
+
+impl Magics for Engine {
     /// `%%time` and `%%timeit` over a whole cell.
-    pub(crate) fn cell_magic(&mut self, name: &str, _args: &str, file: &Rc<SourceFile>) -> R<()> {
+    fn cell_magic(&mut self, name: &str, _args: &str, file: &Rc<SourceFile>) -> R<()> {
         match name {
             "time" => {
                 let t = Instant::now();
@@ -92,7 +119,7 @@ impl Session {
             }
             "timeit" => {
                 let mark = self.outputs_len();
-                let times = crate::bench::measure(self, 25.0, 100.0, &mut |s| crate::session_of(s)?.run_parsed(file))?;
+                let times = crate::bench::measure(self, 25.0, 100.0, &mut |s| tilebook_host::engine_of(s)?.run_parsed(file))?;
                 // What the repetitions printed or displayed is not the cell's output.
                 self.truncate_outputs(mark);
                 self.report_timeit(&times);
@@ -105,7 +132,7 @@ impl Session {
         }
     }
 
-    pub(crate) fn magic(&mut self, text: &str) -> R<Val> {
+    fn run_magic(&mut self, text: &str) -> R<Val> {
         if let Some(cell) = text.strip_prefix("%%") {
             let name = cell.split_whitespace().next().unwrap_or("");
             return Err(Exc::new(
@@ -390,13 +417,6 @@ impl Session {
 
     /// Run `code` as statements in the global scope; returns the value of a
     /// final expression.
-    pub(crate) fn run_code(&mut self, code: &str) -> R<Val> {
-        let file = SourceFile::new("<magic>", code);
-        let stmts = tilebook_frontend::parse::parse_cell(&file)
-            .map_err(|d| Exc::new(&d.kind, d.message.clone()))?;
-        self.run_python(&file, &stmts)
-    }
-
     fn sync_device(&mut self) -> R<()> {
         if let Backend::Cuda(g) = &self.backend {
             let g = g.clone();
@@ -423,7 +443,7 @@ impl Session {
             return Err(Exc::new("UsageError", "%timeit needs a statement"));
         }
         let times = crate::bench::measure(self, 25.0, 100.0, &mut |s| {
-            crate::session_of(s)?.run_code(code).map(|_| ())
+            tilebook_host::engine_of(s)?.run_code(code).map(|_| ())
         })?;
         self.report_timeit(&times);
         Ok(Val::None)
@@ -493,9 +513,7 @@ impl Session {
         self.emit_stream("stdout", &(text.trim_end().to_string() + "\n"));
         Ok(Val::None)
     }
-}
 
-impl Session {
     /// `%llvm`/`%ptx`/`%sass` in a session on the CPU backend: the GPU
     /// backend compiles the same tile IR for an H100 (sm_90), as
     /// `tilebook compile` does without a GPU.

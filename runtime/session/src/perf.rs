@@ -9,9 +9,10 @@
 //! Sweeps longer than a second report progress on stderr.
 
 use crate::builtins::{to_f64, Args};
-use crate::interp::R;
+use crate::table::Table;
+use crate::value::R;
 use crate::value::{Exc, Object, Val};
-use crate::Session;
+use crate::Engine;
 use std::time::Instant;
 
 /// `triton.testing.Benchmark(x_names, x_vals, line_arg, line_vals, ...)`.
@@ -65,24 +66,8 @@ fn attr(o: &Object, n: &str) -> Val {
     crate::value::attr_of(o, n).unwrap_or(Val::None)
 }
 
-/// One x value of a sweep: its x values, then `(mean, min, max)` per line.
-pub type Row = (Vec<Val>, Vec<(f64, f64, f64)>);
-
-/// The results of one benchmark: x columns, then per line mean, min, max.
-pub struct Table {
-    pub name: String,
-    pub x_names: Vec<String>,
-    pub line_names: Vec<String>,
-    /// One row per x value: the x values, then `(mean, min, max)` per line.
-    pub rows: Vec<Row>,
-    pub xlabel: String,
-    pub ylabel: String,
-    pub x_log: bool,
-    pub y_log: bool,
-}
-
 /// `Mark.run(show_plots=False, print_data=False, save_path='', **kwargs)`.
-pub fn run(s: &mut Session, mark: &Object, a: &Args) -> R<Val> {
+pub fn run(s: &mut Engine, mark: &Object, a: &Args) -> R<Val> {
     let flag = |n: &str| a.kw(n).is_some_and(|v| v.truth().unwrap_or(false));
     let (show, print) = (flag("show_plots"), flag("print_data"));
     let want_df = flag("return_df");
@@ -168,24 +153,7 @@ pub fn run(s: &mut Session, mark: &Object, a: &Args) -> R<Val> {
     })
 }
 
-impl Table {
-    /// The table as `{column name: [values]}`: x columns, then the mean of
-    /// each line.
-    fn columns(&self) -> Val {
-        let mut cols: Vec<(Val, Val)> = vec![];
-        for (i, name) in self.x_names.iter().enumerate() {
-            let vals = self.rows.iter().map(|r| r.0[i].clone()).collect();
-            cols.push((Val::str(name), Val::list(vals)));
-        }
-        for (i, name) in self.line_names.iter().enumerate() {
-            let vals = self.rows.iter().map(|r| Val::Float(r.1[i].0)).collect();
-            cols.push((Val::str(name), Val::list(vals)));
-        }
-        Val::Dict(std::rc::Rc::new(std::cell::RefCell::new(cols)))
-    }
-}
-
-fn strings(s: &mut Session, v: &Val) -> R<Vec<String>> {
+fn strings(s: &mut Engine, v: &Val) -> R<Vec<String>> {
     Ok(s.iterate(v)?
         .iter()
         .map(|x| x.to_str().to_string())
@@ -193,7 +161,7 @@ fn strings(s: &mut Session, v: &Val) -> R<Vec<String>> {
 }
 
 /// Call the benchmark function over the sweep.
-fn sweep(s: &mut Session, f: &Val, b: &Object, extra: &[(String, Val)]) -> R<Table> {
+fn sweep(s: &mut Engine, f: &Val, b: &Object, extra: &[(String, Val)]) -> R<Table> {
     let x_names = strings(s, &attr(b, "x_names"))?;
     let x_vals = s.iterate(&attr(b, "x_vals"))?;
     let line_arg = attr(b, "line_arg").to_str().to_string();
@@ -389,4 +357,27 @@ impl Table {
     pub fn x(&self, r: usize) -> f64 {
         to_f64(&self.rows[r].0[0]).unwrap_or(r as f64)
     }
+}
+
+/// Methods of the `perf_report` decorator object (`__decorate__`).
+pub fn report_method(_s: &mut Engine, o: &Object, name: &str, a: &Args) -> R<Val> {
+    match name {
+        "__decorate__" => decorate(o, a.req(0, "fn")?),
+        _ => Err(no_method("perf_report", name)),
+    }
+}
+
+/// Methods of a `Mark` (`run`).
+pub fn mark_method(s: &mut Engine, o: &Object, name: &str, a: &Args) -> R<Val> {
+    match name {
+        "run" => run(s, o, a),
+        _ => Err(no_method("Mark", name)),
+    }
+}
+
+fn no_method(type_name: &str, name: &str) -> Exc {
+    Exc::new(
+        "AttributeError",
+        format!("'{type_name}' object has no attribute '{name}'"),
+    )
 }

@@ -12,15 +12,15 @@
 //! The trace records every lane of every load and store (up to
 //! `tilebook_cpu::runtime::TRACE_LIMIT`), in program order.
 
-use crate::interp::R;
 use crate::tensor::Tensor;
 use crate::trace::TraceData;
+use crate::value::R;
 use crate::value::{Exc, Object, Val};
-use crate::Session;
+use crate::Engine;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 
-fn data_of(s: &Session, o: &Object) -> R<Rc<TraceData>> {
+fn data_of(s: &Engine, o: &Object) -> R<Rc<TraceData>> {
     match crate::value::attr_of(o, "_id") {
         Some(Val::Int(i)) => s
             .traces
@@ -32,7 +32,7 @@ fn data_of(s: &Session, o: &Object) -> R<Rc<TraceData>> {
 }
 
 /// Methods of a `Trace` object.
-pub(crate) fn method(s: &mut Session, o: &Object, name: &str, a: &crate::builtins::Args) -> R<Val> {
+pub(crate) fn method(s: &mut Engine, o: &Object, name: &str, a: &crate::builtins::Args) -> R<Val> {
     let d = data_of(s, o)?;
     match name {
         "visiting_order" => {

@@ -3,7 +3,7 @@
 //! and a braille rendering for terminals (a 2x4-dot cell per character; the
 //! few lines it takes did not justify another dependency).
 
-use crate::perf::Table;
+use crate::table::Table;
 use plotters::prelude::*;
 
 /// Line colours, in order (matplotlib's default cycle).

@@ -12,10 +12,9 @@ use crate::value::R;
 use crate::value::{Exc, Val};
 use crate::{Backend, Host};
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Instant;
-use tilebook_cpu::{CpuKernel, CpuOptions, LaunchError};
+use tilebook_cpu::{CpuOptions, LaunchError};
 mod specialize;
 mod stored;
 pub use specialize::const_of;
@@ -25,169 +24,17 @@ use tilebook_frontend::kernel::{lower_kernel, JitFunction};
 use tilebook_frontend::{Diagnostic, Span};
 use tilebook_tir::DType;
 
-/// One compiled specialization and its inspection texts.
-pub struct Compiled {
-    pub key: String,
-    pub signature: String,
-    pub tir: String,
-    /// The CPU kernel: built when no GPU is in use, or as the reference when
-    /// GPU launches are cross-checked (`TILEBOOK_CHECK_GPU=1`).
-    pub kernel: Option<CpuKernel>,
-    /// PTX and the loaded function when the session runs on a GPU.
-    pub gpu: Option<(tilebook_nvptx::GpuKernel, tilebook_cuda::GpuFunction)>,
-    pub compile_seconds: f64,
-    /// Not launched yet (its first launch reports the compile time).
-    pub fresh: Cell<bool>,
-    /// Seconds per stage, front end to loaded module (`kernel.stages`).
-    pub stages: Vec<(&'static str, f64)>,
-    /// Loaded from the disk cache instead of compiled in this session.
-    pub from_disk: bool,
-    /// The launch's `num_warps` (the CPU backend reports it as given).
-    pub num_warps: u32,
-}
+pub use crate::value::kernel::{Compiled, KernelObj, Namespace};
 
-/// A `@triton.jit` function as the session holds it.
-pub struct KernelObj {
-    pub jit: RefCell<Rc<JitFunction>>,
-    pub defaults: RefCell<HashMap<String, Val>>,
-    pub cache: RefCell<HashMap<String, Rc<Compiled>>>,
-    /// How many specializations were compiled (for tests and `%cache`).
-    pub compiles: Cell<usize>,
-    /// The specialization launched or compiled last (what `%ptx` shows).
-    pub last: RefCell<Option<Rc<Compiled>>>,
-    /// `@triton.autotune(...)` around the kernel.
-    pub autotune: RefCell<Option<Rc<crate::autotune::Autotuner>>>,
-    /// `@triton.heuristics({...})`: meta-parameters computed from the arguments.
-    pub heuristics: RefCell<Vec<(String, Val)>>,
-    /// The module namespace its global names resolve in, when it is not
-    /// the session's (tilebook's own stdlib kernels).
-    pub namespace: Option<Namespace>,
-    /// The source part of the cache key (a digest of the kernel's text, its
-    /// callees' and the constants they name), with the namespace snapshot
-    /// and body it was computed for: reused while both are the same objects.
-    source_memo: RefCell<Option<SourceMemo>>,
-}
-
-/// A source digest with the namespace snapshot and body it was made for.
-type SourceMemo = (crate::value::Scope, Rc<JitFunction>, Rc<str>);
-
-/// Where a kernel's global names resolve.
-#[derive(Clone)]
-pub enum Namespace {
-    /// A fixed module namespace (tilebook's own stdlib kernels).
-    Scope(crate::value::Scope),
-    /// A Python module's globals, read when the kernel is launched or
-    /// compiled: the closure gives the names the kernel uses as values.
-    Host(Rc<dyn Fn(&JitFunction) -> crate::value::Scope>),
-}
-
-impl KernelObj {
-    pub fn new(jit: JitFunction, defaults: HashMap<String, Val>) -> KernelObj {
-        KernelObj::new_shared(Rc::new(jit), defaults)
-    }
-
-    /// A new kernel object for a decorator to configure: the same body and
-    /// defaults with a compile cache of its own, so that
-    /// `tuned = triton.autotune(...)(kernel)` leaves `kernel` as it was.
-    pub fn wrapped(&self) -> KernelObj {
-        let k = KernelObj::new_shared(self.jit.borrow().clone(), self.defaults.borrow().clone());
-        *k.autotune.borrow_mut() = self.autotune.borrow().clone();
-        *k.heuristics.borrow_mut() = self.heuristics.borrow().clone();
-        KernelObj {
-            namespace: self.namespace.clone(),
-            ..k
-        }
-    }
-
-    /// A kernel whose global names resolve in `ns` rather than the session.
-    pub fn in_namespace(jit: JitFunction, ns: crate::value::Scope) -> KernelObj {
-        KernelObj {
-            namespace: Some(Namespace::Scope(ns)),
-            ..KernelObj::new(jit, HashMap::new())
-        }
-    }
-
-    pub fn with_namespace(
-        jit: JitFunction,
-        defaults: HashMap<String, Val>,
-        ns: Namespace,
-    ) -> KernelObj {
-        KernelObj {
-            namespace: Some(ns),
-            ..KernelObj::new(jit, defaults)
-        }
-    }
-
-    /// Whether its names resolve in a Python module's globals.
-    pub fn is_host(&self) -> bool {
-        matches!(self.namespace, Some(Namespace::Host(_)))
-    }
-
-    /// The namespace its global names resolve in.
-    pub fn scope(&self, s: &dyn Host) -> crate::value::Scope {
-        match &self.namespace {
-            Some(Namespace::Scope(ns)) => ns.clone(),
-            Some(Namespace::Host(f)) => f(&self.jit.borrow()),
-            None => s.globals(),
-        }
-    }
-
-    fn new_shared(jit: Rc<JitFunction>, defaults: HashMap<String, Val>) -> KernelObj {
-        KernelObj {
-            jit: RefCell::new(jit),
-            defaults: RefCell::new(defaults),
-            cache: RefCell::new(HashMap::new()),
-            compiles: Cell::new(0),
-            last: RefCell::new(None),
-            autotune: RefCell::new(None),
-            heuristics: RefCell::new(vec![]),
-            namespace: None,
-            source_memo: RefCell::new(None),
-        }
-    }
-
-    /// The source part of a launch's cache key. A Python module's snapshot
-    /// is rebuilt whenever a name the kernel uses is rebound or a callee is
-    /// redefined, so an unchanged snapshot and body give the same digest.
-    pub(crate) fn source_digest(&self, ns: &crate::value::Scope, jit: &Rc<JitFunction>) -> Rc<str> {
-        if self.is_host() {
-            if let Some((scope, body, digest)) = self.source_memo.borrow().as_ref() {
-                if Rc::ptr_eq(scope, ns) && Rc::ptr_eq(body, jit) {
-                    return digest.clone();
-                }
-            }
-        }
-        use sha2::{Digest, Sha256};
-        let hash = Sha256::digest(source_key(ns, jit).as_bytes());
-        let digest: Rc<str> = hash
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-            .into();
-        if self.is_host() {
-            *self.source_memo.borrow_mut() = Some((ns.clone(), jit.clone(), digest.clone()));
-        }
-        digest
-    }
-
-    /// Replace the body (a cell redefined the kernel).
-    pub fn redefine(&self, jit: JitFunction, defaults: HashMap<String, Val>) {
-        *self.jit.borrow_mut() = Rc::new(jit);
-        *self.defaults.borrow_mut() = defaults;
-    }
-}
-
-/// `kernel[grid](args..., **kwargs)`.
-pub fn launch(
+/// `kernel[grid](args..., **kwargs)` of a kernel without `@triton.autotune`
+/// (`crate::launch` decides).
+pub fn launch_untuned(
     s: &mut dyn Host,
     k: &Rc<KernelObj>,
     grid: &Val,
     args: Vec<Val>,
     kwargs: Vec<(String, Val)>,
 ) -> R<Val> {
-    if k.autotune.borrow().is_some() {
-        return crate::autotune::launch_tuned(s, k, grid, args, kwargs);
-    }
     let p = prepare(s, k, grid, args, kwargs)?;
     let c = compiled(s, k, &p)?;
     run(s, k, &p, &c)
@@ -395,7 +242,7 @@ fn launch_on(
 
 /// A launch argument as the host holds it.
 #[derive(Clone)]
-enum KernelArg {
+pub(crate) enum KernelArg {
     Tensor(Rc<crate::tensor::Tensor>),
     Int(i64, DType),
     Float(f32),
@@ -421,18 +268,18 @@ fn load_module(loader: &tilebook_cuda::Loader, gk: tilebook_nvptx::GpuKernel) ->
 
 /// A specialization through the front end: verified, optimised tile IR.
 pub(crate) struct Front {
-    kernel: tilebook_tir::Kernel,
-    tir: String,
-    start: Instant,
-    clock: tilebook_tir::StageClock,
+    pub(crate) kernel: tilebook_tir::Kernel,
+    pub(crate) tir: String,
+    pub(crate) start: Instant,
+    pub(crate) clock: tilebook_tir::StageClock,
     /// What `tl.static_print` said (kept for the disk cache).
-    static_out: String,
+    pub(crate) static_out: String,
     /// Read from the disk cache rather than lowered now.
-    from_disk: bool,
+    pub(crate) from_disk: bool,
 }
 
 /// Lower, optimise and verify one specialization.
-fn front_end(s: &mut dyn Host, jit: &JitFunction, p: &Prepared) -> R<Front> {
+pub(crate) fn front_end(s: &mut dyn Host, jit: &JitFunction, p: &Prepared) -> R<Front> {
     let start = Instant::now();
     let mut clock = tilebook_tir::StageClock::new();
     let globals = SessionGlobals { ns: &p.ns };
@@ -555,7 +402,7 @@ fn back_end(
     Ok(c)
 }
 
-fn run_cpu(
+pub(crate) fn run_cpu(
     jit: &JitFunction,
     c: &Compiled,
     grid: [u32; 3],
@@ -673,68 +520,6 @@ fn run_cpu_on_copies(
         .collect();
     run_cpu(jit, c, grid, &copies, None)?;
     Ok(copies)
-}
-
-/// A launch on the CPU backend with every load and store lane recorded
-/// (`tilebook.trace`), compiled for the occasion and not cached. The launch
-/// is real: it writes its outputs as a launch would.
-pub(crate) fn run_traced(
-    s: &mut dyn Host,
-    k: &Rc<KernelObj>,
-    p: &Prepared,
-) -> R<crate::trace::TraceData> {
-    let jit = k.jit.borrow().clone();
-    let front = front_end(s, &jit, p)?;
-    let opts = CpuOptions {
-        trace: true,
-        ..CpuOptions::default()
-    };
-    let cpu = tilebook_cpu::compile(&front.kernel, &opts)
-        .map_err(|e| Exc::new("CompilationError", format!("CPU backend: {e}")))?;
-    let sites = cpu.sites.clone();
-    let c = Compiled {
-        key: p.key.clone(),
-        signature: p.signature.clone(),
-        tir: front.tir,
-        kernel: Some(cpu),
-        gpu: None,
-        compile_seconds: 0.0,
-        fresh: Cell::new(false),
-        stages: vec![],
-        from_disk: false,
-        num_warps: p.options.num_warps,
-    };
-    // Make sure the host copies are current before the CPU reads them.
-    if let Backend::Cuda(g) = &s.backend {
-        g.synchronize().map_err(|e| Exc::new("RuntimeError", e))?;
-    }
-    let out = run_cpu(&jit, &c, p.grid, &p.args, None)?;
-    if !out.printed.is_empty() {
-        s.emit_stream("stdout", &out.printed);
-    }
-    let names: Vec<&str> = jit
-        .params
-        .iter()
-        .filter(|q| !q.constexpr)
-        .map(|q| q.name.as_str())
-        .collect();
-    let tensors = p
-        .args
-        .iter()
-        .enumerate()
-        .filter_map(|(i, a)| match a {
-            KernelArg::Tensor(t) => Some((i, names.get(i).unwrap_or(&"?").to_string(), t.clone())),
-            _ => None,
-        })
-        .collect();
-    Ok(crate::trace::TraceData {
-        kernel: jit.name.clone(),
-        grid: p.grid,
-        sites,
-        accesses: out.trace,
-        dropped: out.trace_dropped,
-        tensors,
-    })
 }
 
 /// Compare every tensor argument after a GPU launch with the CPU backend's result.

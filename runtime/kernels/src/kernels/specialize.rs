@@ -135,16 +135,16 @@ pub(crate) fn source_key(ns: &crate::value::Scope, jit: &JitFunction) -> String 
 /// A launch with its arguments bound and its specialization derived.
 pub(crate) struct Prepared {
     /// The namespace the kernel's global names resolve in.
-    pub(super) ns: crate::value::Scope,
+    pub(crate) ns: crate::value::Scope,
     /// The in-memory cache key; it ends with `#` and the GPU context's
     /// generation (what precedes the `#` is the on-disk key's part).
-    pub(super) key: String,
-    pub(super) specs: Vec<ArgSpec>,
-    pub(super) meta: Vec<(String, ConstVal)>,
-    pub(super) options: CompileOptions,
-    pub(super) signature: String,
-    pub(super) grid: [u32; 3],
-    pub(super) args: Vec<KernelArg>,
+    pub(crate) key: String,
+    pub(crate) specs: Vec<ArgSpec>,
+    pub(crate) meta: Vec<(String, ConstVal)>,
+    pub(crate) options: CompileOptions,
+    pub(crate) signature: String,
+    pub(crate) grid: [u32; 3],
+    pub(crate) args: Vec<KernelArg>,
 }
 
 /// Bind the arguments (applying `@triton.heuristics`), evaluate the grid
@@ -330,7 +330,7 @@ pub(crate) fn prepare(
     };
     let key = format!(
         "{}|{signature}|{}|warps={}|stages={}|{}",
-        k.source_digest(&ns, &jit),
+        source_digest(k, &ns, &jit),
         meta_consts
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
@@ -373,4 +373,32 @@ fn named_args(jit: &JitFunction, bound: &[Val], meta: &[(String, Val)]) -> Vec<(
         .collect();
     named.extend(meta.iter().cloned());
     named
+}
+
+/// The source part of a launch's cache key. A Python module's snapshot
+/// is rebuilt whenever a name the kernel uses is rebound or a callee is
+/// redefined, so an unchanged snapshot and body give the same digest.
+pub(crate) fn source_digest(
+    k: &KernelObj,
+    ns: &crate::value::Scope,
+    jit: &Rc<JitFunction>,
+) -> Rc<str> {
+    if k.is_host() {
+        if let Some((scope, body, digest)) = k.source_memo.borrow().as_ref() {
+            if Rc::ptr_eq(scope, ns) && Rc::ptr_eq(body, jit) {
+                return digest.clone();
+            }
+        }
+    }
+    use sha2::{Digest, Sha256};
+    let hash = Sha256::digest(source_key(ns, jit).as_bytes());
+    let digest: Rc<str> = hash
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>()
+        .into();
+    if k.is_host() {
+        *k.source_memo.borrow_mut() = Some((ns.clone(), jit.clone(), digest.clone()));
+    }
+    digest
 }

@@ -1,7 +1,9 @@
 //! Values of the host language (a Python subset) and Python-style exceptions.
 
-use crate::kernels::KernelObj;
+pub mod kernel;
+
 use crate::tensor::{torch_name, Device, Tensor};
+use kernel::KernelObj;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;

@@ -10,7 +10,7 @@
 //!
 //! Rust code inside a cell reaches the session through a pointer kept for
 //! the duration of the outermost entry (`enter`); every entry from Rust into
-//! Python re-derives it from the `&mut Session` it was given, so the
+//! Python re-derives it from the `&mut Engine` it was given, so the
 //! session is only ever used through the most recent borrow.
 
 mod convert;
@@ -19,9 +19,9 @@ mod natives;
 
 pub use convert::{to_py, to_val};
 
-use crate::interp::R;
+use crate::value::R;
 use crate::value::{Exc, Val};
-use crate::Session;
+use crate::Engine;
 use ruff_python_ast::Stmt;
 use rustpython_vm::builtins::{PyBaseExceptionRef, PyDictRef};
 use rustpython_vm::compiler::Mode;
@@ -35,14 +35,14 @@ use tilebook_frontend::{SourceFile, Span};
 const PRELUDE: &str = concat!(include_str!("prelude.py"), include_str!("autograd.py"));
 
 thread_local! {
-    static SESSION: Cell<*mut Session> = const { Cell::new(std::ptr::null_mut()) };
+    static SESSION: Cell<*mut Engine> = const { Cell::new(std::ptr::null_mut()) };
 }
 
 /// The VM, the user's namespace and the sources of everything run so far
 /// (kernels find their source there; tracebacks are mapped to cell lines).
 pub struct Host {
     interp: Rc<Interpreter>,
-    pub(crate) globals: PyDictRef,
+    pub globals: PyDictRef,
     files: RefCell<HashMap<String, Rc<SourceFile>>>,
     classes: RefCell<HashMap<String, PyObjectRef>>,
     interrupts: rustpython_vm::signal::UserSignalSender,
@@ -89,7 +89,7 @@ impl Host {
     }
 
     /// Run the prelude (needs the session pointer: it registers classes).
-    pub(crate) fn start(s: &mut Session) -> R<()> {
+    pub fn start(s: &mut Engine) -> R<()> {
         s.run_host(|vm, _| {
             let scope = PyScope::with_builtins(None, vm.ctx.new_dict(), vm);
             let code = vm
@@ -99,21 +99,21 @@ impl Host {
         })
     }
 
-    pub(crate) fn class(&self, name: &str) -> Option<PyObjectRef> {
+    pub fn class(&self, name: &str) -> Option<PyObjectRef> {
         self.classes.borrow().get(name).cloned()
     }
 
-    pub(crate) fn register_class(&self, name: &str, cls: PyObjectRef) {
+    pub fn register_class(&self, name: &str, cls: PyObjectRef) {
         self.classes.borrow_mut().insert(name.to_string(), cls);
     }
 
-    pub(crate) fn file(&self, name: &str) -> Option<Rc<SourceFile>> {
+    pub fn file(&self, name: &str) -> Option<Rc<SourceFile>> {
         self.files.borrow().get(name).cloned()
     }
 
     /// Ask the running VM to raise `KeyboardInterrupt` if `flag` is still
     /// set when it next checks (between bytecode instructions).
-    pub(crate) fn interrupt_sender(&self) -> rustpython_vm::signal::UserSignalSender {
+    pub fn interrupt_sender(&self) -> rustpython_vm::signal::UserSignalSender {
         self.interrupts.clone()
     }
 }
@@ -146,27 +146,27 @@ fn search_path(script: &str) -> Vec<String> {
 }
 
 /// Whether a cell is running (natives and the VM can be reached).
-pub(crate) fn inside() -> bool {
+pub fn inside() -> bool {
     SESSION.with(|c| !c.get().is_null())
 }
 
 /// The session of the cell that is running (natives reach it this way).
 ///
 /// # Safety
-/// Only called from natives while `Session::run_host` is on the stack; the
-/// pointer then comes from the `&mut Session` of the innermost entry, which
+/// Only called from natives while `Engine::run_host` is on the stack; the
+/// pointer then comes from the `&mut Engine` of the innermost entry, which
 /// is not used by its owner until the VM returns to it.
-pub(crate) fn session<'a>() -> &'a mut Session {
+pub fn session<'a>() -> &'a mut Engine {
     let p = SESSION.with(|c| c.get());
     assert!(!p.is_null(), "a tilebook native was called outside a cell");
     unsafe { &mut *p }
 }
 
-impl Session {
+impl Engine {
     /// Enter the VM with this session reachable from natives.
-    pub(crate) fn run_host<T>(
+    pub fn run_host<T>(
         &mut self,
-        f: impl FnOnce(&VirtualMachine, &mut Session) -> Result<T, PyBaseExceptionRef>,
+        f: impl FnOnce(&VirtualMachine, &mut Engine) -> Result<T, PyBaseExceptionRef>,
     ) -> R<T> {
         if self.host.is_none() {
             let argv = self.argv.clone();
@@ -186,7 +186,7 @@ impl Session {
             Host::start(self)?;
         }
         let host = self.host.clone().expect("host started");
-        let me: *mut Session = self;
+        let me: *mut Engine = self;
         let prev = SESSION.with(|c| c.replace(me));
         let result = host.interp.enter(|vm| {
             // SAFETY: `me` is this call's exclusive borrow; see `session()`.
@@ -201,7 +201,7 @@ impl Session {
     }
 
     /// Call a Python callable with session values.
-    pub(crate) fn call_py(
+    pub fn call_py(
         &mut self,
         f: &PyObjectRef,
         args: Vec<Val>,
@@ -220,7 +220,7 @@ impl Session {
 
     /// Run a cell's Python: its statements, then the value of a final
     /// expression (`Val::None` when there is none).
-    pub(crate) fn run_python(&mut self, file: &Rc<SourceFile>, stmts: &[Stmt]) -> R<Val> {
+    pub fn run_python(&mut self, file: &Rc<SourceFile>, stmts: &[Stmt]) -> R<Val> {
         if self.host.is_none() {
             self.run_host(|_, _| Ok(()))?;
         }
@@ -324,7 +324,7 @@ fn escapes(stmts: &[Stmt]) -> Vec<(usize, usize, String)> {
 
 /// A Python exception as the session's `Exc`: class name, message, and the
 /// innermost line of a cell or file run in this session.
-fn exception_to_exc(vm: &VirtualMachine, s: &mut Session, e: &PyBaseExceptionRef) -> Exc {
+fn exception_to_exc(vm: &VirtualMachine, s: &mut Engine, e: &PyBaseExceptionRef) -> Exc {
     let obj: PyObjectRef = e.clone().into();
     // An error raised by the session's own library keeps its rendering.
     if let Ok(h) = obj.get_attr("_tb_exc", vm) {
@@ -385,7 +385,7 @@ fn exception_to_exc(vm: &VirtualMachine, s: &mut Session, e: &PyBaseExceptionRef
     exc
 }
 
-fn innermost_span(vm: &VirtualMachine, s: &mut Session, exc: &PyObjectRef) -> Option<Span> {
+fn innermost_span(vm: &VirtualMachine, s: &mut Engine, exc: &PyObjectRef) -> Option<Span> {
     let host = s.host.clone()?;
     let frames = host.class("frames")?;
     let list = frames.call((exc.clone(),), vm).ok()?;
@@ -402,7 +402,7 @@ fn innermost_span(vm: &VirtualMachine, s: &mut Session, exc: &PyObjectRef) -> Op
 }
 
 /// A span over the text of `line` (1-based) of a registered file.
-fn line_span(s: &Session, file: &str, line: u32) -> Option<Span> {
+fn line_span(s: &Engine, file: &str, line: u32) -> Option<Span> {
     let f = s.host.as_ref()?.file(file)?;
     let mut start = 0usize;
     for _ in 1..line {
@@ -426,7 +426,7 @@ fn line_span(s: &Session, file: &str, line: u32) -> Option<Span> {
 
 /// The Python exception for a session error raised inside a native; it
 /// carries the `Exc` (its span and rendering) back out.
-pub(crate) fn exc_to_py(vm: &VirtualMachine, s: &mut Session, e: Exc) -> PyBaseExceptionRef {
+pub fn exc_to_py(vm: &VirtualMachine, s: &mut Engine, e: Exc) -> PyBaseExceptionRef {
     let kind = e.kind.clone();
     let name = vm.ctx.new_str(kind.as_str());
     let builtin = vm
@@ -447,10 +447,10 @@ pub(crate) fn exc_to_py(vm: &VirtualMachine, s: &mut Session, e: Exc) -> PyBaseE
     exc
 }
 
-impl Session {
+impl Engine {
     /// The user's names in the namespace (`%who`): no modules, nothing
     /// private.
-    pub(crate) fn user_names(&mut self) -> R<Vec<String>> {
+    pub fn user_names(&mut self) -> R<Vec<String>> {
         let Some(host) = self.host.clone() else {
             return Ok(vec![]);
         };
@@ -472,7 +472,7 @@ impl Session {
     }
 
     /// `%reset -f`: an empty namespace.
-    pub(crate) fn reset_host(&mut self) -> R<()> {
+    pub fn reset_host(&mut self) -> R<()> {
         let Some(host) = self.host.clone() else {
             return Ok(());
         };
@@ -494,7 +494,7 @@ impl Session {
     }
 }
 
-impl Session {
+impl Engine {
     /// Every global of the namespace as a session value (`%cache`, lost
     /// tensors after a GPU fault, completion).
     pub fn global_values(&mut self) -> Vec<(String, Val)> {
@@ -517,9 +517,9 @@ impl Session {
     }
 }
 
-impl Session {
+impl Engine {
     /// The names of Python's builtins (completion).
-    pub(crate) fn host_builtin_names(&mut self) -> Vec<String> {
+    pub fn host_builtin_names(&mut self) -> Vec<String> {
         self.run_host(|vm, _| {
             let d = vm.builtins.dict();
             Ok(d.into_iter()
@@ -532,7 +532,7 @@ impl Session {
     }
 
     /// `getattr(v, name)` for a Python object, without raising.
-    pub(crate) fn host_attr(&mut self, v: &Val, name: &str) -> Option<Val> {
+    pub fn host_attr(&mut self, v: &Val, name: &str) -> Option<Val> {
         let Val::Py(p) = v else { return None };
         let p = p.as_any().downcast_ref::<convert::PyVal>()?.0.clone();
         self.run_host(|vm, _| {
@@ -545,9 +545,9 @@ impl Session {
 
     /// Attribute names for completion: the library's table for its own
     /// values, `dir()` for Python objects (user classes and modules too).
-    pub(crate) fn attributes_of(&mut self, v: &Val) -> Vec<String> {
+    pub fn attributes_of(&mut self, v: &Val) -> Vec<String> {
         let Val::Py(p) = v else {
-            return self.attributes(v);
+            return crate::members::attributes(self, v);
         };
         let Some(p) = p
             .as_any()
@@ -569,10 +569,10 @@ impl Session {
     }
 }
 
-impl Session {
+impl Engine {
     /// A Python function's `def` (for `f?` and `f??`), when its source is a
     /// cell or file of this session.
-    pub(crate) fn py_function_def(
+    pub fn py_function_def(
         &mut self,
         v: &Val,
     ) -> Option<(Rc<SourceFile>, ruff_python_ast::StmtFunctionDef)> {

@@ -1,17 +1,17 @@
 //! Python builtins and the `torch`, `triton`, `math` and `sys` modules as the
 //! host language sees them, plus methods of tensors, strings, lists and dicts.
 
-use crate::interp::R;
 pub use crate::methods::call_method;
 use crate::ops::{equal, map_tensor};
 use crate::tensor::{Device, Scalar, Tensor};
 use crate::tensor_lib::*;
-pub(crate) use crate::tensor_lib::{
+pub use crate::tensor_lib::{
     allclose_call, arange, creation, cumsum, from_data, full, like, randint, reduce_call,
     softmax_call, unary_named,
 };
+use crate::value::R;
 use crate::value::{attr_of, Config, Exc, Val};
-use crate::Session;
+use crate::Engine;
 use std::cell::RefCell;
 use std::rc::Rc;
 use tilebook_tir::DType;
@@ -271,7 +271,7 @@ pub fn import(name: &str) -> Option<Val> {
     Some(Val::Module(Rc::from(m)))
 }
 
-fn module_attr(s: &mut Session, m: &str, name: &str) -> R<Val> {
+fn module_attr(s: &mut Engine, m: &str, name: &str) -> R<Val> {
     let b = |q: &str| Ok(Val::Builtin(Rc::from(q)));
     match (m, name) {
         ("torch", n) if TORCH_FUNCTIONS.contains(&n) => b(&format!("torch.{n}")),
@@ -361,7 +361,7 @@ fn module_attr(s: &mut Session, m: &str, name: &str) -> R<Val> {
     }
 }
 
-impl Session {
+impl Engine {
     /// `triton.runtime.driver.active`.
     pub fn active_driver(&mut self) -> Val {
         Val::object(
@@ -515,7 +515,7 @@ fn reverse_dims(t: &Tensor) -> Tensor {
 
 pub use crate::value::{to_f64, to_int, Args};
 
-pub(crate) fn to_tensor(v: &Val) -> R<Rc<Tensor>> {
+pub fn to_tensor(v: &Val) -> R<Rc<Tensor>> {
     match v {
         Val::Tensor(t) => Ok(t.clone()),
         other => Err(Exc::type_error(format!(
@@ -526,7 +526,7 @@ pub(crate) fn to_tensor(v: &Val) -> R<Rc<Tensor>> {
 }
 
 /// A shape from `(2, 3)`, `[2, 3]` or positional `2, 3`.
-pub(crate) fn shape_args(vals: &[Val]) -> R<Vec<usize>> {
+pub fn shape_args(vals: &[Val]) -> R<Vec<usize>> {
     if vals.len() == 1 {
         if let Val::Tuple(_) | Val::List(_) = &vals[0] {
             let items: Vec<Val> = match &vals[0] {
@@ -552,7 +552,7 @@ pub(crate) fn shape_args(vals: &[Val]) -> R<Vec<usize>> {
     Ok(shape)
 }
 
-pub(crate) fn dtype_arg(v: Option<Val>, default: DType) -> R<DType> {
+pub fn dtype_arg(v: Option<Val>, default: DType) -> R<DType> {
     match v {
         None | Some(Val::None) => Ok(default),
         Some(Val::DType(d, _)) => Ok(d),
@@ -563,7 +563,7 @@ pub(crate) fn dtype_arg(v: Option<Val>, default: DType) -> R<DType> {
     }
 }
 
-impl Session {
+impl Engine {
     pub fn device_arg(&mut self, v: Option<Val>) -> R<Device> {
         let d = match v {
             None | Some(Val::None) => Device::Cpu,
@@ -582,7 +582,7 @@ impl Session {
         Ok(d)
     }
 
-    pub(crate) fn next_u64(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         // splitmix64: small, fast, and the same on every machine for a seed.
         self.rng = self.rng.wrapping_add(0x9E3779B97F4A7C15);
         let mut z = self.rng;
@@ -591,11 +591,11 @@ impl Session {
         z ^ (z >> 31)
     }
 
-    pub(crate) fn uniform(&mut self) -> f64 {
+    pub fn uniform(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    pub(crate) fn normal(&mut self) -> f64 {
+    pub fn normal(&mut self) -> f64 {
         let u1 = self.uniform().max(1e-300);
         let u2 = self.uniform();
         (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
@@ -603,7 +603,7 @@ impl Session {
 }
 
 /// Call a builtin by its qualified name.
-pub fn call_builtin(s: &mut Session, name: &str, pos: Vec<Val>, kw: Vec<(String, Val)>) -> R<Val> {
+pub fn call_builtin(s: &mut Engine, name: &str, pos: Vec<Val>, kw: Vec<(String, Val)>) -> R<Val> {
     let a = Args {
         pos,
         kw,
@@ -612,6 +612,9 @@ pub fn call_builtin(s: &mut Session, name: &str, pos: Vec<Val>, kw: Vec<(String,
     if EXCEPTIONS.contains(&name) {
         let msg = a.pos.first().map(|v| v.to_str()).unwrap_or_default();
         return Ok(Val::Exception(Rc::new(Exc::new(name, msg))));
+    }
+    if let Some(n) = s.extensions.natives.get(name).copied() {
+        return (n.f)(s, a);
     }
     match name {
         "tilebook.trace" => {
@@ -755,7 +758,7 @@ pub fn call_builtin(s: &mut Session, name: &str, pos: Vec<Val>, kw: Vec<(String,
 }
 
 /// `triton.Config(kwargs, num_warps=4, num_stages=3, ...)`.
-pub(crate) fn make_config(a: &Args) -> R<Val> {
+pub fn make_config(a: &Args) -> R<Val> {
     let kwargs = match a.get(0, "kwargs") {
         Some(Val::Dict(d)) => d
             .borrow()

@@ -2,11 +2,11 @@
 //! Python VM (`host`); the library calls back into it through `Val::Py`.
 
 use crate::value::{Exc, Val};
-use crate::Session;
+use crate::Engine;
 
 pub use crate::value::R;
 
-impl Session {
+impl Engine {
     pub fn iterate(&mut self, v: &Val) -> R<Vec<Val>> {
         crate::value::iterate(v)
     }
@@ -17,7 +17,7 @@ impl Session {
             Val::Py(p) => p.clone().call(self, args, kwargs),
             Val::Builtin(name) => crate::builtins::call_builtin(self, name, args, kwargs),
             Val::Method(recv, name) => crate::builtins::call_method(self, recv, name, args, kwargs),
-            Val::Launcher(k, grid) => crate::kernels::launch(self, k, grid, args, kwargs),
+            Val::Launcher(k, grid) => tilebook_kernels::launch(self, k, grid, args, kwargs),
             Val::Kernel(k) => Err(Exc::type_error(format!(
                 "a @triton.jit function is launched as `{}[grid](...)`; it cannot be called directly from host code",
                 k.jit.borrow().name

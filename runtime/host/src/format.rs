@@ -1,6 +1,6 @@
 //! Python's format-spec mini-language (`f"{x:>8.3f}"`) and `%` formatting.
 
-use crate::interp::R;
+use crate::value::R;
 use crate::value::{Exc, Val};
 
 struct Spec {

@@ -1,16 +1,16 @@
 //! Methods of strings, lists, tuples, dicts and tensors (`x.append`, `s.format`, ...).
 
 use crate::builtins::{call_builtin, to_int, Args};
-use crate::interp::R;
 use crate::ops::equal;
+use crate::value::R;
 use crate::value::{Exc, Val};
-use crate::Session;
+use crate::Engine;
 use std::cell::RefCell;
 use std::rc::Rc;
 
 /// Methods on strings, lists, dicts and tensors.
 pub fn call_method(
-    s: &mut Session,
+    s: &mut Engine,
     recv: &Val,
     name: &str,
     pos: Vec<Val>,
@@ -23,16 +23,11 @@ pub fn call_method(
     };
     match recv {
         Val::Tensor(t) => crate::torch::tensor_method(s, t, name, a),
-        Val::Object(o) if name == "__decorate__" => {
-            let target = a.req(0, "fn")?;
-            if o.type_name == "triton.testing.perf_report" {
-                crate::perf::decorate(o, target)
-            } else {
-                crate::autotune::decorate(o, target)
-            }
+        Val::Object(o) if s.extensions.methods.contains_key(o.type_name.as_str()) => {
+            let m = s.extensions.methods[o.type_name.as_str()];
+            (m.f)(s, o, name, &a)
         }
-        Val::Object(o) if o.type_name == "Mark" && name == "run" => crate::perf::run(s, o, &a),
-        Val::Object(o) if o.type_name == "Trace" => crate::pictures::method(s, o, name, &a),
+        Val::Object(o) if name == "__decorate__" => crate::autotune::decorate(o, a.req(0, "fn")?),
         Val::Kernel(k) if name == "warmup" => crate::kernels::warmup(s, k, a),
         Val::Str(x) => match name {
             "format" => {

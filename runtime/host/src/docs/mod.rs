@@ -177,7 +177,7 @@ fn kernel_doc(k: &KernelObj, source: bool) -> String {
 }
 
 /// `help(x)`, `x?`, `x??`: the text for an expression, or an error.
-pub fn help(s: &mut crate::Session, expr: &str, source: bool) -> crate::interp::R<String> {
+pub fn help(s: &mut crate::Engine, expr: &str, source: bool) -> crate::value::R<String> {
     let v = s.run_code(expr)?;
     if let Some((file, def)) = s.py_function_def(&v) {
         let mut out = format!("def {}({})\n", def.name, params(&def.parameters));

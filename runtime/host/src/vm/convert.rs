@@ -1,9 +1,9 @@
 //! Values across the boundary: Python objects to `Val`s and back.
 
 use super::natives::_tb::Handle;
-use crate::interp::R;
+use crate::value::R;
 use crate::value::{HostObject, Val};
-use crate::Session;
+use crate::Engine;
 use rustpython_vm::builtins::{
     PyDict, PyFloat, PyInt, PyList, PyModule, PyRange, PySlice, PyStr, PyTuple, PyType,
 };
@@ -31,7 +31,7 @@ impl HostObject for PyVal {
     }
 
     fn call(&self, s: &mut dyn crate::Host, args: Vec<Val>, kwargs: Vec<(String, Val)>) -> R<Val> {
-        crate::session_of(s)?.call_py(&self.0, args, kwargs)
+        crate::engine_of(s)?.call_py(&self.0, args, kwargs)
     }
 
     fn same(&self, other: &dyn HostObject) -> bool {
@@ -47,7 +47,7 @@ impl HostObject for PyVal {
 }
 
 /// A session value as a Python object.
-pub fn to_py(vm: &VirtualMachine, s: &mut Session, v: Val) -> PyObjectRef {
+pub fn to_py(vm: &VirtualMachine, s: &mut Engine, v: Val) -> PyObjectRef {
     match v {
         Val::None => vm.ctx.none(),
         Val::Bool(b) => vm.ctx.new_bool(b).into(),
@@ -99,7 +99,7 @@ fn call_builtin(vm: &VirtualMachine, name: &str, args: Vec<i64>) -> PyObjectRef 
 }
 
 /// A native value in the prelude's class `class`.
-fn handle(vm: &VirtualMachine, s: &mut Session, class: &str, v: Val) -> PyObjectRef {
+fn handle(vm: &VirtualMachine, s: &mut Engine, class: &str, v: Val) -> PyObjectRef {
     let cls = s
         .host
         .as_ref()

@@ -3,14 +3,14 @@
 //! cumsum, allclose, elementwise math.
 
 use crate::builtins::{dtype_arg, shape_args, to_f64, to_int, to_tensor, Args};
-use crate::interp::R;
 use crate::ops::map_tensor;
 use crate::tensor::{Device, Scalar, Tensor};
+use crate::value::R;
 use crate::value::{Exc, Val};
-use crate::Session;
+use crate::Engine;
 use tilebook_tir::DType;
 
-pub(crate) fn parse_device(s: &str) -> R<Device> {
+pub fn parse_device(s: &str) -> R<Device> {
     match s {
         "cpu" => Ok(Device::Cpu),
         "cuda" => Ok(Device::Cuda(0)),
@@ -26,12 +26,7 @@ pub(crate) fn parse_device(s: &str) -> R<Device> {
 }
 
 /// Nested lists of numbers → (shape, values, any float, any bool).
-pub(crate) fn flatten_data(
-    v: &Val,
-    shape: &mut Vec<usize>,
-    depth: usize,
-    out: &mut Vec<Scalar>,
-) -> R<()> {
+pub fn flatten_data(v: &Val, shape: &mut Vec<usize>, depth: usize, out: &mut Vec<Scalar>) -> R<()> {
     let items: Option<Vec<Val>> = match v {
         Val::List(l) => Some(l.borrow().clone()),
         Val::Tuple(t) => Some(t.to_vec()),
@@ -68,7 +63,7 @@ pub(crate) fn flatten_data(
 }
 
 #[derive(Copy, Clone, PartialEq)]
-pub(crate) enum Red {
+pub enum Red {
     Sum,
     Mean,
     Max,
@@ -85,7 +80,7 @@ pub(crate) enum Red {
 }
 
 /// Reduce over one dimension (or all): returns (values, indices).
-pub(crate) fn reduce(
+pub fn reduce(
     t: &Tensor,
     dim: Option<i64>,
     keepdim: bool,
@@ -202,7 +197,7 @@ pub(crate) fn reduce(
     Ok((values, Some(indices)))
 }
 
-pub(crate) fn softmax(t: &Tensor, dim: i64) -> R<Tensor> {
+pub fn softmax(t: &Tensor, dim: i64) -> R<Tensor> {
     let r = t.shape.len() as i64;
     let d = if dim < 0 { dim + r } else { dim };
     if d < 0 || d >= r {
@@ -222,7 +217,7 @@ pub(crate) fn softmax(t: &Tensor, dim: i64) -> R<Tensor> {
     Ok(res.transpose(d as usize, t.shape.len() - 1).contiguous())
 }
 
-pub(crate) fn allclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64) -> R<bool> {
+pub fn allclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64) -> R<bool> {
     let shape = crate::tensor::broadcast_shape(&a.shape, &b.shape)
         .ok_or_else(|| Exc::new("RuntimeError", "allclose: shapes do not broadcast"))?;
     let x = a.expand(&shape).expect("broadcast").values_f64();
@@ -232,7 +227,7 @@ pub(crate) fn allclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64) -> R<bool> 
         .all(|(p, q)| (p - q).abs() <= atol + rtol * q.abs() || (p == q)))
 }
 
-pub(crate) fn unary_tensor(t: &Tensor, f: impl Fn(f64) -> f64) -> Tensor {
+pub fn unary_tensor(t: &Tensor, f: impl Fn(f64) -> f64) -> Tensor {
     let d = if t.dtype.is_float() {
         t.dtype
     } else {
@@ -241,12 +236,12 @@ pub(crate) fn unary_tensor(t: &Tensor, f: impl Fn(f64) -> f64) -> Tensor {
     map_tensor(t, d, |x| Scalar::F(f(x.f())))
 }
 
-pub(crate) fn tensor_from(
-    s: &mut Session,
+pub fn tensor_from(
+    s: &mut Engine,
     a: &Args,
     shape: Vec<usize>,
     default: DType,
-    fill: &mut dyn FnMut(&mut Session) -> Scalar,
+    fill: &mut dyn FnMut(&mut Engine) -> Scalar,
 ) -> R<Val> {
     let dtype = dtype_arg(a.kw("dtype"), default)?;
     let device = s.device_arg(a.kw("device"))?;
@@ -259,8 +254,8 @@ pub(crate) fn tensor_from(
 }
 
 /// `t.sum(dim)`, `torch.max(t, dim)` and friends.
-pub(crate) fn reduce_call(
-    s: &mut Session,
+pub fn reduce_call(
+    s: &mut Engine,
     t: &Tensor,
     a: &Args,
     first_arg: usize,
@@ -327,7 +322,7 @@ pub(crate) fn reduce_call(
 }
 
 /// `torch.cumsum(t, dim)`.
-pub(crate) fn cumsum(t: &Tensor, dim: i64) -> R<Val> {
+pub fn cumsum(t: &Tensor, dim: i64) -> R<Val> {
     let r = t.shape.len() as i64;
     let d = if dim < 0 { dim + r } else { dim };
     if d < 0 || d >= r {
@@ -352,7 +347,7 @@ pub(crate) fn cumsum(t: &Tensor, dim: i64) -> R<Val> {
     ))
 }
 
-pub(crate) fn softmax_call(s: &mut Session, t: &Tensor, dim: i64) -> R<Val> {
+pub fn softmax_call(s: &mut Engine, t: &Tensor, dim: i64) -> R<Val> {
     if let Some(v) = crate::device_ops::softmax(s, t, dim)? {
         return Ok(v);
     }
@@ -360,7 +355,7 @@ pub(crate) fn softmax_call(s: &mut Session, t: &Tensor, dim: i64) -> R<Val> {
 }
 
 /// `rtol=` and `atol=` of `allclose`/`isclose`, with torch's defaults.
-pub(crate) fn tolerances(a: &Args) -> R<(f64, f64)> {
+pub fn tolerances(a: &Args) -> R<(f64, f64)> {
     let get = |n: &str, d: f64| {
         a.kw(n)
             .map(|v| to_f64(&v))
@@ -370,12 +365,12 @@ pub(crate) fn tolerances(a: &Args) -> R<(f64, f64)> {
     Ok((get("rtol", 1e-5)?, get("atol", 1e-8)?))
 }
 
-pub(crate) fn allclose_call(x: &Tensor, y: &Tensor, a: &Args) -> R<bool> {
+pub fn allclose_call(x: &Tensor, y: &Tensor, a: &Args) -> R<bool> {
     let (rtol, atol) = tolerances(a)?;
     allclose(x, y, rtol, atol)
 }
 
-pub(crate) fn creation(s: &mut Session, kind: &str, a: &Args) -> R<Val> {
+pub fn creation(s: &mut Engine, kind: &str, a: &Args) -> R<Val> {
     // torch.zeros(2, 3), torch.zeros((2, 3)) and torch.zeros(size=(2, 3)).
     let shape = match (a.pos.is_empty(), a.kw("size")) {
         (true, Some(size)) => shape_args(&[size])?,
@@ -399,7 +394,7 @@ pub(crate) fn creation(s: &mut Session, kind: &str, a: &Args) -> R<Val> {
     }
 }
 
-pub(crate) fn like(s: &mut Session, kind: &str, a: &Args) -> R<Val> {
+pub fn like(s: &mut Engine, kind: &str, a: &Args) -> R<Val> {
     let t = to_tensor(&a.req(0, "input")?)?;
     let dtype = dtype_arg(a.kw("dtype"), t.dtype)?;
     let device = match a.kw("device") {
@@ -425,7 +420,7 @@ pub(crate) fn like(s: &mut Session, kind: &str, a: &Args) -> R<Val> {
     )))
 }
 
-pub(crate) fn from_data(s: &mut Session, a: &Args) -> R<Val> {
+pub fn from_data(s: &mut Engine, a: &Args) -> R<Val> {
     let data = a.req(0, "data")?;
     let mut shape = vec![];
     let mut vals = vec![];
@@ -444,7 +439,7 @@ pub(crate) fn from_data(s: &mut Session, a: &Args) -> R<Val> {
     )))
 }
 
-pub(crate) fn randint(s: &mut Session, a: &Args) -> R<Val> {
+pub fn randint(s: &mut Engine, a: &Args) -> R<Val> {
     let (lo, hi, size) = if a.pos.len() >= 3 || a.kw("high").is_some() && a.pos.len() >= 2 {
         (
             to_int(&a.req(0, "low")?)?,
@@ -467,7 +462,7 @@ pub(crate) fn randint(s: &mut Session, a: &Args) -> R<Val> {
     })
 }
 
-pub(crate) fn arange(s: &mut Session, a: &Args) -> R<Val> {
+pub fn arange(s: &mut Engine, a: &Args) -> R<Val> {
     let nums: Vec<f64> = a.pos.iter().map(to_f64).collect::<R<_>>()?;
     let (start, end, step) = match nums.as_slice() {
         [e] => (0.0, *e, 1.0),
@@ -490,7 +485,7 @@ pub(crate) fn arange(s: &mut Session, a: &Args) -> R<Val> {
     })
 }
 
-pub(crate) fn full(s: &mut Session, a: &Args) -> R<Val> {
+pub fn full(s: &mut Engine, a: &Args) -> R<Val> {
     let shape = shape_args(&[a.req(0, "size")?])?;
     let v = a.req(1, "fill_value")?;
     let default = match v {
@@ -506,7 +501,7 @@ pub(crate) fn full(s: &mut Session, a: &Args) -> R<Val> {
     tensor_from(s, a, shape, default, &mut |_| x)
 }
 
-pub(crate) fn unary_named(s: &mut Session, t: &Tensor, name: &str) -> R<Val> {
+pub fn unary_named(s: &mut Engine, t: &Tensor, name: &str) -> R<Val> {
     if let Some(v) = crate::device_ops::unary(s, t, name)? {
         return Ok(v);
     }

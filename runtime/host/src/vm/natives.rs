@@ -12,7 +12,7 @@ use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
 type Res = Result<Val, Exc>;
 
 /// Run `f` on the session and turn its result into a Python value.
-fn with(vm: &VirtualMachine, f: impl FnOnce(&mut crate::Session) -> Res) -> PyResult {
+fn with(vm: &VirtualMachine, f: impl FnOnce(&mut crate::Engine) -> Res) -> PyResult {
     let s = session();
     match f(s) {
         Ok(v) => Ok(to_py(vm, s, v)),
@@ -58,7 +58,7 @@ fn compare_op(op: &str) -> Option<ruff_python_ast::CmpOp> {
 }
 
 #[rustpython_vm::pymodule]
-pub(crate) mod _tb {
+pub mod _tb {
     use super::*;
     use rustpython_vm::builtins::PyStrRef;
     use rustpython_vm::function::FuncArgs;
@@ -238,7 +238,7 @@ pub(crate) mod _tb {
 
     #[pyfunction]
     fn members(h: PyObjectRef, vm: &VirtualMachine) -> PyObjectRef {
-        let names = session().attributes(&val(vm, &h));
+        let names = crate::members::attributes(session(), &val(vm, &h));
         vm.ctx
             .new_list(
                 names

@@ -14,11 +14,11 @@
 //! but resolve their global names in a namespace of their own, so a cell's
 //! globals never change them.
 
-use crate::interp::R;
-use crate::kernels::{self, KernelObj};
+use crate::kernels::KernelObj;
 use crate::tensor::{Device, Tensor};
+use crate::value::R;
 use crate::value::{Exc, Scope, Val};
-use crate::{Backend, Session};
+use crate::{Backend, Engine};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -29,7 +29,7 @@ use tilebook_tir::DType;
 const SOURCE: &str = include_str!("../../../stdlib/torch_ops.py");
 
 /// The stdlib kernels, parsed on first use.
-pub(crate) struct Stdlib {
+pub struct Stdlib {
     kernels: HashMap<String, Rc<KernelObj>>,
 }
 
@@ -55,8 +55,8 @@ impl Stdlib {
 }
 
 /// Whether torch operations on these tensors run as kernels: on a GPU
-/// session, or anywhere when `Session::ops_as_kernels` asks (tests).
-fn applies(s: &Session, tensors: &[&Tensor]) -> bool {
+/// session, or anywhere when `Engine::ops_as_kernels` asks (tests).
+fn applies(s: &Engine, tensors: &[&Tensor]) -> bool {
     (s.ops_as_kernels || matches!(s.backend, Backend::Cuda(_)))
         && tensors.iter().all(|t| {
             matches!(t.device, Device::Cuda(_))
@@ -77,7 +77,7 @@ fn fits_i32(t: &Tensor) -> bool {
     t.numel() < i32::MAX as usize && reach < i32::MAX as usize
 }
 
-fn kernel(s: &mut Session, name: &str) -> R<Rc<KernelObj>> {
+fn kernel(s: &mut Engine, name: &str) -> R<Rc<KernelObj>> {
     if s.stdlib.is_none() {
         s.stdlib = Some(Stdlib::load()?);
     }
@@ -89,7 +89,7 @@ fn kernel(s: &mut Session, name: &str) -> R<Rc<KernelObj>> {
 }
 
 fn launch(
-    s: &mut Session,
+    s: &mut Engine,
     name: &str,
     grid: [usize; 2],
     args: Vec<Val>,
@@ -98,7 +98,7 @@ fn launch(
     let k = kernel(s, name)?;
     let grid = Val::tuple(grid.iter().map(|&g| Val::Int(g as i64)).collect());
     let kwargs = meta.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-    kernels::launch(s, &k, &grid, args, kwargs)?;
+    tilebook_kernels::launch(s, &k, &grid, args, kwargs)?;
     Ok(())
 }
 
@@ -138,15 +138,15 @@ const MAX_ROWS: usize = 65535;
 const EW_BLOCK: usize = 1024;
 
 /// The other operand of a binary operation.
-pub(crate) enum Other<'a> {
+pub enum Other<'a> {
     Tensor(&'a Rc<Tensor>),
     Scalar(f64),
 }
 
 /// `x op y` (or `y op x` when `swapped`) into a new tensor of `shape`, for
 /// `+ - * /` on floating tensors of one dtype.
-pub(crate) fn binary(
-    s: &mut Session,
+pub fn binary(
+    s: &mut Engine,
     op: &str,
     x: &Rc<Tensor>,
     y: Other,
@@ -240,7 +240,7 @@ pub(crate) fn binary(
 }
 
 /// `torch.exp`, `abs`, `relu` of a floating tensor.
-pub(crate) fn unary(s: &mut Session, t: &Tensor, name: &str) -> R<Option<Val>> {
+pub fn unary(s: &mut Engine, t: &Tensor, name: &str) -> R<Option<Val>> {
     if !applies(s, &[t]) || !matches!(name, "exp" | "abs" | "relu") {
         return Ok(None);
     }
@@ -285,8 +285,8 @@ fn row_block(n: usize, cap: usize) -> (usize, usize) {
 
 /// `t.sum(dim)`, `t.max(dim)` (values and indices) and `t.amax(dim)` along
 /// the last dimension.
-pub(crate) fn reduce(
-    s: &mut Session,
+pub fn reduce(
+    s: &mut Engine,
     t: &Tensor,
     kind: &str,
     dim: Option<i64>,
@@ -338,7 +338,7 @@ pub(crate) fn reduce(
 
 /// `torch.softmax(t, dim)` along the last dimension of a tensor whose rows
 /// are contiguous.
-pub(crate) fn softmax(s: &mut Session, t: &Tensor, dim: i64) -> R<Option<Val>> {
+pub fn softmax(s: &mut Engine, t: &Tensor, dim: i64) -> R<Option<Val>> {
     let r = t.shape.len() as i64;
     if !applies(s, &[t]) || r == 0 || (dim != r - 1 && dim != -1) {
         return Ok(None);

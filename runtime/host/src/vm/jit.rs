@@ -18,7 +18,7 @@ use tilebook_frontend::kernel::JitFunction;
 use tilebook_frontend::SourceFile;
 
 /// `triton.jit(fn)`, `triton.jit(**options)(fn)`.
-pub(crate) fn jit(
+pub fn jit(
     vm: &VirtualMachine,
     this: &PyObjectRef,
     args: Vec<Val>,
@@ -84,7 +84,7 @@ fn type_error(vm: &VirtualMachine, msg: &str) -> rustpython_vm::builtins::PyBase
 }
 
 /// The `def` named `name` whose decorators or `def` line is `line`.
-pub(crate) fn find_def<'a>(
+pub fn find_def<'a>(
     file: &SourceFile,
     stmts: &'a [Stmt],
     name: &str,

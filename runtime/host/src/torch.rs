@@ -4,11 +4,11 @@ use crate::builtins::{
     allclose_call, arange, creation, from_data, full, like, make_config, randint, reduce_call,
     shape_val, softmax_call, to_f64, to_int, unary_named, Args,
 };
-use crate::interp::R;
 use crate::ops::map_tensor;
 use crate::tensor::{Device, Scalar, Tensor};
+use crate::value::R;
 use crate::value::{Exc, Val};
-use crate::Session;
+use crate::Engine;
 use std::rc::Rc;
 use tilebook_kernels::gpu_fault::GpuFault;
 use tilebook_tir::DType;
@@ -24,7 +24,7 @@ fn tensor_arg(v: &Val, what: &str) -> R<Rc<Tensor>> {
 }
 
 /// Call `torch.*`, `triton.*`, `math.*` or driver functions.
-pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
+pub fn call(s: &mut Engine, name: &str, a: Args) -> R<Val> {
     match name {
         "torch.empty" | "torch.zeros" | "torch.ones" | "torch.rand" | "torch.randn" => {
             creation(s, &name[6..], &a)
@@ -280,8 +280,6 @@ pub fn call(s: &mut Session, name: &str, a: Args) -> R<Val> {
         }
         "triton.Config" => make_config(&a),
         "triton.autotune" | "triton.heuristics" => crate::autotune::decorator(name, &a),
-        "triton.testing.perf_report" => crate::perf::perf_report(&a),
-        "triton.testing.Benchmark" => crate::perf::benchmark(&a),
         "driver.get_current_target" => Ok(s.current_target()),
         "driver.get_device_properties" => Ok(s.device_properties()),
         "torch.cuda.Stream" => Ok(Val::object("Stream", vec![])),
@@ -433,7 +431,7 @@ const METADATA_METHODS: &[&str] = &[
     "permute",
 ];
 
-pub fn tensor_method(s: &mut Session, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val> {
+pub fn tensor_method(s: &mut Engine, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val> {
     // Whatever reads every element must find room for its intermediates
     // first, or say so.
     if !METADATA_METHODS.contains(&name) {

@@ -1,10 +1,10 @@
 //! Host operators: Python semantics on numbers, strings and sequences, torch
 //! semantics on tensors (broadcasting, type promotion, views by indexing).
 
-use crate::interp::R;
 use crate::tensor::{broadcast_shape, promote, Device, Scalar, Tensor};
+use crate::value::R;
 use crate::value::{Exc, Val};
-use crate::Session;
+use crate::Engine;
 use ruff_python_ast::{CmpOp, Operator, UnaryOp};
 use std::rc::Rc;
 use tilebook_kernels::gpu_fault::GpuFault;
@@ -117,7 +117,7 @@ fn number_op(op: Operator, a: Scalar, b: Scalar) -> R<Val> {
     })
 }
 
-pub fn binary(s: &mut Session, op: Operator, l: &Val, r: &Val) -> R<Val> {
+pub fn binary(s: &mut Engine, op: Operator, l: &Val, r: &Val) -> R<Val> {
     if matches!(l, Val::Tensor(_)) || matches!(r, Val::Tensor(_)) {
         return tensor_binary(s, op, l, r);
     }
@@ -226,7 +226,7 @@ pub fn equal(a: &Val, b: &Val) -> bool {
     }
 }
 
-pub fn compare(s: &mut Session, op: CmpOp, l: &Val, r: &Val) -> R<Val> {
+pub fn compare(s: &mut Engine, op: CmpOp, l: &Val, r: &Val) -> R<Val> {
     if let (Val::Tensor(_), _) | (_, Val::Tensor(_)) = (l, r) {
         if !matches!(op, CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn) {
             return tensor_compare(s, op, l, r);
@@ -413,7 +413,7 @@ fn fast_f32(a: &Operand, b: &Operand) -> Option<(Rc<Tensor>, Rc<Tensor>)> {
     }
 }
 
-fn tensor_binary(s: &mut Session, op: Operator, l: &Val, r: &Val) -> R<Val> {
+fn tensor_binary(s: &mut Engine, op: Operator, l: &Val, r: &Val) -> R<Val> {
     if op == Operator::MatMult {
         return match (l, r) {
             (Val::Tensor(a), Val::Tensor(b)) => Ok(Val::tensor(matmul(s, a, b)?)),
@@ -533,7 +533,7 @@ fn tensor_binary(s: &mut Session, op: Operator, l: &Val, r: &Val) -> R<Val> {
     Ok(Val::tensor(Tensor::from_scalars(&shape, d, device, out)))
 }
 
-fn tensor_compare(_s: &mut Session, op: CmpOp, l: &Val, r: &Val) -> R<Val> {
+fn tensor_compare(_s: &mut Engine, op: CmpOp, l: &Val, r: &Val) -> R<Val> {
     let (a, b) = (operand(l)?, operand(r)?);
     let (shape, device) = broadcast_operands(&a, &b)?;
     let float = result_dtype(&a, &b).is_float();
@@ -565,7 +565,7 @@ fn tensor_compare(_s: &mut Session, op: CmpOp, l: &Val, r: &Val) -> R<Val> {
 }
 
 /// `a @ b` for 1-D and 2-D tensors, accumulating in f32 (f64 for f64), like torch on the CPU.
-pub fn matmul(s: &mut Session, a: &Tensor, b: &Tensor) -> R<Tensor> {
+pub fn matmul(s: &mut Engine, a: &Tensor, b: &Tensor) -> R<Tensor> {
     let a2 = if a.shape.len() == 1 {
         a.unsqueeze(0)
     } else {
@@ -667,7 +667,7 @@ pub fn matmul(s: &mut Session, a: &Tensor, b: &Tensor) -> R<Tensor> {
 /// `a @ b` through cuBLAS when both are fp16, bf16 or fp32 `'cuda'`
 /// tensors of a session on a GPU (`None` otherwise: the host computes it).
 fn cublas_matmul(
-    s: &mut Session,
+    s: &mut Engine,
     a: &Tensor,
     b: &Tensor,
     (m, n, k): (usize, usize, usize),
@@ -706,7 +706,7 @@ fn cublas_matmul(
         return Ok(None);
     };
     let out = s.new_tensor(&[m, n], a.dtype, a.device.clone(), false)?;
-    let addr = |s: &mut Session, x: &Tensor| -> R<u64> {
+    let addr = |s: &mut Engine, x: &Tensor| -> R<u64> {
         let base = x
             .storage
             .device_address(&g)
@@ -808,7 +808,7 @@ fn tensor_index(t: &Tensor, idx: &Val) -> R<Tensor> {
     Ok(out)
 }
 
-pub fn get_item(_s: &mut Session, base: &Val, idx: &Val) -> R<Val> {
+pub fn get_item(_s: &mut Engine, base: &Val, idx: &Val) -> R<Val> {
     match (base, idx) {
         (Val::Tensor(t), i) => Ok(Val::tensor(tensor_index(t, i)?)),
         (Val::List(l), Val::Int(i)) => {
@@ -856,7 +856,7 @@ pub fn get_item(_s: &mut Session, base: &Val, idx: &Val) -> R<Val> {
     }
 }
 
-pub fn set_item(_s: &mut Session, base: &Val, idx: &Val, v: Val) -> R<()> {
+pub fn set_item(_s: &mut Engine, base: &Val, idx: &Val, v: Val) -> R<()> {
     match (base, idx) {
         (Val::List(l), Val::Int(i)) => {
             let n = l.borrow().len();
