@@ -243,10 +243,20 @@ fn layer_norm_runs_with_autograd_and_locks() {
         );
     }
     let text = CUTS.iter().fold(text, |t, (from, to)| t.replace(from, to));
+    // The sweep's files go to a scratch folder, not the source tree.
+    let dir = std::env::temp_dir().join(format!("tilebook-surface-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    assert!(text.contains("save_path='.'"));
+    let text = text.replace(
+        "save_path='.'",
+        &format!("save_path={:?}", dir.display().to_string()),
+    );
     let mut s = session();
     let r = s.run_cell(&text);
     let out = r.text();
     assert!(r.ok, "{out}");
+    assert!(dir.join("row-norm-backward.csv").exists(), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
     assert!(
         out.contains("layer norm 1151x8192 torch.float16: forward and backward match torch"),
         "{out}"

@@ -15,8 +15,8 @@ impl Engine {
     pub fn call(&mut self, func: &Val, args: Vec<Val>, kwargs: Vec<(String, Val)>) -> R<Val> {
         match func {
             Val::Py(p) => p.clone().call(self, args, kwargs),
-            Val::Builtin(name) => crate::builtins::call_builtin(self, name, args, kwargs),
-            Val::Method(recv, name) => crate::builtins::call_method(self, recv, name, args, kwargs),
+            Val::Builtin(name) => crate::modules::call_builtin(self, name, args, kwargs),
+            Val::Method(recv, name) => crate::methods::call_method(self, recv, name, args, kwargs),
             Val::Launcher(k, grid) => tilebook_kernels::launch(self, k, grid, args, kwargs),
             Val::Kernel(k) => Err(Exc::type_error(format!(
                 "a @triton.jit function is launched as `{}[grid](...)`; it cannot be called directly from host code",

@@ -8,7 +8,7 @@
 //! to `tilebook_kernels::Runtime` and is the runtime's `Host`). The session
 //! on top adds cells, magics, completion, benchmark sweeps and pictures;
 //! what of those host code calls (`%magic` lines, `perf_report`, methods of
-//! its objects) it registers in the engine's `Extensions`, so this crate
+//! its objects) it registers in the engine's `Registry`, so this crate
 //! never names the one above it.
 //!
 //! Modules: `vm` (the VM, conversions, `@triton.jit` from Python),
@@ -16,23 +16,28 @@
 //! `builtins`/`torch` (the host library), `methods` (methods of values),
 //! `tensor_lib` (creation, reductions), `device_ops` (torch operations on
 //! `'cuda'` tensors as stdlib kernels), `docs` (`help()`), `format` (Python
-//! format specs), `extensions` (what the session registers).
+//! format specs), `registry` (the native functions of every module, the
+//! session's included), `modules` (module attributes and calls by name).
 
 // Diagnostics and exceptions are large values on the cold path; boxing
 // every `Err` would add noise for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod args;
 pub mod builtins;
 pub mod device_ops;
 pub mod docs;
-pub mod extensions;
 pub mod format;
 pub mod interp;
 pub mod members;
 pub mod methods;
+pub mod modules;
 pub mod ops;
+pub mod registry;
 pub mod tensor_lib;
+pub mod tensor_methods;
 pub mod torch;
+pub mod triton;
 pub mod vm;
 
 pub use gpu_fault::quiet_expected_panics;
@@ -146,7 +151,7 @@ pub type ProgressSink = Box<dyn FnMut(&Progress)>;
 
 pub struct Engine {
     /// What the session layer registered (magics, benchmark sweeps, pictures).
-    pub extensions: extensions::Extensions,
+    pub registry: registry::Registry,
     /// The kernels runtime's state (backend, caches, launch log); the
     /// session derefs to it.
     pub rt: Runtime,
@@ -247,7 +252,12 @@ impl Default for Engine {
 impl Engine {
     pub fn new() -> Engine {
         Engine {
-            extensions: Default::default(),
+            registry: registry::Registry::with_tables(&[
+                builtins::TABLE,
+                torch::TABLE,
+                triton::TABLE,
+                docs::TABLE,
+            ]),
             rt: Runtime::new(),
             globals: Rc::new(RefCell::new(HashMap::new())),
             outputs: vec![],

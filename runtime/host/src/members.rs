@@ -98,7 +98,7 @@ pub const DICT_METHODS: &[&str] = &["keys", "values", "items", "get", "update", 
 
 pub fn attributes(s: &Engine, v: &Val) -> Vec<String> {
     let names: Vec<String> = match v {
-        Val::Module(m) => crate::builtins::module_members(m),
+        Val::Module(m) => crate::modules::module_members(s, m),
         Val::Tensor(_) => TENSOR_ATTRS.iter().map(|s| s.to_string()).collect(),
         Val::Kernel(_) => KERNEL_ATTRS.iter().map(|s| s.to_string()).collect(),
         Val::Str(_) => STR_METHODS.iter().map(|s| s.to_string()).collect(),
@@ -112,7 +112,7 @@ pub fn attributes(s: &Engine, v: &Val) -> Vec<String> {
                 .map(|(n, _)| n.clone())
                 .filter(|n| !n.starts_with('_'))
                 .collect();
-            if let Some(m) = s.extensions.methods.get(o.type_name.as_str()) {
+            if let Some(m) = s.registry.methods.get(o.type_name.as_str()) {
                 a.extend(m.names.iter().map(|n| n.to_string()));
             }
             a

@@ -2,7 +2,7 @@
 //! (random numbers included), reductions with `dim`/`keepdim`, softmax,
 //! cumsum, allclose, elementwise math.
 
-use crate::builtins::{dtype_arg, shape_args, to_f64, to_int, to_tensor, Args};
+use crate::args::{dtype_arg, shape_args, to_f64, to_int, to_tensor, Args};
 use crate::ops::map_tensor;
 use crate::tensor::{Device, Scalar, Tensor};
 use crate::value::R;

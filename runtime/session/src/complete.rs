@@ -108,7 +108,6 @@ impl Session {
                     .into_iter()
                     .map(|(k, _)| k)
                     .chain(self.host_builtin_names())
-                    .chain(crate::builtins::builtin_names().map(str::to_string))
                     .chain(KEYWORDS.iter().map(|k| k.to_string()))
                     .filter(|n| n.starts_with(word) && !word.is_empty())
                     .collect();
@@ -129,7 +128,7 @@ impl Session {
         let mut v = self.host_global(first)?;
         for p in parts {
             v = match &v {
-                Val::Module(m) => crate::builtins::module_member(m, p)?,
+                Val::Module(m) => tilebook_host::modules::module_member(self, m, p)?,
                 Val::Object(o) => crate::value::attr_of(o, p)?,
                 Val::Py(_) => self.host_attr(&v, p)?,
                 _ => return None,

@@ -91,17 +91,17 @@ impl Session {
     /// Register what host code reaches of this layer: `%magic` lines, the
     /// benchmark sweep, and the methods of its objects.
     pub fn from_engine(mut engine: Engine) -> Session {
-        let x = &mut engine.extensions;
+        let x = &mut engine.registry;
         x.magic = Some(magics::magic);
         x.native(
             "triton.testing.perf_report",
-            |_, a| perf::perf_report(&a),
-            "perf_report(benchmarks): decorate a function of the x value and the line to run a sweep",
+            |_, _, a| perf::perf_report(&a),
+            "triton.testing.perf_report(benchmarks)\nDecorator: turns fn(x, provider, ...) into a benchmark with .run(show_plots, print_data, save_path).\n",
         );
         x.native(
             "triton.testing.Benchmark",
-            |_, a| perf::benchmark(&a),
-            "Benchmark(x_names, x_vals, line_arg, line_vals, line_names, plot_name, args, ...): a sweep's description",
+            |_, _, a| perf::benchmark(&a),
+            "triton.testing.Benchmark(x_names, x_vals, line_arg, line_vals, line_names, styles, ylabel, plot_name, args, x_log=False, y_log=False)\nDescribes a sweep for perf_report: one line per line_vals entry, one point per x_vals entry.\n",
         );
         x.methods("triton.testing.perf_report", perf::report_method, &[]);
         x.methods("Mark", perf::mark_method, &["run"]);

@@ -8,9 +8,9 @@
 //! terminals. `save_path` writes `<plot_name>.csv` and `<plot_name>.svg`.
 //! Sweeps longer than a second report progress on stderr.
 
-use crate::builtins::{to_f64, Args};
 use crate::table::Table;
 use crate::value::R;
+use crate::value::{to_f64, Args};
 use crate::value::{Exc, Object, Val};
 use crate::Engine;
 use std::time::Instant;

@@ -32,7 +32,7 @@ fn data_of(s: &Engine, o: &Object) -> R<Rc<TraceData>> {
 }
 
 /// Methods of a `Trace` object.
-pub(crate) fn method(s: &mut Engine, o: &Object, name: &str, a: &crate::builtins::Args) -> R<Val> {
+pub(crate) fn method(s: &mut Engine, o: &Object, name: &str, a: &crate::value::Args) -> R<Val> {
     let d = data_of(s, o)?;
     match name {
         "visiting_order" => {
@@ -43,7 +43,7 @@ pub(crate) fn method(s: &mut Engine, o: &Object, name: &str, a: &crate::builtins
             };
             let wave = match a.get(1, "wave") {
                 Some(Val::None) | None => None,
-                Some(v) => Some(crate::builtins::to_int(&v)?.max(1) as u64),
+                Some(v) => Some(crate::value::to_int(&v)?.max(1) as u64),
             };
             let (svg, text) = visiting_order(&d, &t, wave)?;
             s.display(vec![
@@ -60,7 +60,7 @@ pub(crate) fn method(s: &mut Engine, o: &Object, name: &str, a: &crate::builtins
                     let items = s.iterate(&v)?;
                     let mut p = [0u32; 3];
                     for (i, x) in items.iter().take(3).enumerate() {
-                        p[i] = crate::builtins::to_int(x)? as u32;
+                        p[i] = crate::value::to_int(x)? as u32;
                     }
                     p
                 }

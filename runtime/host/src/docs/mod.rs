@@ -1,13 +1,16 @@
-//! Documentation for `help(x)`, `x?` and `x??` (and, later, Jupyter's
-//! inspect request): builtins from `builtins.txt`, kernels with their
-//! parameters, tuning configs and compiled specializations, host functions
-//! with their signatures, other values with their type and value.
+//! Documentation for `help(x)`, `x?` and `x??` and Jupyter's inspect
+//! request: native functions from the registry (each entry carries its
+//! doc), the kernel language's `tl.*` names from `builtins.txt`, kernels with
+//! their parameters, tuning configs and compiled specializations, host
+//! functions with their signatures, other values with their type and value.
 //!
-//! `builtins.txt` holds one entry per builtin: a header line at column 0
+//! `builtins.txt` holds one entry per `tl` name: a header line at column 0
 //! (the qualified name and its signature), then indented lines of text.
 
 use crate::kernels::KernelObj;
-use crate::value::Val;
+use crate::registry::Entry;
+use crate::value::{Args, Val, R};
+use crate::Engine;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -41,8 +44,11 @@ fn table() -> &'static HashMap<&'static str, (&'static str, String)> {
 }
 
 /// The documentation of a builtin by its qualified name (`tl.load`,
-/// `torch.zeros`, `print`); `tl.math.exp` is `tl.exp`.
-pub fn builtin_doc(name: &str) -> Option<String> {
+/// `torch.zeros`, `help`); `tl.math.exp` is `tl.exp`.
+pub fn builtin_doc(s: &Engine, name: &str) -> Option<String> {
+    if let Some(doc) = crate::modules::doc(s, name) {
+        return Some(doc.to_string());
+    }
     let name = name
         .strip_prefix("tl.math.")
         .map(|n| format!("tl.{n}"))
@@ -53,9 +59,11 @@ pub fn builtin_doc(name: &str) -> Option<String> {
 
 /// The documentation of a value; `source` (`x??`) adds the source text of
 /// kernels and functions.
-pub fn describe(expr: &str, v: &Val, source: bool) -> String {
+pub fn describe(s: &Engine, expr: &str, v: &Val, source: bool) -> String {
     match v {
-        Val::Builtin(b) => builtin_doc(b).unwrap_or_else(|| format!("{b}: a tilebook builtin\n")),
+        Val::Builtin(b) => {
+            builtin_doc(s, b).unwrap_or_else(|| format!("{b}: a tilebook builtin\n"))
+        }
         Val::Module(m) => format!(
             "module {m}\n{}",
             match &**m {
@@ -177,7 +185,7 @@ fn kernel_doc(k: &KernelObj, source: bool) -> String {
 }
 
 /// `help(x)`, `x?`, `x??`: the text for an expression, or an error.
-pub fn help(s: &mut crate::Engine, expr: &str, source: bool) -> crate::value::R<String> {
+pub fn help(s: &mut Engine, expr: &str, source: bool) -> R<String> {
     let v = s.run_code(expr)?;
     if let Some((file, def)) = s.py_function_def(&v) {
         let mut out = format!("def {}({})\n", def.name, params(&def.parameters));
@@ -189,9 +197,27 @@ pub fn help(s: &mut crate::Engine, expr: &str, source: bool) -> crate::value::R<
     // A Python wrapper of a builtin (the prelude's `torch.zeros`,
     // `do_bench`, ...) names the builtin whose documentation it keeps.
     if let Some(Val::Str(name)) = s.host_attr(&v, "_tilebook_doc") {
-        if let Some(doc) = builtin_doc(&name) {
+        if let Some(doc) = builtin_doc(s, &name) {
             return Ok(doc);
         }
     }
-    Ok(describe(expr, &v, source))
+    Ok(describe(s, expr, &v, source))
+}
+
+/// `help` as a notebook builtin.
+pub const TABLE: &[Entry] = &[Entry {
+    name: "help",
+    f: help_builtin,
+    doc: r#"help(object)
+Show the documentation of a builtin, a kernel or a function (also object?).
+"#,
+}];
+
+fn help_builtin(s: &mut Engine, _name: &str, a: Args) -> R<Val> {
+    let text = match a.pos.first() {
+        Some(v) => describe(s, &v.repr(), v, false),
+        None => builtin_doc(s, "help").unwrap_or_default(),
+    };
+    s.emit_stream("stdout", &text);
+    Ok(Val::None)
 }

@@ -546,15 +546,20 @@ impl Engine {
     /// Attribute names for completion: the library's table for its own
     /// values, `dir()` for Python objects (user classes and modules too).
     pub fn attributes_of(&mut self, v: &Val) -> Vec<String> {
-        let Val::Py(p) = v else {
-            return crate::members::attributes(self, v);
-        };
-        let Some(p) = p
-            .as_any()
-            .downcast_ref::<convert::PyVal>()
-            .map(|p| p.0.clone())
-        else {
-            return vec![];
+        let p = match v {
+            Val::Py(p) => match p.as_any().downcast_ref::<convert::PyVal>() {
+                Some(p) => p.0.clone(),
+                None => return vec![],
+            },
+            // A Python module kernels see as a library module (`math`):
+            // the VM's module has the names.
+            Val::Module(m) if m.as_ref() == "math" => {
+                match self.run_host(|vm, _| vm.import("math", 0)) {
+                    Ok(p) => p,
+                    Err(_) => return vec![],
+                }
+            }
+            _ => return crate::members::attributes(self, v),
         };
         self.run_host(|vm, _| {
             let names: Vec<PyObjectRef> = vm.dir(Some(p))?.borrow_vec().to_vec();

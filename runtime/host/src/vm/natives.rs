@@ -253,7 +253,15 @@ pub mod _tb {
     fn len(h: PyObjectRef, vm: &VirtualMachine) -> PyResult {
         let v = val(vm, &h);
         with(vm, |s| {
-            crate::builtins::call_builtin(s, "len", vec![v], vec![])
+            crate::builtins::len(
+                s,
+                "len",
+                crate::value::Args {
+                    pos: vec![v],
+                    kw: vec![],
+                    fname: "len".into(),
+                },
+            )
         })
     }
 

@@ -1,0 +1,738 @@
+//! The methods and attributes of `torch.Tensor` as a table (`METHODS`):
+//! shape and view methods, conversions, reductions and element-wise
+//! functions, in-place fills and copies.
+
+use crate::args::{shape_val, tensor_arg, to_f64, to_int, Args};
+use crate::registry::{Entry, TensorMethodFn};
+use crate::tensor::{Device, Scalar, Tensor};
+use crate::tensor_lib::{cumsum, reduce_call, softmax_call, unary_named};
+use crate::value::{Exc, Val, R};
+use crate::Engine;
+use std::rc::Rc;
+use tilebook_tir::DType;
+
+fn dim_index(d: i64, rank: usize) -> R<usize> {
+    let r = rank as i64;
+    let x = if d < 0 { d + r } else { d };
+    if x < 0 || x >= r.max(1) {
+        return Err(Exc::new(
+            "IndexError",
+            format!(
+                "Dimension out of range (expected to be in range of [{}, {}], but got {d})",
+                -r,
+                r - 1
+            ),
+        ));
+    }
+    Ok(x as usize)
+}
+
+fn reshape_shape(t: &Tensor, a: &Args) -> R<Vec<usize>> {
+    let vals: Vec<Val> = if a.pos.len() == 1 {
+        match &a.pos[0] {
+            Val::Tuple(x) => x.to_vec(),
+            Val::List(l) => l.borrow().clone(),
+            other => vec![other.clone()],
+        }
+    } else {
+        a.pos.clone()
+    };
+    let mut dims: Vec<i64> = vals.iter().map(to_int).collect::<R<_>>()?;
+    let known: i64 = dims
+        .iter()
+        .filter(|&&d| d >= 0)
+        .try_fold(1i64, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| {
+            Exc::new(
+                "RuntimeError",
+                format!("shape {dims:?} has too many elements"),
+            )
+        })?;
+    if let Some(p) = dims.iter().position(|&d| d == -1) {
+        if known == 0 || t.numel() as i64 % known != 0 {
+            return Err(Exc::new(
+                "RuntimeError",
+                format!("shape {dims:?} is invalid for input of size {}", t.numel()),
+            ));
+        }
+        dims[p] = t.numel() as i64 / known;
+    }
+    let shape: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
+    if crate::tensor::checked_numel(&shape).ok() != Some(t.numel()) {
+        return Err(Exc::new(
+            "RuntimeError",
+            format!("shape {shape:?} is invalid for input of size {}", t.numel()),
+        ));
+    }
+    Ok(shape)
+}
+
+/// Tensor methods.
+/// Methods that read only a tensor's shape and strides, or make a view
+/// (a broadcast view can name far more elements than its storage holds).
+const METADATA_METHODS: &[&str] = &[
+    "size",
+    "stride",
+    "numel",
+    "nelement",
+    "dim",
+    "element_size",
+    "data_ptr",
+    "is_contiguous",
+    "expand",
+    "view",
+    "unsqueeze",
+    "t",
+    "transpose",
+    "permute",
+];
+
+pub fn tensor_method(s: &mut Engine, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val> {
+    // Whatever reads every element must find room for its intermediates
+    // first, or say so.
+    if !METADATA_METHODS.contains(&name) {
+        // `tolist` builds a Python value per element; the rest at most a
+        // 16-byte intermediate.
+        let per_element = if name == "tolist" { 64 } else { 16 };
+        crate::tensor::ensure_host_room(t.numel(), per_element)
+            .map_err(|m| Exc::new("MemoryError", m))?;
+    }
+    match METHODS.iter().find(|e| e.name == name) {
+        Some(e) => (e.f)(s, t, name, a),
+        None => Err(Exc::new(
+            "AttributeError",
+            format!("'Tensor' object has no attribute '{name}' in tilebook"),
+        )),
+    }
+}
+
+/// The methods of `torch.Tensor`.
+pub const METHODS: &[Entry<TensorMethodFn>] = &[
+    Entry {
+        name: "size",
+        f: tensor_size,
+        doc: "",
+    },
+    Entry {
+        name: "stride",
+        f: tensor_stride,
+        doc: "",
+    },
+    Entry {
+        name: "numel",
+        f: tensor_numel,
+        doc: "",
+    },
+    Entry {
+        name: "nelement",
+        f: tensor_numel,
+        doc: "",
+    },
+    Entry {
+        name: "dim",
+        f: tensor_dim,
+        doc: "",
+    },
+    Entry {
+        name: "element_size",
+        f: tensor_element_size,
+        doc: "",
+    },
+    Entry {
+        name: "data_ptr",
+        f: tensor_data_ptr,
+        doc: "",
+    },
+    Entry {
+        name: "is_contiguous",
+        f: tensor_is_contiguous,
+        doc: "",
+    },
+    Entry {
+        name: "contiguous",
+        f: tensor_contiguous,
+        doc: "",
+    },
+    Entry {
+        name: "clone",
+        f: tensor_clone,
+        doc: "",
+    },
+    Entry {
+        name: "item",
+        f: tensor_item,
+        doc: "",
+    },
+    Entry {
+        name: "tolist",
+        f: tensor_tolist,
+        doc: "",
+    },
+    Entry {
+        name: "to",
+        f: tensor_to,
+        doc: "",
+    },
+    Entry {
+        name: "type",
+        f: tensor_to,
+        doc: "",
+    },
+    Entry {
+        name: "cpu",
+        f: tensor_cpu,
+        doc: "",
+    },
+    Entry {
+        name: "cuda",
+        f: tensor_cuda,
+        doc: "",
+    },
+    Entry {
+        name: "float",
+        f: tensor_cast,
+        doc: "",
+    },
+    Entry {
+        name: "half",
+        f: tensor_cast,
+        doc: "",
+    },
+    Entry {
+        name: "bfloat16",
+        f: tensor_cast,
+        doc: "",
+    },
+    Entry {
+        name: "double",
+        f: tensor_cast,
+        doc: "",
+    },
+    Entry {
+        name: "int",
+        f: tensor_cast,
+        doc: "",
+    },
+    Entry {
+        name: "long",
+        f: tensor_cast,
+        doc: "",
+    },
+    Entry {
+        name: "bool",
+        f: tensor_cast,
+        doc: "",
+    },
+    Entry {
+        name: "reshape",
+        f: tensor_reshape,
+        doc: "",
+    },
+    Entry {
+        name: "view",
+        f: tensor_reshape,
+        doc: "",
+    },
+    Entry {
+        name: "flatten",
+        f: tensor_flatten,
+        doc: "",
+    },
+    Entry {
+        name: "t",
+        f: tensor_t,
+        doc: "",
+    },
+    Entry {
+        name: "transpose",
+        f: tensor_transpose,
+        doc: "",
+    },
+    Entry {
+        name: "permute",
+        f: tensor_permute,
+        doc: "",
+    },
+    Entry {
+        name: "unsqueeze",
+        f: tensor_unsqueeze,
+        doc: "",
+    },
+    Entry {
+        name: "squeeze",
+        f: tensor_squeeze,
+        doc: "",
+    },
+    Entry {
+        name: "expand",
+        f: tensor_expand,
+        doc: "",
+    },
+    Entry {
+        name: "sum",
+        f: tensor_sum,
+        doc: "",
+    },
+    Entry {
+        name: "mean",
+        f: tensor_sum,
+        doc: "",
+    },
+    Entry {
+        name: "max",
+        f: tensor_sum,
+        doc: "",
+    },
+    Entry {
+        name: "min",
+        f: tensor_sum,
+        doc: "",
+    },
+    Entry {
+        name: "argmax",
+        f: tensor_sum,
+        doc: "",
+    },
+    Entry {
+        name: "argmin",
+        f: tensor_sum,
+        doc: "",
+    },
+    Entry {
+        name: "all",
+        f: tensor_sum,
+        doc: "",
+    },
+    Entry {
+        name: "any",
+        f: tensor_sum,
+        doc: "",
+    },
+    Entry {
+        name: "amax",
+        f: tensor_sum,
+        doc: "",
+    },
+    Entry {
+        name: "amin",
+        f: tensor_sum,
+        doc: "",
+    },
+    Entry {
+        name: "var",
+        f: tensor_sum,
+        doc: "",
+    },
+    Entry {
+        name: "std",
+        f: tensor_sum,
+        doc: "",
+    },
+    Entry {
+        name: "abs",
+        f: tensor_abs,
+        doc: "",
+    },
+    Entry {
+        name: "exp",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "log",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "sqrt",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "sigmoid",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "relu",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "sin",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "cos",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "floor",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "ceil",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "round",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "trunc",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "tanh",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "exp2",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "log2",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "rsqrt",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "cumsum",
+        f: tensor_cumsum,
+        doc: "",
+    },
+    Entry {
+        name: "softmax",
+        f: tensor_softmax,
+        doc: "",
+    },
+    Entry {
+        name: "fill_",
+        f: tensor_fill_,
+        doc: "",
+    },
+    Entry {
+        name: "zero_",
+        f: tensor_fill_,
+        doc: "",
+    },
+    Entry {
+        name: "copy_",
+        f: tensor_copy_,
+        doc: "",
+    },
+    Entry {
+        name: "__repr__",
+        f: tensor_repr,
+        doc: "",
+    },
+];
+
+fn tensor_size(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
+    match a.get(0, "dim") {
+        Some(d) => Ok(Val::Int(
+            t.shape[dim_index(to_int(&d)?, t.shape.len())?] as i64,
+        )),
+        None => Ok(shape_val(&t.shape)),
+    }
+}
+
+fn tensor_stride(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
+    match a.get(0, "dim") {
+        Some(d) => Ok(Val::Int(
+            t.strides[dim_index(to_int(&d)?, t.shape.len())?] as i64,
+        )),
+        None => Ok(Val::tuple(
+            t.strides.iter().map(|&x| Val::Int(x as i64)).collect(),
+        )),
+    }
+}
+
+fn tensor_numel(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    Ok(Val::Int(t.numel() as i64))
+}
+
+fn tensor_dim(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    Ok(Val::Int(t.shape.len() as i64))
+}
+
+fn tensor_element_size(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    Ok(Val::Int(t.dtype.size_bytes() as i64))
+}
+
+fn tensor_data_ptr(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    Ok(Val::Int(t.data_ptr() as i64))
+}
+
+fn tensor_is_contiguous(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    Ok(Val::Bool(t.is_contiguous()))
+}
+
+fn tensor_contiguous(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    Ok(Val::tensor(t.contiguous()))
+}
+
+fn tensor_clone(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    Ok(Val::tensor(t.to_dtype(t.dtype, true)))
+}
+
+fn tensor_item(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    if t.numel() != 1 {
+        return Err(Exc::new(
+            "RuntimeError",
+            format!(
+                "a Tensor with {} elements cannot be converted to Scalar",
+                t.numel()
+            ),
+        ));
+    }
+    let v = t.get_at(t.offsets()[0]);
+    Ok(match (v, t.dtype) {
+        (x, DType::I1) => Val::Bool(x.truth()),
+        (x, d) if d.is_int() => Val::Int(x.i()),
+        (x, _) => Val::Float(x.f()),
+    })
+}
+
+fn tensor_tolist(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    fn build(t: &Tensor) -> Val {
+        if t.shape.is_empty() {
+            let v = t.get_at(t.offset);
+            return match (v, t.dtype) {
+                (x, DType::I1) => Val::Bool(x.truth()),
+                (x, d) if d.is_int() => Val::Int(x.i()),
+                (x, _) => Val::Float(x.f()),
+            };
+        }
+        Val::list((0..t.shape[0]).map(|i| build(&t.select(0, i))).collect())
+    }
+    Ok(build(t))
+}
+
+fn tensor_to(s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
+    let mut out = (**t).clone();
+    for v in a.pos.iter().chain(a.kw.iter().map(|(_, v)| v)) {
+        match v {
+            Val::DType(d, _) => out = out.to_dtype(*d, false),
+            Val::Str(_) | Val::Device(_) => out = out.with_device(s.device_arg(Some(v.clone()))?),
+            _ => {}
+        }
+    }
+    Ok(Val::tensor(out))
+}
+
+fn tensor_cpu(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    Ok(Val::tensor(t.with_device(Device::Cpu)))
+}
+
+fn tensor_cuda(s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    s.announce_backend();
+    Ok(Val::tensor(t.with_device(Device::Cuda(0))))
+}
+
+/// `x.float()`, `x.half()`, ...: a copy in the dtype the method names.
+fn tensor_cast(_s: &mut Engine, t: &Rc<Tensor>, name: &str, _a: Args) -> R<Val> {
+    let d = match name {
+        "float" => DType::F32,
+        "half" => DType::F16,
+        "bfloat16" => DType::BF16,
+        "double" => DType::F64,
+        "int" => DType::I32,
+        "long" => DType::I64,
+        _ => DType::I1,
+    };
+    Ok(Val::tensor(t.to_dtype(d, false)))
+}
+
+fn tensor_reshape(_s: &mut Engine, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val> {
+    let shape = reshape_shape(t, &a)?;
+    match t.view(&shape) {
+        Some(v) => Ok(Val::tensor(v)),
+        None if name == "reshape" => Ok(Val::tensor(
+            t.contiguous().view(&shape).expect("contiguous view"),
+        )),
+        None => Err(Exc::new(
+            "RuntimeError",
+            "view size is not compatible with input tensor's size and stride; use .reshape(...)",
+        )),
+    }
+}
+
+fn tensor_flatten(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    Ok(Val::tensor(
+        t.contiguous().view(&[t.numel()]).expect("flat"),
+    ))
+}
+
+fn tensor_t(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    if t.shape.len() > 2 {
+        return Err(Exc::new(
+            "RuntimeError",
+            "t() expects a tensor with <= 2 dimensions",
+        ));
+    }
+    Ok(Val::tensor(if t.shape.len() == 2 {
+        t.transpose(0, 1)
+    } else {
+        (**t).clone()
+    }))
+}
+
+fn tensor_transpose(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
+    let d0 = dim_index(to_int(&a.req(0, "dim0")?)?, t.shape.len())?;
+    let d1 = dim_index(to_int(&a.req(1, "dim1")?)?, t.shape.len())?;
+    Ok(Val::tensor(t.transpose(d0, d1)))
+}
+
+fn tensor_permute(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
+    let dims: Vec<usize> = reshape_dims(&a)?
+        .into_iter()
+        .map(|d| dim_index(d, t.shape.len()))
+        .collect::<R<_>>()?;
+    let mut out = (**t).clone();
+    out.shape = dims.iter().map(|&d| t.shape[d]).collect();
+    out.strides = dims.iter().map(|&d| t.strides[d]).collect();
+    Ok(Val::tensor(out))
+}
+
+fn tensor_unsqueeze(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
+    let d = to_int(&a.req(0, "dim")?)?;
+    let r = t.shape.len() as i64 + 1;
+    let d = if d < 0 { d + r } else { d };
+    Ok(Val::tensor(t.unsqueeze(d.clamp(0, r - 1) as usize)))
+}
+
+fn tensor_squeeze(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
+    let mut out = (**t).clone();
+    let keep: Vec<bool> = match a.get(0, "dim") {
+        Some(d) => {
+            let d = dim_index(to_int(&d)?, t.shape.len())?;
+            (0..t.shape.len())
+                .map(|i| i != d || t.shape[i] != 1)
+                .collect()
+        }
+        None => t.shape.iter().map(|&n| n != 1).collect(),
+    };
+    out.shape = t
+        .shape
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(n, _)| *n)
+        .collect();
+    out.strides = t
+        .strides
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(n, _)| *n)
+        .collect();
+    Ok(Val::tensor(out))
+}
+
+fn tensor_expand(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
+    let dims = reshape_dims(&a)?;
+    let shape: Vec<usize> = dims
+        .iter()
+        .zip(t.shape.iter().chain(std::iter::repeat(&1)))
+        .map(|(&d, &o)| if d < 0 { o } else { d as usize })
+        .collect();
+    crate::tensor::checked_numel(&shape).map_err(|m| Exc::new("RuntimeError", m))?;
+    t.expand(&shape)
+        .map(Val::tensor)
+        .ok_or_else(|| Exc::new("RuntimeError", "expand: shape mismatch"))
+}
+
+fn tensor_sum(s: &mut Engine, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val> {
+    reduce_call(s, t, &a, 0, name)
+}
+
+fn tensor_abs(s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    crate::builtins::abs(
+        s,
+        "abs",
+        Args {
+            pos: vec![Val::Tensor(t.clone())],
+            kw: vec![],
+            fname: "abs".into(),
+        },
+    )
+}
+
+fn tensor_exp(s: &mut Engine, t: &Rc<Tensor>, name: &str, _a: Args) -> R<Val> {
+    unary_named(s, t, name)
+}
+
+fn tensor_cumsum(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
+    cumsum(t, to_int(&a.req(0, "dim")?)?)
+}
+
+fn tensor_softmax(s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
+    softmax_call(s, t, to_int(&a.req(0, "dim")?)?)
+}
+
+fn tensor_fill_(_s: &mut Engine, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val> {
+    let v = if name == "zero_" {
+        Scalar::I(0)
+    } else {
+        Scalar::F(to_f64(&a.req(0, "value")?)?)
+    };
+    for o in t.offsets() {
+        t.set_at(o, v);
+    }
+    Ok(Val::Tensor(t.clone()))
+}
+
+fn tensor_copy_(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
+    let src = tensor_arg(&a.req(0, "src")?, "copy_")?;
+    let e = src
+        .expand(&t.shape)
+        .ok_or_else(|| Exc::new("RuntimeError", "copy_: shapes do not match"))?;
+    for (o, v) in t.offsets().into_iter().zip(e.values()) {
+        t.set_at(o, v);
+    }
+    Ok(Val::Tensor(t.clone()))
+}
+
+fn tensor_repr(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    Ok(Val::str(&t.repr()))
+}
+
+fn reshape_dims(a: &Args) -> R<Vec<i64>> {
+    let vals: Vec<Val> = if a.pos.len() == 1 {
+        match &a.pos[0] {
+            Val::Tuple(x) => x.to_vec(),
+            Val::List(l) => l.borrow().clone(),
+            other => vec![other.clone()],
+        }
+    } else {
+        a.pos.clone()
+    };
+    vals.iter().map(to_int).collect()
+}
+
+/// The attributes of a tensor that are not methods (`x.shape`, `x.T`);
+/// any other name is a method, bound to the tensor.
+pub fn tensor_attr(base: &Val, t: &Rc<Tensor>, name: &str) -> R<Val> {
+    match name {
+        "shape" => Ok(shape_val(&t.shape)),
+        "dtype" => Ok(Val::DType(t.dtype, true)),
+        "device" => Ok(Val::Device(t.device.clone())),
+        "T" => Ok(Val::tensor(crate::args::reverse_dims(t))),
+        "ndim" => Ok(Val::Int(t.shape.len() as i64)),
+        "is_cuda" => Ok(Val::Bool(matches!(t.device, Device::Cuda(_)))),
+        _ => Ok(Val::Method(Box::new(base.clone()), Rc::from(name))),
+    }
+}
