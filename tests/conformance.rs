@@ -76,6 +76,7 @@ const CASES: &[&str] = &[
     "debug.py",
     "random.py",
     "atomics.py",
+    "libdevice.py",
 ];
 
 macro_rules! cases {
@@ -98,6 +99,7 @@ cases! {
     constexpr => "constexpr.py";
     random => "random.py";
     atomics => "atomics.py";
+    libdevice => "libdevice.py";
 }
 
 #[test]

@@ -151,6 +151,11 @@ impl Gen<'_, '_> {
                         };
                         self.b.ins().fdiv(one, s)
                     }
+                    UnOp::Lib(f) => {
+                        let i = self.b.ins().iconst(types::I32, f.index() as i64);
+                        let name = if is64 { "tb_lib1_f64" } else { "tb_lib1_f32" };
+                        self.call(name, &[i, a]).expect("helper result")
+                    }
                     UnOp::Floor => self.b.ins().floor(a),
                     UnOp::Ceil => self.b.ins().ceil(a),
                     UnOp::Exp | UnOp::Exp2 | UnOp::Log | UnOp::Log2 | UnOp::Sin | UnOp::Cos => {
@@ -270,6 +275,11 @@ impl Gen<'_, '_> {
             BinOp::Pow => {
                 let f = if is64 { "tb_pow_f64" } else { "tb_pow_f32" };
                 self.call(f, &[a, b]).expect("helper result")
+            }
+            BinOp::Lib(f) => {
+                let i = self.b.ins().iconst(types::I32, f.index() as i64);
+                let name = if is64 { "tb_lib2_f64" } else { "tb_lib2_f32" };
+                self.call(name, &[i, a, b]).expect("helper result")
             }
         }
     }

@@ -12,6 +12,7 @@
 mod atomic;
 mod codegen;
 mod elem;
+mod libm_calls;
 pub mod runtime;
 
 use codegen::Gen;
@@ -113,6 +114,18 @@ const HELPERS: &[(&str, &[types::Type], Option<types::Type>)] = &[
     ("tb_round_bf16", &[types::F32], Some(types::F32)),
     ("tb_round_e5", &[types::F32], Some(types::F32)),
     ("tb_round_e4", &[types::F32], Some(types::F32)),
+    ("tb_lib1_f32", &[types::I32, types::F32], Some(types::F32)),
+    ("tb_lib1_f64", &[types::I32, types::F64], Some(types::F64)),
+    (
+        "tb_lib2_f32",
+        &[types::I32, types::F32, types::F32],
+        Some(types::F32),
+    ),
+    (
+        "tb_lib2_f64",
+        &[types::I32, types::F64, types::F64],
+        Some(types::F64),
+    ),
     ("tb_pow_f32", &[types::F32, types::F32], Some(types::F32)),
     ("tb_pow_f64", &[types::F64, types::F64], Some(types::F64)),
     ("tb_fmod_f32", &[types::F32, types::F32], Some(types::F32)),

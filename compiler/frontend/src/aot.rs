@@ -30,6 +30,25 @@ impl Globals for FileGlobals {
     }
 }
 
+/// The kernel language's name for a module a file imports, if it is one.
+fn builtin_module(python_name: &str) -> Option<String> {
+    Some(
+        match python_name {
+            "triton" => "triton",
+            "math" => "math",
+            "triton.language" => "tl",
+            "triton.language.math" => "tl.math",
+            "triton.language.extra" => "tl.extra",
+            "triton.language.extra.cuda" => "tl.extra.cuda",
+            "triton.language.extra.libdevice" | "triton.language.extra.cuda.libdevice" => {
+                "tl.extra.cuda.libdevice"
+            }
+            _ => return None,
+        }
+        .to_string(),
+    )
+}
+
 fn is_jit(d: &ruff_python_ast::Decorator) -> bool {
     let e = match &d.expression {
         Expr::Call(c) => &*c.func,
@@ -62,6 +81,30 @@ pub fn lower_file(
         match s {
             Stmt::FunctionDef(f) if f.decorator_list.iter().any(is_jit) => {
                 g.jits.push(Rc::new(JitFunction::new(f.clone(), source)))
+            }
+            // `import triton.language as tl`, `from triton.language.extra import
+            // libdevice`, `import math`: the built-in modules under the names
+            // the file binds.
+            Stmt::Import(i) => {
+                for a in &i.names {
+                    if let Some(m) = builtin_module(a.name.as_str()) {
+                        let bound = match &a.asname {
+                            Some(n) => n.to_string(),
+                            None => a.name.split('.').next().unwrap_or("").to_string(),
+                        };
+                        let m = if a.asname.is_some() { m } else { bound.clone() };
+                        g.modules.push((bound, m));
+                    }
+                }
+            }
+            Stmt::ImportFrom(i) => {
+                let base = i.module.as_ref().map_or("", |m| m.as_str());
+                for a in &i.names {
+                    if let Some(m) = builtin_module(&format!("{base}.{}", a.name)) {
+                        let bound = a.asname.as_ref().unwrap_or(&a.name).to_string();
+                        g.modules.push((bound, m));
+                    }
+                }
             }
             Stmt::Assign(a) if a.targets.len() == 1 => {
                 if let (Expr::Name(n), Some(c)) = (&a.targets[0], literal(&a.value)) {

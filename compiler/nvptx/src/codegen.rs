@@ -690,6 +690,7 @@ impl<'ctx> Gen<'ctx, '_> {
                     }
                     UnOp::Sin => self.float_intrinsic("llvm.nvvm.sin.approx.f", v)?,
                     UnOp::Cos => self.float_intrinsic("llvm.nvvm.cos.approx.f", v)?,
+                    UnOp::Lib(f) => self.libdevice_call(f.base(), &[v])?,
                 }
             }
             OpKind::Binary(op_) => self.binary(*op_, a[0], a[1], d)?,
@@ -781,12 +782,16 @@ impl<'ctx> Gen<'ctx, '_> {
                 BinOp::Rem => b.build_float_rem(p, q, "")?.into(),
                 BinOp::Min => self.intrinsic("llvm.minnum", &[x.get_type()], &[x, y])?,
                 BinOp::Max => self.intrinsic("llvm.maxnum", &[x.get_type()], &[x, y])?,
+                BinOp::Pow if x.get_type() == self.ctx.f64_type().into() => {
+                    self.libdevice_call("pow", &[x, y])?
+                }
                 BinOp::Pow => {
                     // x ** y = 2^(y * log2 x), as Triton's fast path does.
                     let l = self.float_intrinsic("llvm.nvvm.lg2.approx.f", x)?;
                     let m = b.build_float_mul(l.into_float_value(), q, "")?;
                     self.float_intrinsic("llvm.nvvm.ex2.approx.f", m.into())?
                 }
+                BinOp::Lib(f) => self.libdevice_call(f.base(), &[x, y])?,
                 other => return fail(format!("{other:?} on floats")),
             });
         }
@@ -854,6 +859,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 self.intrinsic(name, &[], &[x, y])?
             }
             BinOp::Pow => return fail("** on integers"),
+            BinOp::Lib(f) => return fail(format!("{} on integers", f.ir_name())),
         })
     }
 

@@ -68,6 +68,8 @@ pub enum UnOp {
     Cos,
     Floor,
     Ceil,
+    /// A math library function (`libdevice.asin`, `tl.erf`): floats only.
+    Lib(crate::libm::LibFn),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -91,6 +93,8 @@ pub enum BinOp {
     UMulHi,
     /// `a ** b` on floats.
     Pow,
+    /// A math library function of two floats (`libdevice.atan2`).
+    Lib(crate::libm::LibFn2),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

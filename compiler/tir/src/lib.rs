@@ -11,6 +11,7 @@
 pub mod clock;
 pub mod fp8;
 pub mod ir;
+pub mod libm;
 pub mod parse;
 pub mod passes;
 pub mod pipeline;

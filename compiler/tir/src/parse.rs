@@ -273,7 +273,11 @@ impl Parser<'_> {
             self.sp();
         }
         let head_pos = self.pos;
-        let name = self.word().to_string();
+        let mut name = self.word().to_string();
+        // Math library ops are named `lib.<function>`.
+        if name == "lib" && self.eat(".") {
+            name = format!("lib.{}", self.word());
+        }
         let mut attrs = vec![];
         if self.eat("[") {
             loop {
@@ -468,6 +472,10 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
         _ if n == 0 => {
             if let Some((u, _)) = UNOPS.iter().find(|(_, s)| *s == name) {
                 OpKind::Unary(*u)
+            } else if let Some((f, _, _)) = crate::libm::LIB_FNS.iter().find(|e| e.2 == name) {
+                OpKind::Unary(UnOp::Lib(*f))
+            } else if let Some((f, _, _)) = crate::libm::LIB_FNS2.iter().find(|e| e.2 == name) {
+                OpKind::Binary(BinOp::Lib(*f))
             } else {
                 OpKind::Binary(BINOPS.iter().find(|(_, s)| *s == name)?.0)
             }

@@ -291,6 +291,9 @@ pub const COMBINES: [(Combine, &str); 10] = [
 ];
 
 pub fn unop_name(u: UnOp) -> &'static str {
+    if let UnOp::Lib(f) = u {
+        return f.ir_name();
+    }
     UNOPS
         .iter()
         .find(|(o, _)| *o == u)
@@ -298,6 +301,9 @@ pub fn unop_name(u: UnOp) -> &'static str {
         .unwrap_or("?")
 }
 pub fn binop_name(b: BinOp) -> &'static str {
+    if let BinOp::Lib(f) = b {
+        return f.ir_name();
+    }
     BINOPS
         .iter()
         .find(|(o, _)| *o == b)

@@ -197,7 +197,7 @@ impl Verifier<'_> {
                         | BinOp::Shl
                         | BinOp::Shr
                         | BinOp::UMulHi => d.is_some_and(DType::is_int),
-                        BinOp::Pow => d.is_some_and(DType::is_float),
+                        BinOp::Pow | BinOp::Lib(_) => d.is_some_and(DType::is_float),
                         _ => d.is_some(),
                     }
             }

@@ -7,7 +7,7 @@ use crate::registry::Entry;
 use crate::value::{attr_of, Args, Exc, Val, R};
 use crate::Engine;
 use std::rc::Rc;
-use tilebook_frontend::kernel::{TL_DTYPES, TL_FUNCTIONS};
+use tilebook_frontend::kernel::{libdevice, TL_DTYPES, TL_FUNCTIONS};
 use tilebook_tir::DType;
 
 /// Submodules: (module, member, the module it names).
@@ -20,6 +20,10 @@ const SUBMODULES: &[(&str, &str, &str)] = &[
     ("triton", "runtime", "triton.runtime"),
     ("triton.runtime", "driver", "triton.runtime.driver"),
     ("tl", "math", "tl.math"),
+    ("tl", "extra", "tl.extra"),
+    ("tl.extra", "cuda", "tl.extra.cuda"),
+    ("tl.extra", "libdevice", "tl.extra.cuda.libdevice"),
+    ("tl.extra.cuda", "libdevice", "tl.extra.cuda.libdevice"),
 ];
 
 const TORCH_DTYPES: &[(&str, DType)] = &[
@@ -138,6 +142,7 @@ pub fn module_members(s: &Engine, m: &str) -> Vec<String> {
     let mut v = constant_names(m);
     match m {
         "tl" | "tl.math" => v.extend(TL_FUNCTIONS.iter().copied()),
+        "tl.extra.cuda.libdevice" => v.extend(libdevice::names()),
         _ => v.extend(functions(s, m)),
     }
     v.sort_unstable();
@@ -153,6 +158,7 @@ pub fn module_attr(s: &mut Engine, m: &str, name: &str) -> R<Val> {
     let full = format!("{m}.{name}");
     let function = match m {
         "tl" | "tl.math" => TL_FUNCTIONS.contains(&name) || name == "constexpr",
+        "tl.extra.cuda.libdevice" => libdevice::names().any(|n| n == name),
         _ => find(s, &full).is_some(),
     };
     if function {

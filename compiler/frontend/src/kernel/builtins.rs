@@ -224,6 +224,9 @@ impl Lowerer<'_> {
 
     /// Call a builtin function by its qualified name.
     pub fn builtin(&mut self, name: &str, args: Args, span: &Span) -> LResult<KVal> {
+        if let Some(f) = name.strip_prefix("libdevice.") {
+            return self.libdevice(f, args, span);
+        }
         let n = name
             .strip_prefix("tl.")
             .or_else(|| name.strip_prefix("tl.math."))
@@ -422,6 +425,7 @@ impl Lowerer<'_> {
                     }
                 }
             }
+            "erf" => self.libdevice("erf", args, span),
             "exp" | "exp2" | "log" | "log2" | "sqrt" | "sqrt_rn" | "rsqrt" | "sin" | "cos"
             | "floor" | "ceil" => {
                 let a = self.bind(n, &["x"], &args, span)?;

@@ -11,6 +11,7 @@
 mod atomics;
 mod builtins;
 mod control;
+pub mod libdevice;
 pub(crate) mod library;
 mod lower;
 mod names;

@@ -102,17 +102,28 @@ pub const TL_FUNCTIONS: &[&str] = &[
     "atomic_xor",
     "atomic_xchg",
     "atomic_cas",
+    "erf",
 ];
 
 /// Resolve `module.attr` for the built-in modules.
 pub(crate) fn module_attr(module: &str, attr: &str) -> Option<KVal> {
     match module {
-        "tl" | "tl.math" | "tl.extra.cuda.libdevice" => {
+        "tl.extra.cuda.libdevice" => {
+            super::libdevice::is_member(attr).then(|| KVal::Builtin(format!("libdevice.{attr}")))
+        }
+        "tl.extra" | "tl.extra.cuda" if attr == "libdevice" => {
+            Some(KVal::Module("tl.extra.cuda.libdevice".into()))
+        }
+        "tl.extra" if attr == "cuda" => Some(KVal::Module("tl.extra.cuda".into())),
+        "tl" | "tl.math" => {
             if let Some((_, d)) = DTYPES.iter().find(|(n, _)| *n == attr) {
                 return Some(KVal::C(ConstVal::DType(*d)));
             }
             if module == "tl" && attr == "math" {
                 return Some(KVal::Module("tl.math".into()));
+            }
+            if module == "tl" && attr == "extra" {
+                return Some(KVal::Module("tl.extra".into()));
             }
             if module == "tl" {
                 if let Some(f) = super::library::member(attr) {
@@ -145,6 +156,10 @@ pub(crate) fn module_attr(module: &str, attr: &str) -> Option<KVal> {
 
 /// The message for a missing module member, listing what exists.
 pub(crate) fn missing_member(module: &str, attr: &str) -> String {
+    if module == "tl.extra.cuda.libdevice" {
+        let hint = crate::diag::did_you_mean(attr, super::libdevice::names(), "libdevice.");
+        return format!("libdevice has no function `{attr}` in tilebook{hint}");
+    }
     if module.starts_with("tl") {
         let hint = crate::diag::did_you_mean(
             attr,

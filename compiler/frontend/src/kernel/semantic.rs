@@ -209,7 +209,7 @@ impl Lowerer<'_> {
     }
 
     /// The dtype of a tensor or constexpr number (pointer elements have none).
-    fn operand_dtype(&self, v: &KVal) -> Option<DType> {
+    pub(super) fn operand_dtype(&self, v: &KVal) -> Option<DType> {
         match v {
             KVal::T(v) => self.k.ty(*v).dtype(),
             KVal::C(c) => const_dtype(c),

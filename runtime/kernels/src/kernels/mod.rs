@@ -262,7 +262,17 @@ type GpuBuilt = Result<
 /// Load generated code into the GPU context (the driver's JIT runs here).
 fn load_module(loader: &tilebook_cuda::Loader, gk: tilebook_nvptx::GpuKernel) -> GpuBuilt {
     let t = Instant::now();
-    let func = loader.load(&gk.ptx, &gk.name, gk.shared_bytes, 32 * gk.num_warps);
+    let func = loader
+        .load(&gk.ptx, &gk.name, gk.shared_bytes, 32 * gk.num_warps)
+        .map_err(|e| match gk.ptx.find(".extern .func") {
+            // Math library calls left external: no libdevice was linked.
+            Some(_) if gk.ptx.contains("__nv_") => format!(
+                "{e}\nThe kernel calls NVIDIA's libdevice (libdevice.* or tl.erf), which \
+                 was not found: install the CUDA toolkit (nvvm/libdevice/libdevice.10.bc) \
+                 or set TILEBOOK_LIBDEVICE to the file"
+            ),
+            _ => e,
+        });
     Ok((gk, func, t.elapsed().as_secs_f64()))
 }
 

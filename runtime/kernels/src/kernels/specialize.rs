@@ -24,7 +24,13 @@ impl Globals for SessionGlobals<'_> {
         let v = self.ns.borrow().get(name).cloned()?;
         Some(match v {
             Val::Module(m) => match &*m {
-                "tl" | "tl.math" | "triton" | "math" => Global::Module(m.to_string()),
+                "tl"
+                | "tl.math"
+                | "triton"
+                | "math"
+                | "tl.extra"
+                | "tl.extra.cuda"
+                | "tl.extra.cuda.libdevice" => Global::Module(m.to_string()),
                 other => Global::Other(format!("module '{other}'")),
             },
             other => match const_of(&other) {
