@@ -93,11 +93,14 @@ pub const DEFAULT_PASSES: &str =
 
 /// The pipeline; with libdevice linked it first folds the library's
 /// `__nvvm_reflect` queries, inlines the functions called (libdevice marks
-/// them always-inline) and drops the rest of the library.
+/// them always-inline) and drops the rest of the library. `default<O0>` is
+/// the NVPTX target's pipeline start (`nvvm-reflect` told the target's SM,
+/// which libdevice asks as `__CUDA_ARCH`; by name in LLVM 19 it would
+/// answer 0 and pick other code paths than Triton's) and the always-inliner.
 fn llvm_passes(libdevice: bool) -> String {
     let base = std::env::var("TILEBOOK_LLVM_PASSES").unwrap_or_else(|_| DEFAULT_PASSES.into());
     if libdevice {
-        format!("function(nvvm-reflect),always-inline,globaldce,{base}")
+        format!("default<O0>,globaldce,{base}")
     } else {
         base
     }
@@ -120,11 +123,43 @@ pub fn env_settings() -> String {
         "TILEBOOK_WGMMA_INFLIGHT",
         "TILEBOOK_LLVM_PASSES",
         "TILEBOOK_CODEGEN_OPT",
+        "TILEBOOK_FP_FUSION",
+        "TILEBOOK_LIBDEVICE_FTZ",
+        "TILEBOOK_LIBDEVICE",
     ]
     .iter()
     .map(|n| format!("{n}={}", std::env::var(n).unwrap_or_default()))
     .collect::<Vec<_>>()
     .join(",")
+}
+
+/// Floating-point contraction as Triton does it (`enable_fp_fusion`, on by
+/// default): LLVM may fuse a multiply and an add into one `fma`, and leaves
+/// `mul`/`add` without `.rn` so that ptxas may fuse too. Results then match
+/// Triton's bit for bit where both run the same operations (libdevice's
+/// polynomials, `tl.randn`). `TILEBOOK_FP_FUSION=0` turns it off (every
+/// `mul`/`add` rounded on its own, as the CPU backend computes). LLVM reads
+/// the setting once per process.
+fn fp_fusion() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let on = std::env::var("TILEBOOK_FP_FUSION").map_or(true, |v| v != "0");
+        let level = if on {
+            c"-nvptx-fma-level=1"
+        } else {
+            c"-nvptx-fma-level=0"
+        };
+        let argv = [c"tilebook".as_ptr(), level.as_ptr()];
+        // SAFETY: two valid NUL-terminated strings that outlive the call; LLVM
+        // copies what it keeps. Called once, before any compilation.
+        unsafe {
+            inkwell::llvm_sys::support::LLVMParseCommandLineOptions(
+                argv.len() as i32,
+                argv.as_ptr(),
+                std::ptr::null(),
+            );
+        }
+    });
 }
 
 /// The compute capability of an `sm_XY[a]` name (90 for `sm_90a`).
@@ -180,6 +215,7 @@ pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
 fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
     let mut clock = tilebook_tir::StageClock::new();
     Target::initialize_nvptx(&InitializationConfig::default());
+    fp_fusion();
     let context = Context::create();
     let module = context.create_module(&k.name);
     let triple = TargetTriple::create("nvptx64-nvidia-cuda");

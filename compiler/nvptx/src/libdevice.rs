@@ -76,6 +76,16 @@ pub fn link_into<'ctx>(context: &'ctx Context, module: &Module<'ctx>) -> Result<
     let Some(bytes) = bitcode() else {
         return Ok(false);
     };
+    // As Triton does: libdevice's flush-to-zero paths (`__nvvm_reflect`
+    // answers `__CUDA_FTZ` with 1), so its functions give Triton's bits.
+    // `TILEBOOK_LIBDEVICE_FTZ=0` keeps denormals.
+    if std::env::var("TILEBOOK_LIBDEVICE_FTZ").map_or(true, |v| v != "0") {
+        module.add_basic_value_flag(
+            "nvvm-reflect-ftz",
+            inkwell::module::FlagBehavior::Override,
+            context.i32_type().const_int(1, false),
+        );
+    }
     let buffer = MemoryBuffer::create_from_memory_range_copy(bytes, "libdevice.10.bc");
     let lib = Module::parse_bitcode_from_buffer(&buffer, context)
         .map_err(|e| format!("cannot read libdevice: {}", e.to_string()))?;
