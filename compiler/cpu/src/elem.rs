@@ -141,7 +141,7 @@ impl Gen<'_, '_> {
                     UnOp::Not => self.b.ins().bnot(a),
                     UnOp::Abs if float => self.b.ins().fabs(a),
                     UnOp::Abs => self.b.ins().iabs(a),
-                    UnOp::Sqrt => self.b.ins().sqrt(a),
+                    UnOp::Sqrt | UnOp::SqrtApprox => self.b.ins().sqrt(a),
                     UnOp::Rsqrt => {
                         let s = self.b.ins().sqrt(a);
                         let one = if is64 {

@@ -655,6 +655,11 @@ impl<'ctx> Gen<'ctx, '_> {
                         &[v, self.ctx.bool_type().const_zero().into()],
                     )?,
                     UnOp::Sqrt => self.intrinsic("llvm.sqrt", &[ft], &[v])?,
+                    // Triton's `tl.sqrt` in fp32: `sqrt.approx.ftz.f32`.
+                    UnOp::SqrtApprox if ft == self.ctx.f32_type().into() => {
+                        self.float_intrinsic("llvm.nvvm.sqrt.approx.ftz.f", v)?
+                    }
+                    UnOp::SqrtApprox => self.intrinsic("llvm.sqrt", &[ft], &[v])?,
                     UnOp::Floor => self.intrinsic("llvm.floor", &[ft], &[v])?,
                     UnOp::Ceil => self.intrinsic("llvm.ceil", &[ft], &[v])?,
                     UnOp::Rsqrt => {

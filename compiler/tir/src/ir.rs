@@ -62,7 +62,11 @@ pub enum UnOp {
     Exp2,
     Log,
     Log2,
+    /// IEEE square root (`tl.sqrt_rn`).
     Sqrt,
+    /// Square root as fast as the target has it (`tl.sqrt`: the GPU's
+    /// `sqrt.approx` in fp32, as Triton; IEEE on the CPU backend and in fp64).
+    SqrtApprox,
     Rsqrt,
     Sin,
     Cos,

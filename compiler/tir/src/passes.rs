@@ -314,7 +314,7 @@ fn fold_unary(u: UnOp, x: Const, d: DType) -> Option<Const> {
         UnOp::Abs => a.abs(),
         UnOp::Floor => a.floor(),
         UnOp::Ceil => a.ceil(),
-        UnOp::Sqrt => a.sqrt(),
+        UnOp::Sqrt | UnOp::SqrtApprox => a.sqrt(),
         _ => return None,
     };
     Some(Const::Float(round_float(r, d)))

@@ -235,7 +235,7 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-pub const UNOPS: [(UnOp, &str); 13] = [
+pub const UNOPS: [(UnOp, &str); 14] = [
     (UnOp::Neg, "neg"),
     (UnOp::Not, "not"),
     (UnOp::Abs, "abs"),
@@ -244,6 +244,7 @@ pub const UNOPS: [(UnOp, &str); 13] = [
     (UnOp::Log, "log"),
     (UnOp::Log2, "log2"),
     (UnOp::Sqrt, "sqrt"),
+    (UnOp::SqrtApprox, "sqrt_approx"),
     (UnOp::Rsqrt, "rsqrt"),
     (UnOp::Sin, "sin"),
     (UnOp::Cos, "cos"),
