@@ -1,5 +1,5 @@
 //! Surface programs (`tests/surface/`): programs of our own that use the
-//! same API surface as Triton's tutorials 01–04 (the same calls and the same
+//! same API surface as Triton's tutorials 01–05 and 07 (the same calls and the same
 //! checks), run unchanged by the session engine (the CPU backend here;
 //! `tests/gpu/seeds.sh` runs them on a GPU), and the MIME bundles their
 //! displays produce.
@@ -277,3 +277,14 @@ const CUTS: [(&str, &str); 2] = [
     ),
     ("args={'M': 4096,", "args={'M': 256,"),
 ];
+
+/// libdevice functions checked against torch's, then the same launch with
+/// `extern_libs` naming a libdevice file that does not exist.
+#[test]
+fn extern_functions_run_with_libdevice_and_extern_libs() {
+    let mut s = session();
+    let r = s.run_cell(&program("extern_functions.py"));
+    let out = r.text();
+    assert!(r.ok, "{out}");
+    assert!(out.contains("extern functions agree with torch"), "{out}");
+}

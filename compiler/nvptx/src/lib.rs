@@ -45,6 +45,9 @@ pub struct GpuOptions {
     /// Call NVIDIA's libdevice for math functions when the CUDA toolkit is
     /// there (`TILEBOOK_LIBDEVICE=off` turns it off).
     pub libdevice: bool,
+    /// The libdevice file to link instead of the toolkit's (a launch's
+    /// `extern_libs={'libdevice': path}`).
+    pub libdevice_path: Option<std::path::PathBuf>,
 }
 
 impl GpuOptions {
@@ -56,6 +59,7 @@ impl GpuOptions {
             arch: arch.into(),
             fp8_mma: std::env::var("TILEBOOK_FP8_MMA").is_ok_and(|v| v == "1"),
             libdevice: std::env::var("TILEBOOK_LIBDEVICE").map_or(true, |v| v != "off"),
+            libdevice_path: None,
         }
     }
 }
@@ -176,7 +180,8 @@ fn features(options: &GpuOptions) -> codegen::Features {
         wgmma: wgmma_allowed(options),
         fp8_mma: options.fp8_mma && sm_number(&options.arch) >= 89,
         wgmma_inflight: std::env::var("TILEBOOK_WGMMA_INFLIGHT").map_or(true, |v| v != "0"),
-        libdevice: options.libdevice && libdevice::bitcode().is_some(),
+        libdevice: options.libdevice
+            && (options.libdevice_path.is_some() || libdevice::bitcode().is_some()),
     }
 }
 
@@ -257,7 +262,7 @@ fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
         machine
     };
     clock.lap("llvm ir");
-    let linked = libdevice::link_into(&context, &module)?;
+    let linked = libdevice::link_into(&context, &module, options.libdevice_path.as_deref())?;
     if linked {
         clock.lap("libdevice");
     }

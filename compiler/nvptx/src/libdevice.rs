@@ -60,11 +60,16 @@ pub fn bitcode() -> Option<&'static [u8]> {
         .as_deref()
 }
 
-/// Link libdevice into `module` when it calls any of its functions, and
+/// Link libdevice (the file `path` names, else the toolkit's) into `module`
+/// when it calls any of its functions, and
 /// make the library's definitions internal so the optimiser drops the ones
 /// not called. `Ok(false)` when nothing was linked (nothing needed it, or
 /// no libdevice was found).
-pub fn link_into<'ctx>(context: &'ctx Context, module: &Module<'ctx>) -> Result<bool, String> {
+pub fn link_into<'ctx>(
+    context: &'ctx Context,
+    module: &Module<'ctx>,
+    path: Option<&std::path::Path>,
+) -> Result<bool, String> {
     let wanted = module
         .get_functions()
         .any(|f| f.count_basic_blocks() == 0 && f.get_name().to_bytes().starts_with(b"__nv_"));
@@ -73,8 +78,21 @@ pub fn link_into<'ctx>(context: &'ctx Context, module: &Module<'ctx>) -> Result<
     }
     // Without a toolkit the calls stay external (`.extern .func` in the
     // PTX); loading such a module names what is missing.
-    let Some(bytes) = bitcode() else {
-        return Ok(false);
+    let named;
+    let bytes = match path {
+        Some(p) => {
+            named = std::fs::read(p).map_err(|e| {
+                format!(
+                    "cannot read the libdevice named by extern_libs ({}): {e}",
+                    p.display()
+                )
+            })?;
+            named.as_slice()
+        }
+        None => match bitcode() {
+            Some(b) => b,
+            None => return Ok(false),
+        },
     };
     // As Triton does: libdevice's flush-to-zero paths (`__nvvm_reflect`
     // answers `__CUDA_FTZ` with 1), so its functions give Triton's bits.

@@ -334,6 +334,76 @@ pub const METHODS: &[Entry<TensorMethodFn>] = &[
         doc: "",
     },
     Entry {
+        name: "tan",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "asin",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "acos",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "atan",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "sinh",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "cosh",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "asinh",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "acosh",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "atanh",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "log10",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "log1p",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "expm1",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "erf",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
+        name: "erfc",
+        f: tensor_exp,
+        doc: "",
+    },
+    Entry {
         name: "exp",
         f: tensor_exp,
         doc: "",

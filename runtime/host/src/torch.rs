@@ -136,6 +136,76 @@ Seed the random generator: the same seed gives the same values on every device.
         doc: "",
     },
     Entry {
+        name: "torch.tan",
+        f: torch_sin,
+        doc: "",
+    },
+    Entry {
+        name: "torch.asin",
+        f: torch_sin,
+        doc: "",
+    },
+    Entry {
+        name: "torch.acos",
+        f: torch_sin,
+        doc: "",
+    },
+    Entry {
+        name: "torch.atan",
+        f: torch_sin,
+        doc: "",
+    },
+    Entry {
+        name: "torch.sinh",
+        f: torch_sin,
+        doc: "",
+    },
+    Entry {
+        name: "torch.cosh",
+        f: torch_sin,
+        doc: "",
+    },
+    Entry {
+        name: "torch.asinh",
+        f: torch_sin,
+        doc: "",
+    },
+    Entry {
+        name: "torch.acosh",
+        f: torch_sin,
+        doc: "",
+    },
+    Entry {
+        name: "torch.atanh",
+        f: torch_sin,
+        doc: "",
+    },
+    Entry {
+        name: "torch.log10",
+        f: torch_sin,
+        doc: "",
+    },
+    Entry {
+        name: "torch.log1p",
+        f: torch_sin,
+        doc: "",
+    },
+    Entry {
+        name: "torch.expm1",
+        f: torch_sin,
+        doc: "",
+    },
+    Entry {
+        name: "torch.erf",
+        f: torch_sin,
+        doc: "",
+    },
+    Entry {
+        name: "torch.erfc",
+        f: torch_sin,
+        doc: "",
+    },
+    Entry {
         name: "torch.sin",
         f: torch_sin,
         doc: "",

@@ -326,6 +326,8 @@ impl Globals for NoGlobals {
 pub struct CompileOptions {
     pub num_warps: u32,
     pub num_stages: u32,
+    /// The libdevice file a launch named (`extern_libs={'libdevice': path}`).
+    pub libdevice: Option<String>,
 }
 
 impl Default for CompileOptions {
@@ -333,6 +335,7 @@ impl Default for CompileOptions {
         CompileOptions {
             num_warps: 4,
             num_stages: 3,
+            libdevice: None,
         }
     }
 }

@@ -105,7 +105,7 @@ pub(crate) fn compile_all(
                 .iter_mut()
                 .map(|(i, f, stored)| {
                     let opts = &preps[*i].options;
-                    let o = tilebook_nvptx::GpuOptions::new(arch, opts.num_warps, opts.num_stages);
+                    let o = gpu_options(arch, opts);
                     let kernel = &f.kernel;
                     let stored = stored.take();
                     scope.spawn(move || match stored {
@@ -259,6 +259,17 @@ type GpuBuilt = Result<
     String,
 >;
 
+/// The GPU backend's options for a launch's compile options.
+fn gpu_options(
+    arch: &str,
+    o: &tilebook_frontend::kernel::CompileOptions,
+) -> tilebook_nvptx::GpuOptions {
+    tilebook_nvptx::GpuOptions {
+        libdevice_path: o.libdevice.as_ref().map(Into::into),
+        ..tilebook_nvptx::GpuOptions::new(arch, o.num_warps, o.num_stages)
+    }
+}
+
 /// Load generated code into the GPU context (the driver's JIT runs here).
 fn load_module(loader: &tilebook_cuda::Loader, gk: tilebook_nvptx::GpuKernel) -> GpuBuilt {
     let t = Instant::now();
@@ -356,7 +367,7 @@ fn back_end(
         clock.lap("cpu codegen");
     }
     if gpu.is_none() && s.check_ptx {
-        let opts = tilebook_nvptx::GpuOptions::new("sm_90", options.num_warps, options.num_stages);
+        let opts = gpu_options("sm_90", options);
         tilebook_nvptx::compile(&kernel, &opts).map_err(|e| {
             Exc::new(
                 "CompilationError",
@@ -378,11 +389,7 @@ fn back_end(
             let built = match ptx {
                 Some(built) => built,
                 None => {
-                    let opts = tilebook_nvptx::GpuOptions::new(
-                        &g.arch,
-                        options.num_warps,
-                        options.num_stages,
-                    );
+                    let opts = gpu_options(&g.arch, options);
                     tilebook_nvptx::compile(&kernel, &opts)
                         .and_then(|gk| load_module(&g.loader(), gk))
                 }

@@ -192,6 +192,7 @@ pub(crate) fn prepare(
             None => match name.as_str() {
                 "num_warps" => options.num_warps = crate::value::to_int(&v)? as u32,
                 "num_stages" => options.num_stages = crate::value::to_int(&v)? as u32,
+                "extern_libs" => extern_libs(s, &v, &mut options)?,
                 "num_ctas"
                 | "maxnreg"
                 | "waves_per_eu"
@@ -335,7 +336,7 @@ pub(crate) fn prepare(
         Backend::Cpu => None,
     };
     let key = format!(
-        "{}|{signature}|{}|warps={}|stages={}|{}",
+        "{}|{signature}|{}|warps={}|stages={}|{}{}",
         source_digest(k, &ns, &jit),
         meta_consts
             .iter()
@@ -344,6 +345,11 @@ pub(crate) fn prepare(
             .join(","),
         options.num_warps,
         options.num_stages,
+        options
+            .libdevice
+            .as_ref()
+            .map(|p| format!("libdevice={p}|"))
+            .unwrap_or_default(),
         gpu.as_ref()
             .map(|g| format!("{}#{}", g.arch, g.generation))
             .unwrap_or_else(|| "cpu#0".into())
@@ -407,4 +413,38 @@ pub(crate) fn source_digest(
         *k.source_memo.borrow_mut() = Some((ns.clone(), jit.clone(), digest.clone()));
     }
     digest
+}
+
+/// `extern_libs={'libdevice': path}` at a launch: link that libdevice file
+/// (on the GPU; the CPU backend has its own math). A path that does not
+/// exist — Triton's tutorial names one inside Triton's source tree — keeps
+/// the default libdevice, and says so.
+fn extern_libs(s: &mut dyn Host, v: &Val, options: &mut CompileOptions) -> R<()> {
+    let Val::Dict(d) = v else {
+        return Err(Exc::type_error(format!(
+            "extern_libs must be a dict of library name to path, got {}",
+            v.type_name()
+        )));
+    };
+    for (name, path) in d.borrow().iter() {
+        let (name, path) = (name.to_str(), path.to_str());
+        if name != "libdevice" {
+            s.emit_stream(
+                "stderr",
+                &format!("tilebook: extern_libs['{name}'] is ignored (only libdevice is linked)\n"),
+            );
+            continue;
+        }
+        if std::path::Path::new(&path).is_file() {
+            options.libdevice = Some(path);
+        } else if matches!(s.backend, Backend::Cuda(_)) {
+            s.emit_stream(
+                "stderr",
+                &format!(
+                    "tilebook: extern_libs['libdevice'] = {path} does not exist; the default libdevice is linked\n"
+                ),
+            );
+        }
+    }
+    Ok(())
 }
