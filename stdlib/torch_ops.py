@@ -3,7 +3,7 @@
 # When a session runs on a GPU, `x + y`, `torch.exp(x)`, `x.sum(dim=1)`,
 # `x.max(dim=1)` and `torch.softmax(x, dim=-1)` on 'cuda' tensors launch
 # these kernels instead of computing on the host (see
-# runtime/session/src/device_ops.rs, which chooses when they apply and
+# runtime/host/src/device_ops.rs, which chooses when they apply and
 # launches them). They are ordinary tile-language kernels, compiled by the
 # same compiler as user kernels, and the host implementation of each
 # operation is the reference they are tested against.

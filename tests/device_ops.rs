@@ -1,5 +1,5 @@
 //! The stdlib kernels behind torch operations on `'cuda'` tensors
-//! (`runtime/session/src/device_ops.rs`), forced onto the CPU backend and
+//! (`runtime/host/src/device_ops.rs`), forced onto the CPU backend and
 //! checked against the host implementations by `tests/gpu/torch_ops.py`, the
 //! same script the GPU run uses.
 
