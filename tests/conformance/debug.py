@@ -1,9 +1,12 @@
 # tl.device_print, tl.static_print, tl.static_assert, hints (multiple_of,
-# max_contiguous), and a device_assert that holds.
+# max_contiguous, max_constancy), and a device_assert that holds.
 @triton.jit
 def hints(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     offs = tl.max_contiguous(tl.multiple_of(offs, BLOCK), BLOCK)
+    # every element of a row of `base` is the same: a constancy hint
+    base = tl.max_constancy(tl.zeros((BLOCK,), dtype=tl.int32) + tl.program_id(0), [BLOCK])
+    offs = offs + base * 0
     tl.static_print("BLOCK is", BLOCK)
     tl.static_assert(BLOCK % 16 == 0, "BLOCK must be a multiple of 16")
     x = tl.load(x_ptr + offs, mask=offs < n)

@@ -807,6 +807,27 @@ impl Lowerer<'_> {
                 };
                 Ok(KVal::T(self.emit1(kind, vec![v], t, span)))
             }
+            // A hint that the first `values` elements along each axis are
+            // equal; nothing here uses constancy, so the value passes through.
+            "max_constancy" => {
+                let a = self.bind(n, &["input", "values"], &args, span)?;
+                let input = self.required(n, "input", &a[0], span)?;
+                let vals = self.required(n, "values", &a[1], span)?;
+                let v = self.value_of(&input.0, &input.1)?;
+                let list = self.shape_from_star_raw(&vals)?;
+                let rank = self.ty(v).shape.len().max(1);
+                if list.len() != rank {
+                    return Err(self.err(
+                        "ValueError",
+                        format!(
+                            "tl.max_constancy: {} values for a {rank}-d block (one per axis)",
+                            list.len()
+                        ),
+                        span,
+                    ));
+                }
+                Ok(KVal::T(v))
+            }
             "to_tensor" => {
                 let a = self.bind(n, &["x"], &args, span)?;
                 let x = self.required(n, "x", &a[0], span)?;

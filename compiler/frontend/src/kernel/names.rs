@@ -103,6 +103,7 @@ pub const TL_FUNCTIONS: &[&str] = &[
     "atomic_xchg",
     "atomic_cas",
     "erf",
+    "max_constancy",
 ];
 
 /// Resolve `module.attr` for the built-in modules.
