@@ -14,7 +14,7 @@
 //! `perf` and `plot` (`Benchmark`, `perf_report`, tables and plots),
 //! `pictures` (a trace's visiting order and masks), `timing` (the footer).
 //! What host code calls of these it reaches through the engine's
-//! `Extensions`, registered in `Session::from_engine`.
+//! `Registry`, registered in `Session::from_engine`.
 
 // Diagnostics and exceptions are large values on the cold path; boxing
 // every `Err` would add noise for no measurable gain.

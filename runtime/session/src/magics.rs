@@ -79,7 +79,7 @@ pub(crate) fn split_cell_magic(text: &str) -> (String, Option<(String, String)>)
 }
 
 /// The magics, as methods of the engine they run on (host code reaches
-/// them through the `Extensions` entry `magic`).
+/// them through the registry's `magic` handler).
 pub(crate) trait Magics {
     fn cell_magic(&mut self, name: &str, _args: &str, file: &Rc<SourceFile>) -> R<()>;
     fn run_magic(&mut self, text: &str) -> R<Val>;
