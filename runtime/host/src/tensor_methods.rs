@@ -28,16 +28,7 @@ fn dim_index(d: i64, rank: usize) -> R<usize> {
 }
 
 fn reshape_shape(t: &Tensor, a: &Args) -> R<Vec<usize>> {
-    let vals: Vec<Val> = if a.pos.len() == 1 {
-        match &a.pos[0] {
-            Val::Tuple(x) => x.to_vec(),
-            Val::List(l) => l.borrow().clone(),
-            other => vec![other.clone()],
-        }
-    } else {
-        a.pos.clone()
-    };
-    let mut dims: Vec<i64> = vals.iter().map(to_int).collect::<R<_>>()?;
+    let mut dims = reshape_dims(a)?;
     let known: i64 = dims
         .iter()
         .filter(|&&d| d >= 0)
