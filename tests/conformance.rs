@@ -77,6 +77,7 @@ const CASES: &[&str] = &[
     "random.py",
     "atomics.py",
     "libdevice.py",
+    "shuffles.py",
 ];
 
 macro_rules! cases {
@@ -100,6 +101,7 @@ cases! {
     random => "random.py";
     atomics => "atomics.py";
     libdevice => "libdevice.py";
+    shuffles => "shuffles.py";
 }
 
 #[test]

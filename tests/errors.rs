@@ -170,6 +170,14 @@ fn cases() -> Vec<Case> {
         case("t = torch.ones(1).expand(2**21, 2**21)\nt.sum()", "MemoryError", "could not allocate", 2),
         case("torch.ones(2**21, 1) @ torch.ones(1, 2**21)", "MemoryError", "could not allocate", 1),
         case("torch.ones(6).view(-1, 2**62, 2**62)", "RuntimeError", "too many elements", 1),
+        // Moving elements within a block: a bad index is reported by the CPU
+        // backend, not read from outside the block.
+        kcase("    offs = tl.arange(0, BLOCK)\n    x = tl.load(x_ptr + offs)\n    y = tl.gather(x, offs + 1, 0)\n    tl.store(out_ptr + offs, y)", "IndexError", "tl.gather index out of range: indices along axis 0 must lie in 0..64", 5),
+        kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    y = tl.gather(x, tl.arange(0, 8)[:, None], 0)", "ValueError", "must have the rank of the source", 4),
+        kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    a, b = tl.split(x)", "ValueError", "split() needs a last dimension of size 2", 4),
+        kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    y = tl.cat(x, x[:, None])", "ValueError", "cat() in tilebook joins two blocks of one shape", 4),
+        kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    y = tl.histogram(x, 8)", "TypeError", "histogram() takes a 1-d block of integers", 4),
+        kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    y = tl.associative_scan(x, 0, 3)", "TypeError", "combine_fn must be a @triton.jit function", 4),
     ]
 }
 

@@ -49,7 +49,7 @@ pub(crate) struct Iter {
     pub vals: HashMap<Value, CV>,
 }
 
-fn row_major_strides(shape: &[usize]) -> Vec<usize> {
+pub(crate) fn row_major_strides(shape: &[usize]) -> Vec<usize> {
     let mut s = vec![1; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
         s[i] = s[i + 1] * shape[i + 1];
@@ -430,6 +430,7 @@ impl Gen<'_, '_> {
                     g.store_elem(r, lin, x);
                 });
             }
+            OpKind::Gather(axis) => self.gather(op, *axis),
             OpKind::Reduce { axis, combine } => self.reduce(op, *axis, *combine),
             OpKind::Scan {
                 axis,

@@ -230,7 +230,7 @@ impl Gen<'_, '_> {
         }
     }
 
-    fn widen_to_i64(&mut self, x: CV, d: Option<DType>) -> CV {
+    pub(crate) fn widen_to_i64(&mut self, x: CV, d: Option<DType>) -> CV {
         let t = self.b.func.dfg.value_type(x);
         if t == types::I64 {
             return x;

@@ -12,6 +12,7 @@
 mod atomic;
 mod codegen;
 mod elem;
+mod gather;
 mod libm_calls;
 pub mod runtime;
 

@@ -9,6 +9,7 @@
 mod async_copy;
 mod atomic;
 mod control;
+mod gather;
 mod math;
 mod memory;
 mod mma_narrow;
@@ -545,6 +546,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 self.set(res.expect("result"), out);
             }
             OpKind::Broadcast | OpKind::Trans(_) => self.permute_through_smem(op)?,
+            OpKind::Gather(axis) => self.gather(op, *axis)?,
             OpKind::Load { mask, .. } if self.tiles().contains_key(&op.results[0]) => {
                 let role = self.tiles()[&op.results[0]];
                 self.async_load(op, role, *mask)?

@@ -185,6 +185,10 @@ pub enum OpKind {
     Reshape,
     /// `trans[perm] x`: dimensions permuted; result dim `i` is operand dim `perm[i]`.
     Trans(Vec<usize>),
+    /// `gather[axis] src, index`: `result[i] = src[i with i[axis] replaced
+    /// by index[i]]`; `index` is an integer block shaped like the result, of
+    /// `src`'s rank and equal to `src`'s shape off `axis` (`tl.gather`).
+    Gather(usize),
     /// `unary[op] x`: elementwise.
     Unary(UnOp),
     /// `binary[op] a, b`: elementwise on equal types.

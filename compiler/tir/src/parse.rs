@@ -420,6 +420,7 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
         "broadcast" if n == 0 => OpKind::Broadcast,
         "expand_dims" if n == 1 => OpKind::ExpandDims(int(0)? as usize),
         "reshape" if n == 0 => OpKind::Reshape,
+        "gather" if n == 1 => OpKind::Gather(int(0)? as usize),
         "trans" => OpKind::Trans(ints()?.into_iter().map(|i| i as usize).collect()),
         "cmp" if n == 1 => OpKind::Cmp(PREDS.iter().find(|(_, p)| *p == attrs[0])?.0),
         "select" if n == 0 => OpKind::Select,

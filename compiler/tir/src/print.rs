@@ -128,6 +128,7 @@ pub fn op_head(kind: &OpKind) -> String {
         OpKind::ExpandDims(a) => format!("expand_dims[{a}]"),
         OpKind::Reshape => "reshape".into(),
         OpKind::Trans(p) => format!("trans[{}]", list(p)),
+        OpKind::Gather(a) => format!("gather[{a}]"),
         OpKind::Unary(u) => unop_name(*u).into(),
         OpKind::Binary(b) => binop_name(*b).into(),
         OpKind::Cmp(p) => format!("cmp[{}]", pred_name(*p)),

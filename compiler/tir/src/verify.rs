@@ -175,6 +175,16 @@ impl Verifier<'_> {
                     && sorted == (0..arg(0).shape.len()).collect::<Vec<_>>()
                     && *res(0) == arg(0).with_shape(perm.iter().map(|&p| arg(0).shape[p]).collect())
             }
+            OpKind::Gather(axis) => {
+                let (src, index) = (arg(0), arg(1));
+                counts(2, 1)
+                    && src.is_block()
+                    && *axis < src.shape.len()
+                    && index.shape.len() == src.shape.len()
+                    && index.dtype().is_some_and(DType::is_int)
+                    && (0..src.shape.len()).all(|d| d == *axis || index.shape[d] == src.shape[d])
+                    && *res(0) == src.with_shape(index.shape.clone())
+            }
             OpKind::Unary(u) => {
                 let d = arg(0).dtype();
                 counts(1, 1)

@@ -541,3 +541,170 @@ pub fn unary_named(s: &mut Engine, t: &Tensor, name: &str) -> R<Val> {
         _ => return Err(Exc::new("NotImplementedError", format!("torch.{name}"))),
     }))
 }
+
+/// A dim argument in `0..rank` (negative counts from the end), as torch reads it.
+fn wrap_dim(dim: i64, rank: usize, what: &str) -> R<usize> {
+    let r = rank.max(1) as i64;
+    let d = if dim < 0 { dim + r } else { dim };
+    if d < 0 || d >= r {
+        return Err(Exc::new(
+            "IndexError",
+            format!(
+                "{what}: dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+                -r,
+                r - 1
+            ),
+        ));
+    }
+    Ok(d as usize)
+}
+
+/// `torch.sort(t, dim=-1, descending=False, stable=False)`: values and
+/// indices, stable, NaN ordered above every number (as torch does).
+pub fn sort(t: &Tensor, dim: i64, descending: bool) -> R<Val> {
+    if t.shape.is_empty() {
+        let idx = Tensor::from_scalars(&[], DType::I64, t.device.clone(), [Scalar::I(0)]);
+        return Ok(Val::return_pair(
+            "sort",
+            Val::tensor(t.contiguous()),
+            Val::tensor(idx),
+        ));
+    }
+    let d = wrap_dim(dim, t.shape.len(), "sort")?;
+    let last = t.shape.len() - 1;
+    let moved = t.transpose(d, last);
+    let n = moved.shape[last];
+    let float = t.dtype.is_float();
+    let cmp = |a: Scalar, b: Scalar| {
+        if float {
+            let (x, y) = (a.f(), b.f());
+            x.partial_cmp(&y)
+                .unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()))
+        } else {
+            a.i().cmp(&b.i())
+        }
+    };
+    let (mut vals, mut idxs) = (vec![], vec![]);
+    if n > 0 {
+        for row in moved.values().chunks(n) {
+            let mut order: Vec<usize> = (0..n).collect();
+            order.sort_by(|&a, &b| {
+                let o = cmp(row[a], row[b]);
+                if descending {
+                    o.reverse()
+                } else {
+                    o
+                }
+            });
+            vals.extend(order.iter().map(|&i| row[i]));
+            idxs.extend(order.iter().map(|&i| Scalar::I(i as i64)));
+        }
+    }
+    let back = |x: Tensor| x.transpose(d, last).contiguous();
+    let v = Tensor::from_scalars(&moved.shape, t.dtype, t.device.clone(), vals);
+    let i = Tensor::from_scalars(&moved.shape, DType::I64, t.device.clone(), idxs);
+    Ok(Val::return_pair(
+        "sort",
+        Val::tensor(back(v)),
+        Val::tensor(back(i)),
+    ))
+}
+
+/// `torch.flip(t, dims)`: a copy with the order of each listed dim reversed.
+pub fn flip(t: &Tensor, dims: &[i64]) -> R<Val> {
+    if t.shape.is_empty() {
+        return Ok(Val::tensor(t.to_dtype(t.dtype, true)));
+    }
+    let mut v = t.clone();
+    let mut seen = vec![false; t.shape.len()];
+    for &dim in dims {
+        let d = wrap_dim(dim, t.shape.len(), "flip")?;
+        if std::mem::replace(&mut seen[d], true) {
+            return Err(Exc::new(
+                "RuntimeError",
+                format!("dim {d} appears multiple times in the list of dims"),
+            ));
+        }
+        let n = v.shape[d];
+        if n > 1 {
+            v.offset = (v.offset as isize + v.strides[d] * (n as isize - 1)) as usize;
+            v.strides[d] = -v.strides[d];
+        }
+    }
+    Ok(Val::tensor(v.to_dtype(t.dtype, true)))
+}
+
+/// Dims given as `0`, `0, 1`, `(0, 1)` or `[0, 1]`.
+pub fn dims_list(vals: &[Val]) -> R<Vec<i64>> {
+    match vals {
+        [Val::Tuple(_) | Val::List(_)] => crate::value::iterate(&vals[0])?
+            .iter()
+            .map(to_int)
+            .collect(),
+        _ => vals.iter().map(to_int).collect(),
+    }
+}
+
+/// `torch.cat(tensors, dim=0)` (and `torch.stack`, which first gives each
+/// tensor a new dim of size 1 at `dim`): dtypes promote as torch's do.
+pub fn cat(items: &[Val], dim: i64, stack: bool) -> R<Val> {
+    let what = if stack { "stack" } else { "cat" };
+    let mut ts = vec![];
+    for v in items {
+        ts.push(crate::args::tensor_arg(v, what)?);
+    }
+    let Some(first) = ts.first() else {
+        return Err(Exc::new(
+            "RuntimeError",
+            format!("torch.{what}(): expected a non-empty list of Tensors"),
+        ));
+    };
+    let rank = first.shape.len() + usize::from(stack);
+    if rank == 0 {
+        return Err(Exc::new(
+            "RuntimeError",
+            "zero-dimensional tensor cannot be concatenated",
+        ));
+    }
+    let d = wrap_dim(dim, rank, what)?;
+    let mut parts = vec![];
+    let mut dtype = first.dtype;
+    for t in &ts {
+        dtype = crate::tensor::promote(dtype, t.dtype);
+        let mut t = t.contiguous();
+        if stack {
+            let mut s = t.shape.clone();
+            s.insert(d, 1);
+            t = t
+                .view(&s)
+                .ok_or_else(|| Exc::new("RuntimeError", "stack: view failed"))?;
+        }
+        let (mut a, mut b) = (t.shape.clone(), first.shape.clone());
+        if stack {
+            b.insert(d, 1);
+        }
+        a.remove(d);
+        b.remove(d);
+        if a != b || t.shape.len() != rank {
+            return Err(Exc::new(
+                "RuntimeError",
+                format!(
+                    "torch.{what}(): sizes of tensors must match except in dimension {d}: got {:?} and {:?}",
+                    first.shape, t.shape
+                ),
+            ));
+        }
+        parts.push(t);
+    }
+    let mut shape = parts[0].shape.clone();
+    shape[d] = parts.iter().map(|t| t.shape[d]).sum();
+    crate::tensor::checked_numel(&shape).map_err(|m| Exc::new("RuntimeError", m))?;
+    let mut vals = vec![];
+    for t in &parts {
+        vals.extend(t.transpose(0, d).values());
+    }
+    let mut moved = shape.clone();
+    moved.swap(0, d);
+    let out = Tensor::from_scalars(&moved, dtype, first.device.clone(), vals);
+    Ok(Val::tensor(out.transpose(0, d).contiguous()))
+}

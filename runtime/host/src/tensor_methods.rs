@@ -475,6 +475,16 @@ pub const METHODS: &[Entry<TensorMethodFn>] = &[
         doc: "",
     },
     Entry {
+        name: "sort",
+        f: tensor_sort,
+        doc: "",
+    },
+    Entry {
+        name: "flip",
+        f: tensor_flip,
+        doc: "",
+    },
+    Entry {
         name: "softmax",
         f: tensor_softmax,
         doc: "",
@@ -738,6 +748,28 @@ fn tensor_exp(s: &mut Engine, t: &Rc<Tensor>, name: &str, _a: Args) -> R<Val> {
 
 fn tensor_cumsum(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
     cumsum(t, to_int(&a.req(0, "dim")?)?)
+}
+
+fn tensor_sort(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
+    let dim = a
+        .get(0, "dim")
+        .map(|v| to_int(&v))
+        .transpose()?
+        .unwrap_or(-1);
+    let desc = a
+        .get(1, "descending")
+        .map(|v| v.truth())
+        .transpose()?
+        .unwrap_or(false);
+    crate::tensor_lib::sort(t, dim, desc)
+}
+
+fn tensor_flip(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
+    let dims = match a.kw("dims") {
+        Some(v) => crate::tensor_lib::dims_list(&[v])?,
+        None => crate::tensor_lib::dims_list(&a.pos)?,
+    };
+    crate::tensor_lib::flip(t, &dims)
 }
 
 fn tensor_softmax(s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {

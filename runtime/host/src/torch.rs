@@ -131,6 +131,26 @@ Seed the random generator: the same seed gives the same values on every device.
         doc: "",
     },
     Entry {
+        name: "torch.sort",
+        f: torch_sort,
+        doc: "torch.sort(input, dim=-1, descending=False): sorted values and their indices (stable; NaN last).",
+    },
+    Entry {
+        name: "torch.flip",
+        f: torch_flip,
+        doc: "torch.flip(input, dims): a copy with the listed dims reversed.",
+    },
+    Entry {
+        name: "torch.cat",
+        f: torch_cat,
+        doc: "torch.cat(tensors, dim=0): the tensors joined along an existing dim.",
+    },
+    Entry {
+        name: "torch.stack",
+        f: torch_cat,
+        doc: "torch.stack(tensors, dim=0): the tensors joined along a new dim.",
+    },
+    Entry {
         name: "torch.cumsum",
         f: torch_cumsum,
         doc: "",
@@ -521,6 +541,37 @@ fn torch_abs(s: &mut Engine, _name: &str, a: Args) -> R<Val> {
 fn torch_cumsum(_s: &mut Engine, name: &str, a: Args) -> R<Val> {
     let t = tensor_arg(&a.req(0, "input")?, name)?;
     cumsum(&t, to_int(&a.req(1, "dim")?)?)
+}
+
+fn torch_sort(_s: &mut Engine, name: &str, a: Args) -> R<Val> {
+    let t = tensor_arg(&a.req(0, "input")?, name)?;
+    let dim = a
+        .get(1, "dim")
+        .map(|v| to_int(&v))
+        .transpose()?
+        .unwrap_or(-1);
+    let desc = a
+        .get(2, "descending")
+        .map(|v| v.truth())
+        .transpose()?
+        .unwrap_or(false);
+    crate::tensor_lib::sort(&t, dim, desc)
+}
+
+fn torch_flip(_s: &mut Engine, name: &str, a: Args) -> R<Val> {
+    let t = tensor_arg(&a.req(0, "input")?, name)?;
+    let dims = crate::tensor_lib::dims_list(&[a.req(1, "dims")?])?;
+    crate::tensor_lib::flip(&t, &dims)
+}
+
+fn torch_cat(_s: &mut Engine, name: &str, a: Args) -> R<Val> {
+    let items = crate::value::iterate(&a.req(0, "tensors")?)?;
+    let dim = a
+        .get(1, "dim")
+        .map(|v| to_int(&v))
+        .transpose()?
+        .unwrap_or(0);
+    crate::tensor_lib::cat(&items, dim, name.ends_with("stack"))
 }
 
 fn torch_sin(s: &mut Engine, name: &str, a: Args) -> R<Val> {

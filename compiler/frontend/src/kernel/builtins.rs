@@ -426,6 +426,8 @@ impl Lowerer<'_> {
                 }
             }
             "erf" => self.libdevice("erf", args, span),
+            "gather" | "flip" | "sort" | "join" | "split" | "interleave" | "cat" | "histogram"
+            | "associative_scan" => self.shuffle(n, &args, span),
             "exp" | "exp2" | "log" | "log2" | "sqrt" | "sqrt_rn" | "rsqrt" | "sin" | "cos"
             | "floor" | "ceil" => {
                 let a = self.bind(n, &["x"], &args, span)?;
@@ -975,6 +977,10 @@ impl Lowerer<'_> {
                 "isinstance() is not supported inside kernels",
                 span,
             )),
+            _ if name.starts_with("tl.") && super::library::function(n).is_some() => {
+                let f = super::library::function(n).expect("checked");
+                self.inline_call(&f, args, span)
+            }
             _ => Err(self.err(
                 "UnsupportedError",
                 format!("`{name}` is not available in kernels"),

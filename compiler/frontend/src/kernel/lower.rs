@@ -957,7 +957,9 @@ impl<'g> Lowerer<'g> {
                     }
                     "to" | "reshape" | "view" | "trans" | "permute" | "sum" | "max" | "min"
                     | "argmax" | "argmin" | "cumsum" | "cumprod" | "expand_dims"
-                    | "broadcast_to" | "reduce" | "abs" | "exp" | "log" | "sqrt" | "split" => {
+                    | "broadcast_to" | "reduce" | "abs" | "exp" | "log" | "sqrt" | "split"
+                    | "flip" | "sort" | "gather" | "histogram" | "associative_scan" | "xor_sum"
+                    | "sigmoid" | "softmax" | "exp2" | "log2" | "sin" | "cos" | "rsqrt" => {
                         Ok(KVal::Method(Box::new(base.clone()), attr.to_string()))
                     }
                     _ => Err(self.err(

@@ -16,6 +16,7 @@ pub(crate) mod library;
 mod lower;
 mod names;
 mod semantic;
+mod shuffle;
 mod signature;
 mod tensor_ops;
 

@@ -104,6 +104,15 @@ pub const TL_FUNCTIONS: &[&str] = &[
     "atomic_cas",
     "erf",
     "max_constancy",
+    "gather",
+    "flip",
+    "sort",
+    "join",
+    "split",
+    "interleave",
+    "cat",
+    "histogram",
+    "associative_scan",
 ];
 
 /// Resolve `module.attr` for the built-in modules.

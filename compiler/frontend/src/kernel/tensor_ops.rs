@@ -5,8 +5,9 @@
 use super::builtins::Args;
 use super::lower::{KVal, LResult, Lowerer};
 use super::semantic::{broadcast_shapes, const_truth, shape_str};
-use super::ConstVal;
+use super::{ConstVal, JitFunction};
 use crate::source::Span;
+use std::rc::Rc;
 use tilebook_tir::{Combine, Const, DType, Elem, OpKind, Region, Type, Value};
 
 impl Lowerer<'_> {
@@ -255,6 +256,48 @@ impl Lowerer<'_> {
         Ok(r)
     }
 
+    /// A `combine_fn=` argument: a @jit function.
+    pub(super) fn combine_fn(&self, v: &(KVal, Span), span: &Span) -> LResult<Rc<JitFunction>> {
+        match &v.0 {
+            KVal::C(ConstVal::Func(f)) => Ok(f.clone()),
+            other => Err(self.err(
+                "TypeError",
+                format!(
+                    "combine_fn must be a @triton.jit function, got {}",
+                    other.describe()
+                ),
+                span,
+            )),
+        }
+    }
+
+    /// What a combine function returned, one value per input.
+    pub(super) fn combine_outputs(
+        &self,
+        res: KVal,
+        f: &JitFunction,
+        n: usize,
+        span: &Span,
+    ) -> LResult<Vec<KVal>> {
+        let outs: Vec<KVal> = match res {
+            KVal::Tuple(items) => items,
+            KVal::C(ConstVal::Tuple(items)) => items.into_iter().map(KVal::C).collect(),
+            other => vec![other],
+        };
+        if outs.len() != n {
+            return Err(self.err(
+                "TypeError",
+                format!(
+                    "combine_fn `{}` returns {} values for {n} inputs",
+                    f.name,
+                    outs.len(),
+                ),
+                span,
+            ));
+        }
+        Ok(outs)
+    }
+
     /// `tl.reduce(input, axis, combine_fn, keep_dims=False)` with a @jit combine function.
     pub(super) fn reduce_custom(&mut self, args: &Args, span: &Span) -> LResult<KVal> {
         let a = self.bind(
@@ -264,19 +307,7 @@ impl Lowerer<'_> {
             span,
         )?;
         let input = self.required("reduce", "input", &a[0], span)?;
-        let f = match &self.required("reduce", "combine_fn", &a[2], span)?.0 {
-            KVal::C(ConstVal::Func(f)) => f.clone(),
-            other => {
-                return Err(self.err(
-                    "TypeError",
-                    format!(
-                        "combine_fn must be a @triton.jit function, got {}",
-                        other.describe()
-                    ),
-                    span,
-                ))
-            }
-        };
+        let f = self.combine_fn(&self.required("reduce", "combine_fn", &a[2], span)?, span)?;
         let inputs: Vec<KVal> = match &input.0 {
             KVal::Tuple(items) => items.clone(),
             other => vec![other.clone()],
@@ -331,24 +362,13 @@ impl Lowerer<'_> {
                 return Err(e);
             }
         };
-        let outs: Vec<KVal> = match res {
-            KVal::Tuple(items) => items,
-            KVal::C(ConstVal::Tuple(items)) => items.into_iter().map(KVal::C).collect(),
-            other => vec![other],
+        let outs = match self.combine_outputs(res, &f, vals.len(), span) {
+            Ok(o) => o,
+            Err(e) => {
+                self.blocks.pop();
+                return Err(e);
+            }
         };
-        if outs.len() != vals.len() {
-            self.blocks.pop();
-            return Err(self.err(
-                "TypeError",
-                format!(
-                    "combine_fn `{}` returns {} values for {} inputs",
-                    f.name,
-                    outs.len(),
-                    vals.len()
-                ),
-                span,
-            ));
-        }
         let mut ys = vec![];
         for (o, d) in outs.iter().zip(&dtypes) {
             let y = match o {

@@ -653,7 +653,7 @@ fn launch_exc(
         }
     };
     let kind = match (&e, info.what) {
-        (LaunchError::OutOfBounds { .. }, _) => "IndexError",
+        (LaunchError::OutOfBounds { .. }, _) | (_, "gather") => "IndexError",
         (_, "divide") => "ZeroDivisionError",
         (_, "step") => "ValueError",
         _ => "AssertionError",
