@@ -78,6 +78,7 @@ const CASES: &[&str] = &[
     "atomics.py",
     "libdevice.py",
     "shuffles.py",
+    "descriptors.py",
 ];
 
 macro_rules! cases {
@@ -102,6 +103,7 @@ cases! {
     atomics => "atomics.py";
     libdevice => "libdevice.py";
     shuffles => "shuffles.py";
+    descriptors => "descriptors.py";
 }
 
 #[test]

@@ -28,7 +28,7 @@ import triton.language as tl
 import tilebook
 
 DEVICE = triton.runtime.driver.active.get_active_torch_device()
-ON_GPU = triton.runtime.driver.active.get_current_target().backend == 'cuda'
+ON_GPU = torch.cuda.is_available()
 %device
 
 # %% [markdown]

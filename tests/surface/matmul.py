@@ -113,7 +113,7 @@ leaky_mine = product(a, b, "leaky")
 leaky_ref = torch.where(theirs >= 0, theirs, 0.01 * theirs)
 print("leaky epilogue agrees" if torch.allclose(leaky_mine, leaky_ref, atol=1e-2, rtol=0) else "leaky epilogue DIFFERS")
 
-HAVE_FP8 = hasattr(torch, "float8_e5m2")
+HAVE_FP8 = hasattr(torch, "float8_e5m2") and torch.cuda.is_available()
 if HAVE_FP8 and nvidia():
     torch.manual_seed(3)
     a = torch.randn((512, 512), device=DEVICE, dtype=torch.float16).to(torch.float8_e5m2)

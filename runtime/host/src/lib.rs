@@ -369,7 +369,11 @@ impl Engine {
         Val::object(
             "GPUTarget",
             vec![
-                ("backend", Val::str(self.backend_name())),
+                // The CPU backend stands in for the CUDA device ('cuda'
+                // tensors, kernel[grid] launches), so programs that pick
+                // their code path by backend take the CUDA one; arch 0 says
+                // no real GPU (torch.cuda.is_available() is False).
+                ("backend", Val::str("cuda")),
                 (
                     "arch",
                     match &self.backend {
@@ -377,7 +381,7 @@ impl Engine {
                         Backend::Cuda(g) => {
                             Val::Int(g.arch.trim_start_matches("sm_").parse().unwrap_or(0))
                         }
-                        Backend::Cpu => Val::str("cpu"),
+                        Backend::Cpu => Val::Int(0),
                     },
                 ),
                 ("warp_size", Val::Int(32)),

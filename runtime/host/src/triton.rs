@@ -65,6 +65,15 @@ Decorator: meta-parameters computed from the arguments, e.g.
 "#,
     },
     Entry {
+        name: "triton.set_allocator",
+        f: triton_set_allocator,
+        doc: r#"triton.set_allocator(alloc_fn)
+Triton asks for global scratch memory for descriptors made inside kernels
+(tl.make_tensor_descriptor). tilebook's descriptors need none: the
+allocator is accepted and never called.
+"#,
+    },
+    Entry {
         name: "driver.get_current_target",
         f: driver_get_current_target,
         doc: "",
@@ -126,6 +135,12 @@ fn triton_config(_s: &mut Engine, _name: &str, a: Args) -> R<Val> {
 
 fn triton_autotune(_s: &mut Engine, name: &str, a: Args) -> R<Val> {
     crate::autotune::decorator(name, &a)
+}
+
+fn triton_set_allocator(_s: &mut Engine, name: &str, a: Args) -> R<Val> {
+    a.req(0, "allocator")
+        .map_err(|e| Exc::type_error(format!("{name}: {}", e.message)))?;
+    Ok(Val::None)
 }
 
 fn driver_get_current_target(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {

@@ -115,6 +115,14 @@ impl Lowerer<'_> {
     pub(super) fn dtype_arg(&self, v: &(KVal, Span), what: &str) -> LResult<DType> {
         match &v.0 {
             KVal::C(ConstVal::DType(d)) => Ok(*d),
+            KVal::C(ConstVal::PtrType(d)) => Err(self.err(
+                "UnsupportedError",
+                format!(
+                    "converting to the pointer type pointer<{}> (tensors of pointers) is not supported in tilebook yet",
+                    d.name()
+                ),
+                &v.1,
+            )),
             other => Err(self.err(
                 "TypeError",
                 format!(
@@ -428,6 +436,10 @@ impl Lowerer<'_> {
             "erf" => self.libdevice("erf", args, span),
             "gather" | "flip" | "sort" | "join" | "split" | "interleave" | "cat" | "histogram"
             | "associative_scan" => self.shuffle(n, &args, span),
+            "make_block_ptr" => self.make_block_ptr(&args, span),
+            "pointer_type" => self.pointer_type(&args, span),
+            "make_tensor_descriptor" => self.make_tensor_descriptor(&args, span),
+            "advance" => self.advance(&args, span),
             "exp" | "exp2" | "log" | "log2" | "sqrt" | "sqrt_rn" | "rsqrt" | "sin" | "cos"
             | "floor" | "ceil" => {
                 let a = self.bind(n, &["x"], &args, span)?;
@@ -727,73 +739,8 @@ impl Lowerer<'_> {
                     span,
                 )))
             }
-            "static_assert" => {
-                let a = self.bind(n, &["cond", "msg"], &args, span)?;
-                let c = self.required(n, "cond", &a[0], span)?;
-                let msg = match &a[1] {
-                    Some((KVal::C(ConstVal::Str(s)), _)) => s.clone(),
-                    _ => String::new(),
-                };
-                match &c.0 {
-                    KVal::C(cv) if const_truth(cv) => Ok(KVal::C(ConstVal::None)),
-                    KVal::C(_) => Err(self.err(
-                        "AssertionError",
-                        format!(
-                            "static_assert failed{}{msg}",
-                            if msg.is_empty() { "" } else { ": " }
-                        ),
-                        span,
-                    )),
-                    _ => Err(self.err(
-                        "TypeError",
-                        "tl.static_assert needs a constexpr condition",
-                        &c.1,
-                    )),
-                }
-            }
-            "static_print" => {
-                let mut parts = vec![];
-                for (v, _) in &args.pos {
-                    parts.push(match v {
-                        KVal::C(ConstVal::Str(s)) => s.clone(),
-                        KVal::C(c) => c.to_string(),
-                        KVal::T(t) => format!("tensor<{}>", self.ty(*t)),
-                        other => other.describe(),
-                    });
-                }
-                self.static_output.push_str(&parts.join(" "));
-                self.static_output.push('\n');
-                Ok(KVal::C(ConstVal::None))
-            }
-            "device_print" | "print" => {
-                let (prefix, rest) = match args.pos.split_first() {
-                    Some(((KVal::C(ConstVal::Str(s)), _), rest)) => (s.clone(), rest.to_vec()),
-                    _ => (String::new(), args.pos.clone()),
-                };
-                let mut vals = vec![];
-                for (v, s) in rest {
-                    vals.push(self.value_of(&v, &s)?);
-                }
-                self.emit(OpKind::Print(prefix), vals, vec![], span);
-                Ok(KVal::C(ConstVal::None))
-            }
-            "device_assert" => {
-                let a = self.bind(n, &["cond", "msg", "mask"], &args, span)?;
-                let c = self.required(n, "cond", &a[0], span)?;
-                let msg = match &a[1] {
-                    Some((KVal::C(ConstVal::Str(s)), _)) => s.clone(),
-                    _ => "device_assert failed".into(),
-                };
-                if let KVal::C(cv) = &c.0 {
-                    if !const_truth(cv) {
-                        return Err(self.err("AssertionError", msg, span));
-                    }
-                    return Ok(KVal::C(ConstVal::None));
-                }
-                let v = self.value_of(&c.0, &c.1)?;
-                let v = self.condition_of(v, span)?;
-                self.emit(OpKind::Assert(msg), vec![v], vec![], span);
-                Ok(KVal::C(ConstVal::None))
+            "static_assert" | "static_print" | "device_print" | "print" | "device_assert" => {
+                self.debug_builtin(n, &args, span)
             }
             "multiple_of" | "max_contiguous" => {
                 let a = self.bind(n, &["input", "values"], &args, span)?;

@@ -209,13 +209,9 @@ impl<'g> Lowerer<'g> {
             .into_iter()
             .filter(|n| !exclude.contains(n))
             .filter(|n| {
-                matches!(
-                    self.locals.get(n),
-                    Some(KVal::T(_))
-                        | Some(KVal::C(
-                            ConstVal::Int(_) | ConstVal::Float(_) | ConstVal::Bool(_)
-                        ))
-                )
+                self.locals
+                    .get(n)
+                    .is_some_and(|v| carry_leaves(v).is_some())
             })
             .collect()
     }
@@ -358,42 +354,17 @@ impl<'g> Lowerer<'g> {
             .collect();
         let exclude = BTreeSet::from([target.clone()]);
         let names = self.carried_names(&f.body, &exclude);
-        let mut inits = vec![];
-        for n in &names {
-            let v = self.locals[n].clone();
-            inits.push(self.value_of(&v, &span)?);
-        }
+        let (templates, inits) = self.carry_inits(&names, &span)?;
         let before = self.locals.clone();
         let iv = self.k.new_value(Type::scalar(iv_ty));
         let mut args = vec![iv];
-        for (n, &init) in names.iter().zip(&inits) {
-            let a = self.k.new_value(self.ty(init));
-            self.locals.insert(n.clone(), KVal::T(a));
-            args.push(a);
-        }
+        args.extend(self.carry_args(&names, &templates, &inits));
         self.locals.insert(target.clone(), KVal::T(iv));
         self.blocks.push(vec![]);
         self.runtime_depth += 1;
         self.stmts(&f.body)?;
         self.runtime_depth -= 1;
-        let mut yields = vec![];
-        for (n, &init) in names.iter().zip(&inits) {
-            let want = self.ty(init);
-            let v = self.locals.get(n).cloned().unwrap_or(KVal::T(init));
-            let y = self.materialize_as(&v, Some(&want), n, &span)?;
-            if self.ty(y) != want {
-                return Err(self.err(
-                    "TypeError",
-                    format!(
-                        "loop-carried variable `{n}` has type {want} before the loop but {} at the end of its body; keep its type stable (e.g. with .to({}))",
-                        self.ty(y),
-                        want.dtype().map(|d| d.tl_name()).unwrap_or("...")
-                    ),
-                    &span,
-                ));
-            }
-            yields.push(y);
-        }
+        let yields = self.carry_yields(&names, &templates, &inits, &span)?;
         self.emit(OpKind::Yield, yields, vec![], &span);
         let body = self.blocks.pop().unwrap_or_default();
         let loc = self.loc(&span);
@@ -405,9 +376,7 @@ impl<'g> Lowerer<'g> {
         let results = op.results.clone();
         self.blocks.last_mut().expect("region").push(op);
         self.locals = before;
-        for (n, r) in names.iter().zip(results) {
-            self.locals.insert(n.clone(), KVal::T(r));
-        }
+        self.carry_results(&names, &templates, &results);
         Ok(())
     }
 
@@ -417,20 +386,11 @@ impl<'g> Lowerer<'g> {
             return Err(self.unsupported("`while ... else`", w.range));
         }
         let names = self.carried_names(&w.body, &BTreeSet::new());
-        let mut inits = vec![];
-        for n in &names {
-            let v = self.locals[n].clone();
-            inits.push(self.value_of(&v, &span)?);
-        }
+        let (templates, inits) = self.carry_inits(&names, &span)?;
         let before = self.locals.clone();
         let mut regions = vec![];
         for part in 0..2 {
-            let mut args = vec![];
-            for (n, &init) in names.iter().zip(&inits) {
-                let a = self.k.new_value(self.ty(init));
-                self.locals.insert(n.clone(), KVal::T(a));
-                args.push(a);
-            }
+            let args = self.carry_args(&names, &templates, &inits);
             self.blocks.push(vec![]);
             self.runtime_depth += 1;
             if part == 0 {
@@ -448,20 +408,7 @@ impl<'g> Lowerer<'g> {
                 self.emit(OpKind::Yield, vec![c], vec![], &tspan);
             } else {
                 self.stmts(&w.body)?;
-                let mut yields = vec![];
-                for (n, &init) in names.iter().zip(&inits) {
-                    let want = self.ty(init);
-                    let v = self.locals.get(n).cloned().unwrap_or(KVal::T(init));
-                    let y = self.materialize_as(&v, Some(&want), n, &span)?;
-                    if self.ty(y) != want {
-                        return Err(self.err(
-                            "TypeError",
-                            format!("loop-carried variable `{n}` has type {want} before the loop but {} at the end of its body", self.ty(y)),
-                            &span,
-                        ));
-                    }
-                    yields.push(y);
-                }
+                let yields = self.carry_yields(&names, &templates, &inits, &span)?;
                 self.emit(OpKind::Yield, yields, vec![], &span);
             }
             self.runtime_depth -= 1;
@@ -475,10 +422,140 @@ impl<'g> Lowerer<'g> {
         op.regions = regions;
         let results = op.results.clone();
         self.blocks.last_mut().expect("region").push(op);
-        for (n, r) in names.iter().zip(results) {
-            self.locals.insert(n.clone(), KVal::T(r));
-        }
+        self.carry_results(&names, &templates, &results);
         Ok(())
+    }
+
+    /// The loop-carried values of `names` before a loop: each name's value
+    /// (its structure) and the runtime values of its leaves, in order.
+    fn carry_inits(&mut self, names: &[String], span: &Span) -> LResult<(Vec<KVal>, Vec<Value>)> {
+        let mut templates = vec![];
+        let mut inits = vec![];
+        for n in names {
+            let v = self.locals[n].clone();
+            for leaf in carry_leaves(&v).unwrap_or_default() {
+                inits.push(self.value_of(&leaf, span)?);
+            }
+            templates.push(v);
+        }
+        Ok((templates, inits))
+    }
+
+    /// Fresh region arguments for the carried leaves, bound to the names.
+    fn carry_args(&mut self, names: &[String], templates: &[KVal], inits: &[Value]) -> Vec<Value> {
+        let args: Vec<Value> = inits
+            .iter()
+            .map(|&i| {
+                let t = self.ty(i);
+                self.k.new_value(t)
+            })
+            .collect();
+        let mut it = args.iter().copied();
+        for (n, t) in names.iter().zip(templates) {
+            self.locals.insert(n.clone(), rebuild(t, &mut it));
+        }
+        args
+    }
+
+    /// The values a loop body yields for the carried names, each leaf of the
+    /// type it had before the loop.
+    fn carry_yields(
+        &mut self,
+        names: &[String],
+        templates: &[KVal],
+        inits: &[Value],
+        span: &Span,
+    ) -> LResult<Vec<Value>> {
+        let mut yields = vec![];
+        let mut init_it = inits.iter().copied();
+        for (n, t) in names.iter().zip(templates) {
+            let cur = self.locals.get(n).cloned().unwrap_or_else(|| t.clone());
+            let (want_leaves, got) = (carry_leaves(t).unwrap_or_default(), carry_leaves(&cur));
+            let got = match got {
+                Some(g) if g.len() == want_leaves.len() && structure(t) == structure(&cur) => g,
+                _ => {
+                    return Err(self.err(
+                        "TypeError",
+                        format!(
+                            "loop-carried variable `{n}` holds {} before the loop but {} at the end of its body",
+                            t.describe(),
+                            cur.describe()
+                        ),
+                        span,
+                    ))
+                }
+            };
+            for leaf in got {
+                let init = init_it.next().expect("one init per leaf");
+                let want = self.ty(init);
+                let y = self.materialize_as(&leaf, Some(&want), n, span)?;
+                if self.ty(y) != want {
+                    return Err(self.err(
+                        "TypeError",
+                        format!(
+                            "loop-carried variable `{n}` has type {want} before the loop but {} at the end of its body; keep its type stable (e.g. with .to({}))",
+                            self.ty(y),
+                            want.dtype().map(|d| d.tl_name()).unwrap_or("...")
+                        ),
+                        span,
+                    ));
+                }
+                yields.push(y);
+            }
+        }
+        Ok(yields)
+    }
+
+    /// Bind the names to a loop's results.
+    fn carry_results(&mut self, names: &[String], templates: &[KVal], results: &[Value]) {
+        let mut it = results.iter().copied();
+        for (n, t) in names.iter().zip(templates) {
+            self.locals.insert(n.clone(), rebuild(t, &mut it));
+        }
+    }
+}
+
+/// The leaves loops carry for a value (tensors and numbers; tuples and
+/// descriptors by their parts), or `None` when it cannot be carried.
+fn carry_leaves(v: &KVal) -> Option<Vec<KVal>> {
+    match v {
+        KVal::T(_) | KVal::C(ConstVal::Int(_) | ConstVal::Float(_) | ConstVal::Bool(_)) => {
+            Some(vec![v.clone()])
+        }
+        KVal::Tuple(items) => {
+            let mut out = vec![];
+            for it in items {
+                out.extend(carry_leaves(it)?);
+            }
+            Some(out)
+        }
+        KVal::Desc(d) => Some(d.values().into_iter().map(KVal::T).collect()),
+        _ => None,
+    }
+}
+
+/// What must stay the same about a carried value across an iteration.
+fn structure(v: &KVal) -> String {
+    match v {
+        KVal::Tuple(items) => {
+            let inner: Vec<String> = items.iter().map(structure).collect();
+            format!("({})", inner.join(","))
+        }
+        KVal::Desc(d) => format!("desc{}{:?}{}", d.tensor, d.block, d.offsets.len()),
+        _ => "leaf".into(),
+    }
+}
+
+/// `template`'s structure over new leaf values.
+fn rebuild(template: &KVal, vals: &mut dyn Iterator<Item = Value>) -> KVal {
+    match template {
+        KVal::Tuple(items) => KVal::Tuple(items.iter().map(|t| rebuild(t, vals)).collect()),
+        KVal::Desc(d) => {
+            let n = d.values().len();
+            let v: Vec<Value> = vals.take(n).collect();
+            KVal::Desc(Rc::new(d.with_values(&v)))
+        }
+        _ => KVal::T(vals.next().expect("one value per leaf")),
     }
 }
 
@@ -490,6 +567,7 @@ fn same(a: &KVal, b: &KVal) -> bool {
         (KVal::Module(x), KVal::Module(y)) => x == y,
         (KVal::Builtin(x), KVal::Builtin(y)) => x == y,
         (KVal::Meta(x), KVal::Meta(y)) => Rc::ptr_eq(x, y),
+        (KVal::Desc(x), KVal::Desc(y)) => x == y,
         (KVal::Tuple(x), KVal::Tuple(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
         }

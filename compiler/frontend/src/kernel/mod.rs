@@ -9,8 +9,11 @@
 //! inlined, `range` loops and runtime `if`/`while` become structured ops.
 
 mod atomics;
+mod attrs;
 mod builtins;
 mod control;
+mod debug;
+mod descriptors;
 pub mod libdevice;
 pub(crate) mod library;
 mod lower;
@@ -39,6 +42,8 @@ pub enum ConstVal {
     Float(f64),
     Str(String),
     DType(DType),
+    /// A pointer type (`ptr.dtype`, `tl.pointer_type(tl.float16)`).
+    PtrType(DType),
     Func(Rc<JitFunction>),
     Tuple(Vec<ConstVal>),
 }
@@ -54,7 +59,7 @@ impl PartialEq for ConstVal {
             (Int(a), Float(b)) | (Float(b), Int(a)) => *a as f64 == *b,
             (Bool(a), Int(b)) | (Int(b), Bool(a)) => *a as i64 == *b,
             (Str(a), Str(b)) => a == b,
-            (DType(a), DType(b)) => a == b,
+            (DType(a), DType(b)) | (PtrType(a), PtrType(b)) => a == b,
             (Func(a), Func(b)) => Rc::ptr_eq(a, b),
             (Tuple(a), Tuple(b)) => a == b,
             _ => false,
@@ -71,6 +76,7 @@ impl fmt::Display for ConstVal {
             ConstVal::Float(x) => write!(f, "{}", py_float(*x)),
             ConstVal::Str(s) => write!(f, "'{s}'"),
             ConstVal::DType(d) => f.write_str(d.name()),
+            ConstVal::PtrType(d) => write!(f, "pointer<{}>", d.name()),
             ConstVal::Func(j) => f.write_str(&j.name),
             ConstVal::Tuple(items) => {
                 f.write_str("(")?;

@@ -113,6 +113,10 @@ pub const TL_FUNCTIONS: &[&str] = &[
     "cat",
     "histogram",
     "associative_scan",
+    "make_block_ptr",
+    "make_tensor_descriptor",
+    "advance",
+    "pointer_type",
 ];
 
 /// Resolve `module.attr` for the built-in modules.

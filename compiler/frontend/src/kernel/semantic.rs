@@ -592,7 +592,7 @@ pub(crate) fn const_truth(c: &ConstVal) -> bool {
         ConstVal::Float(f) => *f != 0.0,
         ConstVal::Str(s) => !s.is_empty(),
         ConstVal::Tuple(t) => !t.is_empty(),
-        ConstVal::DType(_) | ConstVal::Func(_) => true,
+        ConstVal::DType(_) | ConstVal::PtrType(_) | ConstVal::Func(_) => true,
     }
 }
 

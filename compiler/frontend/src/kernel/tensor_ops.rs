@@ -443,6 +443,9 @@ impl Lowerer<'_> {
             span,
         )?;
         let p = self.required("load", "pointer", &a[0], span)?;
+        if let KVal::Desc(d) = &p.0 {
+            return self.desc_load(&d.clone(), None, &a[3], &a[4], span);
+        }
         let ptr = self.value_of(&p.0, &p.1)?;
         let pt = self.ty(ptr);
         let Elem::Ptr(pointee) = pt.elem else {
@@ -540,6 +543,9 @@ impl Lowerer<'_> {
         )?;
         let p = self.required("store", "pointer", &a[0], span)?;
         let val = self.required("store", "value", &a[1], span)?;
+        if let KVal::Desc(d) = &p.0 {
+            return self.desc_store(&d.clone(), None, &val, &a[3], span);
+        }
         let ptr = self.value_of(&p.0, &p.1)?;
         let pt = self.ty(ptr);
         let Elem::Ptr(pointee) = pt.elem else {
@@ -777,6 +783,9 @@ impl Lowerer<'_> {
 
     /// Methods on tensors and dtypes.
     pub fn method(&mut self, recv: KVal, name: &str, args: Args, span: &Span) -> LResult<KVal> {
+        if let KVal::Desc(d) = &recv {
+            return self.desc_method(&d.clone(), name, args, span);
+        }
         if let KVal::C(ConstVal::DType(d)) = recv {
             let r = match name {
                 "is_floating" => d.is_float(),

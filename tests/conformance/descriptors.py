@@ -1,0 +1,100 @@
+# Block pointers (tl.make_block_ptr, tl.advance, boundary_check,
+# padding_option) and tensor descriptors (tl.make_tensor_descriptor,
+# desc.load/desc.store), carried through for and while loops, with ragged
+# shapes (out-of-bounds elements read as padding and are never written).
+
+triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device=DEVICE))
+
+
+@triton.jit
+def bp_matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
+              BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    a_bp = tl.make_block_ptr(a_ptr, (M, K), (sam, sak), (pm * BM, 0), (BM, BK), (1, 0))
+    b_bp = tl.make_block_ptr(base=b_ptr, shape=(K, N), strides=(sbk, sbn), offsets=(0, pn * BN),
+                             block_shape=(BK, BN), order=(1, 0))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_bp, boundary_check=(0, 1), padding_option="zero")
+        b = tl.load(b_bp, boundary_check=(0, 1))
+        acc += tl.dot(a, b)
+        a_bp = tl.advance(a_bp, (0, BK))
+        b_bp = b_bp.advance((BK, 0))
+    c_bp = tl.make_block_ptr(c_ptr, (M, N), (scm, scn), (pm * BM, pn * BN), (BM, BN), (1, 0))
+    tl.store(c_bp, acc.to(c_ptr.dtype.element_ty), boundary_check=(0, 1))
+
+
+for (M, N, K) in [(100, 70, 90), (64, 64, 64), (33, 17, 5)]:
+    a = torch.randn(M, K, device=DEVICE, dtype=torch.float16)
+    b = torch.randn(N, K, device=DEVICE, dtype=torch.float16).T  # strided B
+    c = torch.full((M, N), -1.0, device=DEVICE, dtype=torch.float16)
+    grid = (triton.cdiv(M, 32), triton.cdiv(N, 32))
+    bp_matmul[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                    c.stride(0), c.stride(1), BM=32, BN=32, BK=16)
+    check(f"block-pointer matmul {M}x{N}x{K}", c, (a.float() @ b.float()).half(), atol=3e-2, rtol=1e-2)
+
+
+@triton.jit
+def bp_pad(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    x_bp = tl.make_block_ptr(x_ptr, (n,), (1,), (tl.program_id(0) * BLOCK,), (BLOCK,), (0,))
+    o_bp = tl.make_block_ptr(o_ptr, (2 * BLOCK * tl.num_programs(0),), (1,), (tl.program_id(0) * 2 * BLOCK,), (BLOCK,), (0,))
+    tl.store(o_bp, tl.load(x_bp, boundary_check=(0,), padding_option="nan"))
+    o_bp = tl.advance(o_bp, (BLOCK,))
+    tl.store(o_bp, tl.load(x_bp, boundary_check=(0,), padding_option="zero") + 1)
+
+
+for dtype in [torch.float32, torch.float16, torch.bfloat16, torch.float64]:
+    n = 50
+    x = torch.randn(n, device=DEVICE).to(dtype)
+    o = torch.zeros(2 * 32 * 2, device=DEVICE, dtype=dtype)
+    bp_pad[(2,)](x, o, n, BLOCK=32)
+    got = o.reshape(2, 2, 32)
+    nan_part = torch.cat([got[0, 0], got[1, 0]])
+    one_part = torch.cat([got[0, 1], got[1, 1]])
+    assert torch.equal(nan_part[:n], x), f"padding nan {dtype}: data"
+    assert bool((nan_part[n:] != nan_part[n:]).all()), f"padding nan {dtype}: {nan_part[n:].tolist()}"
+    want = torch.cat([x, torch.zeros(64 - n, device=DEVICE, dtype=dtype)]) + 1
+    assert torch.equal(one_part, want), f"padding zero {dtype}"
+
+
+@triton.jit
+def desc_scale(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    yd = tl.make_tensor_descriptor(y_ptr, [M, N], [N, 1], [BM, BN])
+    row = tl.program_id(0) * BM
+    col = 0
+    while col < N:
+        blk = xd.load([row, col])
+        yd.store([row, col], blk * 3)
+        col += BN
+    tl.static_assert(xd.block_shape[1] == BN)
+
+
+for dtype in [torch.float32, torch.float16, torch.int32, torch.int8, torch.int64]:
+    M, N = 37, 45
+    if dtype.is_floating_point:
+        x = torch.randn(M, N, device=DEVICE).to(dtype)
+    else:
+        x = torch.randint(-40, 40, (M, N), device=DEVICE).to(dtype)
+    y = torch.zeros(M, N, device=DEVICE, dtype=dtype)
+    desc_scale[(triton.cdiv(M, 16),)](x, y, M, N, BM=16, BN=16)
+    assert torch.equal(y, x * 3), f"descriptor load/store {dtype}"
+
+
+@triton.jit
+def carried_tuple(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    pair = (tl.zeros((BLOCK,), tl.float32), tl.zeros((BLOCK,), tl.int32))
+    for i in range(0, tl.cdiv(n, BLOCK)):
+        x = tl.load(x_ptr + i * BLOCK + offs, mask=i * BLOCK + offs < n, other=0.0)
+        pair = (pair[0] + x, pair[1] + (i * BLOCK + offs < n).to(tl.int32))
+    tl.store(o_ptr + offs, pair[0] / tl.maximum(pair[1], 1).to(tl.float32))
+
+
+x = torch.randn(300, device=DEVICE)
+o = torch.zeros(64, device=DEVICE)
+carried_tuple[(1,)](x, o, 300, BLOCK=64)
+padded = torch.cat([x, torch.zeros(320 - 300, device=DEVICE)]).reshape(5, 64)
+counts = torch.tensor([5.0] * (300 - 256) + [4.0] * (64 - 44), device=DEVICE)
+check("tuple carried through a loop", o, padded.sum(0) / counts)
