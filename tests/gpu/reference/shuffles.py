@@ -28,7 +28,7 @@ def moves(x_ptr, i_ptr, out_ptr, N: tl.constexpr):
     idx = tl.load(i_ptr + offs)
     tl.store(out_ptr + 0 * N + offs, tl.sort(x))
     tl.store(out_ptr + 1 * N + offs, tl.sort(x, descending=True))
-    tl.store(out_ptr + 2 * N + offs, tl.flip(x))
+    tl.store(out_ptr + 2 * N + offs, tl.flip(x, 0))
     tl.store(out_ptr + 3 * N + offs, tl.gather(x, idx, 0))
     a, b = tl.split(tl.reshape(x, (N // 2, 2)))
     tl.store(out_ptr + 4 * N + tl.arange(0, N), tl.interleave(b, a))
@@ -77,7 +77,7 @@ counts[(1,)](xi, out, N=N, BINS=16)
 print("histogram", out[:16].tolist())
 print("affine scan", out[16:].tolist())
 
-M, Nc = 37, 45
+M, Nc = 37, 44  # rows of 176 bytes: TMA needs 16-byte-aligned strides
 k = torch.arange(M * Nc, device=DEVICE, dtype=torch.float32).reshape(M, Nc)
 y = torch.zeros(M, Nc, device=DEVICE)
 z = torch.zeros(M, Nc, device=DEVICE)
