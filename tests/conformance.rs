@@ -79,6 +79,7 @@ const CASES: &[&str] = &[
     "libdevice.py",
     "shuffles.py",
     "descriptors.py",
+    "pointers.py",
 ];
 
 macro_rules! cases {
@@ -104,6 +105,7 @@ cases! {
     libdevice => "libdevice.py";
     shuffles => "shuffles.py";
     descriptors => "descriptors.py";
+    pointers => "pointers.py";
 }
 
 #[test]

@@ -179,7 +179,9 @@ fn cases() -> Vec<Case> {
         kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    y = tl.histogram(x, 8)", "TypeError", "histogram() takes a 1-d block of integers", 4),
         kcase("    p = tl.make_block_ptr(x_ptr, (n,), (1,), (0,), (BLOCK,), (0,))\n    y = tl.load(p, boundary_check=(1,))", "ValueError", "boundary_check dim 1 is out of range for rank 1", 4),
         kcase("    p = tl.make_block_ptr(x_ptr, (n, n), (1,), (0, 0), (BLOCK, 8), (1, 0))", "ValueError", "shape, strides and offsets must have one length", 3),
-        kcase("    a = tl.load(x_ptr).to(tl.int64)\n    p = a.to(tl.pointer_type(tl.float32))", "UnsupportedError", "pointer<fp32> (tensors of pointers) is not supported in tilebook yet", 4),
+        kcase("    a = tl.load(x_ptr)\n    p = a.to(tl.pointer_type(tl.float32))", "TypeError", "only 64-bit integers (addresses) convert to pointers", 4),
+        kcase("    q = x_ptr.to(tl.float32)", "TypeError", "a pointer converts only to int64/uint64", 3),
+        kcase("    a = tl.load(x_ptr).to(tl.int64)\n    p = a.to(tl.pointer_type(tl.float32))\n    tl.store(out_ptr, tl.load(p + 1000))", "IndexError", "outside every tensor it may address", 5),
         kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    y = tl.associative_scan(x, 0, 3)", "TypeError", "combine_fn must be a @triton.jit function", 4),
     ]
 }

@@ -1,5 +1,5 @@
 //! Surface programs (`tests/surface/`): programs of our own that use the
-//! same API surface as Triton's tutorials 01–05 and 07 (the same calls and the same
+//! same API surface as Triton's tutorials 01–05, 07 and 08 (the same calls and the same
 //! checks), run unchanged by the session engine (the CPU backend here;
 //! `tests/gpu/seeds.sh` runs them on a GPU), and the MIME bundles their
 //! displays produce.
@@ -287,4 +287,36 @@ fn extern_functions_run_with_libdevice_and_extern_libs() {
     let out = r.text();
     assert!(r.ok, "{out}");
     assert!(out.contains("extern functions agree with torch"), "{out}");
+}
+
+/// Grouped products through tensors of addresses (`data_ptr()` loaded and
+/// turned back into pointers), autotuned with a persistent program count,
+/// checked against `torch.matmul`; the descriptor version runs where the
+/// device has descriptors (on the GPU of compute capability 9+), so here
+/// the program says it skipped it. Sweep cut to two sizes (the only change).
+#[test]
+fn grouped_gemm_runs_through_tensors_of_pointers() {
+    let text = program("grouped_gemm.py");
+    let sweep = "x_vals=[2**i for i in range(7, 11)]";
+    assert!(text.contains(sweep));
+    let mut s = session();
+    let r = s.run_cell(&text.replace(sweep, "x_vals=[2**i for i in range(6, 8)]"));
+    let out = r.text();
+    assert!(r.ok, "{out}");
+    assert!(
+        out.contains("4 grouped products agree with torch.matmul"),
+        "{out}"
+    );
+    assert!(out.contains("descriptor version skipped"), "{out}");
+    assert!(out.contains("grouped-products:"), "{out}");
+    // The descriptor kernel itself, forced on: it runs on the CPU backend too.
+    let forced = text
+        .replace(sweep, "x_vals=[64]")
+        .replace("if has_descriptors():", "if True:");
+    let r = s.run_cell(&forced);
+    assert!(
+        r.ok && r.text().contains("descriptor version agrees"),
+        "{}",
+        r.text()
+    );
 }

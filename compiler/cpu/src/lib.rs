@@ -291,6 +291,8 @@ impl CpuKernel {
         allocations: Vec<(u64, u64)>,
         cancel: Option<&std::sync::atomic::AtomicBool>,
     ) -> Result<LaunchOutput, LaunchError> {
+        let mut allocations = allocations;
+        allocations.sort_unstable();
         // Asked once: the answer reads cgroup files, tens of microseconds.
         static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         let threads = *THREADS.get_or_init(|| {

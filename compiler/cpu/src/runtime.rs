@@ -72,7 +72,7 @@ pub struct Shared {
     pub error: Mutex<Option<LaunchError>>,
     pub stop: AtomicBool,
     pub prints: Mutex<Vec<([u32; 3], u64, String)>>,
-    /// Every live allocation `[lo, hi)`, for pointers of unknown origin.
+    /// Every live allocation `[lo, hi)`, sorted, for pointers of unknown origin.
     pub allocations: Vec<(u64, u64)>,
     pub print_formats: Vec<String>,
     /// Traced launches: every load and store lane, in program order.
@@ -148,9 +148,11 @@ pub unsafe extern "C" fn tb_trace(
 /// Called by generated code with pointers it owns.
 pub unsafe extern "C" fn tb_check_any(ctx: *const Ctx, addr: u64, size: u64) -> u8 {
     let s = shared(ctx);
-    s.allocations
-        .iter()
-        .any(|&(lo, hi)| addr >= lo && addr + size <= hi) as u8
+    // Sorted by start: the candidates are those starting at or below `addr`
+    // (ranges may nest, e.g. a view's bounds inside its storage's).
+    let end = addr.saturating_add(size);
+    let n = s.allocations.partition_point(|&(lo, _)| lo <= addr);
+    s.allocations[..n].iter().rev().any(|&(_, hi)| end <= hi) as u8
 }
 
 /// # Safety

@@ -747,6 +747,16 @@ impl<'ctx> Gen<'ctx, '_> {
             OpKind::Select => b.build_select(a[0].into_int_value(), a[1], a[2], "")?,
             OpKind::Fma => self.intrinsic("llvm.fma", &[a[0].get_type()], &[a[0], a[1], a[2]])?,
             OpKind::Cast => return self.cast(a[0], in_d, d),
+            OpKind::Bitcast if in_d.is_none() && d.is_some() => b
+                .build_ptr_to_int(a[0].into_pointer_value(), self.ctx.i64_type(), "")?
+                .into(),
+            OpKind::Bitcast if in_d.is_some() && d.is_none() => b
+                .build_int_to_ptr(
+                    a[0].into_int_value(),
+                    self.ctx.ptr_type(AddressSpace::from(1u16)),
+                    "",
+                )?
+                .into(),
             OpKind::Bitcast => return self.bitcast(a[0], in_d, d),
             OpKind::AddPtr => {
                 let pointee = rt.elem.pointee().unwrap_or(DType::I8);

@@ -201,7 +201,8 @@ pub enum OpKind {
     Fma,
     /// `cast x`: value conversion to the result's element type (int <-> float, widths).
     Cast,
-    /// `bitcast x`: reinterpret bits as another element type of the same width.
+    /// `bitcast x`: reinterpret bits as another element type of the same
+    /// width; also a pointer as an `i64`/`u64` address and back.
     Bitcast,
     /// `addptr p, off`: pointer advanced by `off` elements of its pointee.
     AddPtr,

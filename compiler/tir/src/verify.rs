@@ -241,8 +241,11 @@ impl Verifier<'_> {
                     && arg(0).shape == res(0).shape
                     && match (arg(0).elem, res(0).elem) {
                         (Elem::Scalar(a), Elem::Scalar(b)) => a.bits() == b.bits(),
+                        // Addresses as 64-bit integers and back (tensors of pointers).
                         (Elem::Ptr(_), Elem::Ptr(_)) => true,
-                        _ => false,
+                        (Elem::Scalar(d), Elem::Ptr(_)) | (Elem::Ptr(_), Elem::Scalar(d)) => {
+                            matches!(d, DType::I64 | DType::U64)
+                        }
                     }
             }
             OpKind::AddPtr => {

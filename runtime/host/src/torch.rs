@@ -428,6 +428,16 @@ The dtype torch's promotion gives a binary operation on a and b.
         doc: "",
     },
     Entry {
+        name: "torch.cuda.get_device_capability",
+        f: torch_cuda_get_device_capability,
+        doc: "torch.cuda.get_device_capability(device=None): (major, minor), e.g. (9, 0) on an H100; (0, 0) on the CPU backend.",
+    },
+    Entry {
+        name: "torch.cuda.get_device_properties",
+        f: torch_cuda_get_device_properties,
+        doc: "torch.cuda.get_device_properties(device): name, major, minor, multi_processor_count, total_memory. On the CPU backend one multiprocessor per hardware thread.",
+    },
+    Entry {
         name: "torch.cuda.is_available",
         f: torch_cuda_is_available,
         doc: "",
@@ -697,6 +707,50 @@ fn torch_result_type(_s: &mut Engine, _name: &str, a: Args) -> R<Val> {
     Ok(Val::DType(
         crate::tensor::promote(dt(&a.req(0, "tensor1")?), dt(&a.req(1, "tensor2")?)),
         true,
+    ))
+}
+
+/// `(major, minor)` of the GPU in use; `(0, 0)` on the CPU backend.
+fn capability(s: &Engine) -> (i64, i64) {
+    match &s.backend {
+        crate::Backend::Cuda(g) => {
+            let n: i64 = g
+                .arch
+                .trim_start_matches("sm_")
+                .trim_end_matches('a')
+                .parse()
+                .unwrap_or(0);
+            (n / 10, n % 10)
+        }
+        crate::Backend::Cpu => (0, 0),
+    }
+}
+
+fn torch_cuda_get_device_capability(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
+    let (major, minor) = capability(s);
+    Ok(Val::tuple(vec![Val::Int(major), Val::Int(minor)]))
+}
+
+fn torch_cuda_get_device_properties(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
+    let (major, minor) = capability(s);
+    let (name, sms, mem) = match &s.backend {
+        crate::Backend::Cuda(g) => (g.name.clone(), g.sm_count as i64, g.total_memory as i64),
+        crate::Backend::Cpu => (
+            "CPU backend (no GPU)".to_string(),
+            std::thread::available_parallelism().map_or(1, |n| n.get()) as i64,
+            0,
+        ),
+    };
+    Ok(Val::object(
+        "_CudaDeviceProperties",
+        vec![
+            ("name", Val::str(&name)),
+            ("major", Val::Int(major)),
+            ("minor", Val::Int(minor)),
+            ("multi_processor_count", Val::Int(sms)),
+            ("total_memory", Val::Int(mem)),
+            ("warp_size", Val::Int(32)),
+        ],
     ))
 }
 

@@ -53,6 +53,7 @@ impl Storage {
         if ptr.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
+        live::add(ptr, bytes);
         ptr
     }
 
@@ -67,6 +68,7 @@ impl Storage {
         if ptr.is_null() {
             return Err(out_of_host_memory(bytes));
         }
+        live::add(ptr, bytes);
         Ok(Rc::new(Storage {
             ptr: Cell::new(ptr),
             bytes,
@@ -185,11 +187,14 @@ impl Drop for Storage {
     fn drop(&mut self) {
         let p = self.ptr.get();
         if !p.is_null() {
+            live::remove(p);
             // SAFETY: allocated by `host_alloc` with this layout.
             unsafe { dealloc(p, Storage::layout(self.bytes)) }
         }
     }
 }
+
+pub mod live;
 
 /// One element's value.
 #[derive(Copy, Clone, Debug, PartialEq)]

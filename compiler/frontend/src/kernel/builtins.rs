@@ -116,9 +116,9 @@ impl Lowerer<'_> {
         match &v.0 {
             KVal::C(ConstVal::DType(d)) => Ok(*d),
             KVal::C(ConstVal::PtrType(d)) => Err(self.err(
-                "UnsupportedError",
+                "TypeError",
                 format!(
-                    "converting to the pointer type pointer<{}> (tensors of pointers) is not supported in tilebook yet",
+                    "{what} must be an element dtype here, got the pointer type pointer<{}>",
                     d.name()
                 ),
                 &v.1,
@@ -790,7 +790,11 @@ impl Lowerer<'_> {
                     span,
                 )?;
                 let input = self.required(n, "input", &a[0], span)?;
-                let d = self.dtype_arg(&self.required(n, "dtype", &a[1], span)?, "dtype")?;
+                let to = self.required(n, "dtype", &a[1], span)?;
+                if let KVal::C(ConstVal::PtrType(pd)) = to.0 {
+                    return self.pointer_from(&input, pd, span);
+                }
+                let d = self.dtype_arg(&to, "dtype")?;
                 let bitcast = self.flag(&a[3]);
                 self.convert(&input, d, bitcast, span)
             }

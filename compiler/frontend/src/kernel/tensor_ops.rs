@@ -173,14 +173,58 @@ impl Lowerer<'_> {
             )));
         }
         match t.elem {
+            // An address as a 64-bit integer, as Triton allows.
+            Elem::Ptr(_) if matches!(d, DType::I64 | DType::U64) => Ok(KVal::T(self.emit1(
+                OpKind::Bitcast,
+                vec![v],
+                t.with_elem(Elem::Scalar(d)),
+                span,
+            ))),
             Elem::Ptr(_) => Err(self.err(
                 "TypeError",
-                "cannot convert a pointer with .to(); pointers keep their element type",
+                format!(
+                    "a pointer converts only to int64/uint64 (its address), not {}",
+                    d.tl_name()
+                ),
                 span,
             )),
             Elem::Scalar(_) if d == DType::I1 => Ok(KVal::T(self.condition_of(v, span)?)),
             Elem::Scalar(_) => Ok(KVal::T(self.cast(v, d, span))),
         }
+    }
+
+    /// `x.to(tl.pointer_type(d))`: 64-bit integers (addresses, e.g. loaded
+    /// from a tensor of `data_ptr()`s) or pointers of another element type
+    /// become pointers to `d`.
+    pub(super) fn pointer_from(
+        &mut self,
+        input: &(KVal, Span),
+        pd: DType,
+        span: &Span,
+    ) -> LResult<KVal> {
+        let v = self.value_of(&input.0, &input.1)?;
+        let t = self.ty(v);
+        let ok = match t.elem {
+            Elem::Ptr(p) if p == pd => return Ok(KVal::T(v)),
+            Elem::Ptr(_) => true,
+            Elem::Scalar(d) => matches!(d, DType::I64 | DType::U64),
+        };
+        if !ok {
+            return Err(self.err(
+                "TypeError",
+                format!(
+                    "only 64-bit integers (addresses) convert to pointers, got {}",
+                    self.describe_kval(&input.0)
+                ),
+                span,
+            ));
+        }
+        Ok(KVal::T(self.emit1(
+            OpKind::Bitcast,
+            vec![v],
+            t.with_elem(Elem::Ptr(pd)),
+            span,
+        )))
     }
 
     pub(super) fn promote_for_sum(&mut self, v: Value, span: &Span) -> Value {
@@ -805,7 +849,11 @@ impl Lowerer<'_> {
                     &args,
                     span,
                 )?;
-                let d = self.dtype_arg(&self.required("to", "dtype", &a[0], span)?, "dtype")?;
+                let to = self.required("to", "dtype", &a[0], span)?;
+                if let KVal::C(ConstVal::PtrType(pd)) = to.0 {
+                    return self.pointer_from(&(recv, span.clone()), pd, span);
+                }
+                let d = self.dtype_arg(&to, "dtype")?;
                 let bitcast = self.flag(&a[2]);
                 self.convert(&(recv, span.clone()), d, bitcast, span)
             }

@@ -198,6 +198,14 @@ pub(crate) fn run(
     r
 }
 
+/// Whether a CPU kernel accesses memory through pointers of unknown origin
+/// (made from integers, e.g. addresses loaded from a tensor).
+fn follows_loaded_addresses(cpu: &tilebook_cpu::CpuKernel) -> bool {
+    cpu.sites
+        .iter()
+        .any(|s| s.param.is_none() && matches!(s.what, "load" | "store" | "atomic"))
+}
+
 fn launch_on(
     s: &mut dyn Host,
     jit: &Rc<JitFunction>,
@@ -210,7 +218,14 @@ fn launch_on(
     match (gpu, &compiled.gpu) {
         (Some(g), Some(gk)) => {
             // With the check on, run the CPU backend on copies first and compare after.
-            let reference = if s.check_gpu {
+            // Addresses loaded from memory are the GPU's: the CPU backend
+            // cannot follow them, so such kernels are not cross-checked.
+            let reference = if s.check_gpu
+                && !compiled
+                    .kernel
+                    .as_ref()
+                    .is_some_and(follows_loaded_addresses)
+            {
                 Some(run_cpu_on_copies(jit, compiled, grid, args)?)
             } else {
                 None
@@ -453,7 +468,7 @@ pub(crate) fn run_cpu(
             }
         }
     }
-    let allocations: Vec<(u64, u64)> = bounds
+    let mut allocations: Vec<(u64, u64)> = bounds
         .iter()
         .filter(|b| b[1] > 0)
         .map(|b| (b[0], b[1]))
@@ -464,6 +479,12 @@ pub(crate) fn run_cpu(
             format!("no CPU code was compiled for `{}`", jit.name),
         ));
     };
+    // Accesses through pointers of unknown origin (made from integers) are
+    // checked against every live tensor, not only the launch's.
+    if follows_loaded_addresses(cpu) {
+        allocations.extend(crate::tensor::live::allocations());
+    }
+
     match cpu.launch_cancellable(grid, &raw, &bounds, allocations, cancel) {
         Ok(out) => Ok(out),
         Err(e) => Err(launch_exc(jit, c, e, &tensors)),
@@ -636,7 +657,7 @@ fn launch_exc(
                     )
                 }
                 None => format!(
-                    "out-of-bounds {} in kernel `{}` at line {line}: program ({}, {}, {}) accessed address {addr:#x}, outside every tensor passed to the launch",
+                    "out-of-bounds {} in kernel `{}` at line {line}: program ({}, {}, {}) accessed address {addr:#x}, outside every tensor it may address",
                     info.what, jit.name, pid[0], pid[1], pid[2]
                 ),
             }

@@ -1,0 +1,64 @@
+# Tensors of pointers: addresses (data_ptr()) stored in int64 tensors,
+# loaded in a kernel and turned back into pointers of several element types
+# with .to(tl.pointer_type(...)) / tl.cast; pointers as int64 addresses and
+# back; ptr.dtype.element_ty. On the CPU backend every access through such
+# a pointer is checked against the live tensors.
+
+
+@triton.jit
+def through_addresses(addrs, sizes, out_ptr, BLOCK: tl.constexpr):
+    g = tl.program_id(0)
+    n = tl.load(sizes + g)
+    offs = tl.arange(0, BLOCK)
+    if g == 0:
+        p16 = tl.load(addrs + g).to(tl.pointer_type(tl.float16))
+        x = tl.load(p16 + offs, mask=offs < n, other=0.0).to(tl.float32)
+    elif g == 1:
+        p32 = tl.cast(tl.load(addrs + g), tl.pointer_type(tl.int32))
+        x = tl.load(p32 + offs, mask=offs < n, other=0).to(tl.float32)
+    else:
+        p64 = tl.load(addrs + g).to(tl.pointer_type(tl.float64))
+        x = tl.load(p64 + offs, mask=offs < n, other=0.0).to(tl.float32)
+    tl.store(out_ptr + g * BLOCK + offs, x * 2, mask=offs < n)
+
+
+a = torch.randn(50, device=DEVICE).half()
+b = torch.randint(-100, 100, (7,), device=DEVICE, dtype=torch.int32)
+c = torch.randn(64, device=DEVICE, dtype=torch.float64)
+addrs = torch.tensor([a.data_ptr(), b.data_ptr(), c.data_ptr()], device=DEVICE)
+sizes = torch.tensor([50, 7, 64], device=DEVICE, dtype=torch.int32)
+out = torch.zeros(3 * 64, device=DEVICE)
+through_addresses[(3,)](addrs, sizes, out, BLOCK=64)
+check("fp16 through an address", out[:50], a.float() * 2)
+check("int32 through an address", out[64:71], b.float() * 2)
+check("fp64 through an address", out[128:192], c.float() * 2)
+
+
+@triton.jit
+def scatter_to_many(addrs, value_ptr, N: tl.constexpr):
+    g = tl.program_id(0)
+    dst = tl.load(addrs + g).to(tl.pointer_type(value_ptr.dtype.element_ty))
+    offs = tl.arange(0, N)
+    tl.store(dst + offs, tl.load(value_ptr + offs) + g)
+
+
+outs = [torch.zeros(16, device=DEVICE) for _ in range(4)]
+addrs = torch.tensor([o.data_ptr() for o in outs], device=DEVICE)
+v = torch.randn(16, device=DEVICE)
+scatter_to_many[(4,)](addrs, v, N=16)
+for g in range(4):
+    check(f"store through address {g}", outs[g], v + g)
+
+
+@triton.jit
+def address_round_trip(x_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    as_int = (x_ptr + offs).to(tl.int64)
+    back = (as_int + 4).to(tl.pointer_type(tl.float32))  # one element on
+    tl.store(out_ptr + offs, tl.load(back, mask=offs < N - 1, other=-1.0))
+
+
+x = torch.randn(32, device=DEVICE)
+out = torch.zeros(32, device=DEVICE)
+address_round_trip[(1,)](x, out, N=32)
+check("pointer -> int64 -> pointer", out, torch.cat([x[1:], torch.tensor([-1.0], device=DEVICE)]))
