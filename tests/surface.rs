@@ -53,7 +53,7 @@ fn matmul_runs_unchanged_with_autotuning_and_perf_report() {
     assert!(text_table.starts_with("product-fp16:\n"), "{text_table}");
     let header = text_table.lines().nth(1).unwrap();
     let cols: Vec<&str> = header.split_whitespace().collect();
-    assert_eq!(cols, ["M", "N", "K", "rocBLAS", "Kernel"], "{text_table}");
+    assert_eq!(cols, ["M", "N", "K", "cuBLAS", "Kernel"], "{text_table}");
     assert_eq!(text_table.lines().count(), 4, "{text_table}");
     assert!(text_table
         .lines()
@@ -79,7 +79,7 @@ fn matmul_runs_unchanged_with_autotuning_and_perf_report() {
     assert!(svg.contains("product-fp16") && svg.contains("TFLOPS"));
     // Legend entries (plotters writes each text on its own line).
     assert!(
-        svg.contains("\nrocBLAS\n") && svg.contains("\nKernel\n"),
+        svg.contains("\ncuBLAS\n") && svg.contains("\nKernel\n"),
         "{svg}"
     );
     let plain = &plot.iter().find(|(m, _)| m == "text/plain").unwrap().1;

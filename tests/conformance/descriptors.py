@@ -98,3 +98,62 @@ carried_tuple[(1,)](x, o, 300, BLOCK=64)
 padded = torch.cat([x, torch.zeros(320 - 300, device=DEVICE)]).reshape(5, 64)
 counts = torch.tensor([5.0] * (300 - 256) + [4.0] * (64 - 44), device=DEVICE)
 check("tuple carried through a loop", o, padded.sum(0) / counts)
+
+
+# Host descriptors (triton.tools.tensor_descriptor.TensorDescriptor) as
+# kernel arguments; block shapes set by an autotuning config's pre_hook.
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+
+def blocks_from_config(nargs):
+    nargs["x_desc"].block_shape = [nargs["BM"], nargs["BN"]]
+    nargs["y_desc"].block_shape = [nargs["BM"], nargs["BN"]]
+    nargs["z_desc"].block_shape = [nargs["BM"], nargs["BN"]]
+
+
+@triton.autotune(configs=[triton.Config({'BM': 16, 'BN': 32}, pre_hook=blocks_from_config),
+                          triton.Config({'BM': 32, 'BN': 16}, pre_hook=blocks_from_config)],
+                 key=['M', 'N'])
+@triton.jit
+def host_desc_axpy(x_desc, y_desc, z_desc, M, N, alpha, BM: tl.constexpr, BN: tl.constexpr):
+    om = tl.program_id(0) * BM
+    on = tl.program_id(1) * BN
+    x = x_desc.load([om, on])
+    y = y_desc.load([om, on])
+    z_desc.store([om, on], alpha * x + y)
+
+
+for dtype in [torch.float32, torch.float16]:
+    M, N = 45, 72
+    x = torch.randn(M, N, device=DEVICE).to(dtype)
+    y = torch.randn(M, N, device=DEVICE).to(dtype)
+    want = (2.0 * x.float() + y.float()).to(dtype)
+    xd = TensorDescriptor.from_tensor(x, [1, 1])
+    yd = TensorDescriptor(y, y.shape, y.stride(), [1, 1])
+    z = torch.zeros(M, N, device=DEVICE, dtype=dtype)
+    zd = TensorDescriptor.from_tensor(z, [1, 1])
+    grid = lambda meta: (triton.cdiv(M, meta['BM']), triton.cdiv(N, meta['BN']))
+    host_desc_axpy[grid](xd, yd, zd, M, N, 2.0)
+    check(f"host TensorDescriptor arguments {dtype}", z.float(), want.float(), atol=1e-2, rtol=1e-3)
+    bm = host_desc_axpy.best_config.kwargs['BM']
+    assert xd.block_shape == [bm, host_desc_axpy.best_config.kwargs['BN']], f"pre_hook set {xd.block_shape}"
+
+
+@triton.jit
+def host_desc_pad(x_desc, o_ptr, B: tl.constexpr):
+    blk = x_desc.load([0, 0])
+    offs = tl.arange(0, B)[:, None] * B + tl.arange(0, B)[None, :]
+    tl.store(o_ptr + offs, blk)
+
+
+x = torch.randn(5, 8, device=DEVICE)
+o = torch.zeros(16, 16, device=DEVICE)
+host_desc_pad[(1,)](TensorDescriptor.from_tensor(x, [16, 16], padding="nan"), o, B=16)
+assert torch.equal(o[:5, :8], x), "nan padding: data"
+assert bool((o[5:] != o[5:]).all()) and bool((o[:, 8:] != o[:, 8:]).all()), "nan padding: pad"
+
+try:
+    TensorDescriptor.from_tensor(torch.zeros(4, 7, device=DEVICE), [4, 8])
+    raise AssertionError("a 28-byte row stride was accepted")
+except ValueError as e:
+    assert "multiple of 16 bytes" in str(e), str(e)

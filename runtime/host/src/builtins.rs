@@ -232,10 +232,12 @@ pub fn make_config(a: &Args) -> R<Val> {
         .map(|v| to_int(&v))
         .transpose()?
         .unwrap_or(3);
+    let pre_hook = a.kw("pre_hook").filter(|h| !matches!(h, Val::None));
     Ok(Val::Config(Rc::new(Config {
         kwargs,
         num_warps,
         num_stages,
+        pre_hook,
     })))
 }
 

@@ -262,6 +262,7 @@ pub fn launch_tuned(
         }
     };
     *t.best.borrow_mut() = Some(best.clone());
+    pre_hook(s, &best, &named)?;
     let p = prepare(s, k, grid, args, with_config(&kwargs, &best)?)?;
     let c = crate::kernels::compiled(s, k, &p)?;
     run(s, k, &p, &c)
@@ -335,6 +336,20 @@ fn pruned(s: &mut dyn Host, t: &Autotuner, named: &[(String, Val)]) -> R<Vec<Rc<
     Ok(configs)
 }
 
+/// A config's `pre_hook`, called with every argument and the config's
+/// meta-parameters by name.
+fn pre_hook(s: &mut dyn Host, c: &Config, named: &[(String, Val)]) -> R<()> {
+    let Some(h) = &c.pre_hook else {
+        return Ok(());
+    };
+    let mut all = named.to_vec();
+    all.extend(c.kwargs.iter().cloned());
+    all.push(("num_warps".into(), Val::Int(c.num_warps)));
+    all.push(("num_stages".into(), Val::Int(c.num_stages)));
+    s.call(h, vec![Val::Dict(named_dict(&all))], vec![])?;
+    Ok(())
+}
+
 fn named_dict(named: &[(String, Val)]) -> Rc<RefCell<Vec<(Val, Val)>>> {
     Rc::new(RefCell::new(
         named
@@ -360,6 +375,9 @@ fn tune(
     let configs = pruned(s, t, named)?;
     let mut preps: Vec<Prepared> = vec![];
     for c in &configs {
+        // A pre-hook may change what the launch specializes on (a
+        // descriptor's block shape), so it runs before each preparation.
+        pre_hook(s, c, named)?;
         preps.push(prepare(s, k, grid, args.to_vec(), with_config(kwargs, c)?)?);
     }
     let compiled = compile_all(s, k, &preps);
@@ -387,6 +405,7 @@ fn tune(
                 for z in &zero {
                     method(s, z, "zero_", vec![])?;
                 }
+                pre_hook(s, &configs[i], named)?;
                 run(s, k, p, c).map(|_| ())
             })
             .map(|times| crate::bench::quantile(&times, 0.5)),

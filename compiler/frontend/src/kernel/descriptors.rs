@@ -30,6 +30,8 @@ pub(crate) struct Desc {
     pub strides: Vec<Value>,
     pub offsets: Vec<Value>,
     pub block: Vec<usize>,
+    /// Out-of-bounds elements of a tensor descriptor read as NaN, not 0.
+    pub nan_padding: bool,
 }
 
 impl Desc {
@@ -53,6 +55,7 @@ impl Desc {
             strides: vals[1 + r..1 + 2 * r].to_vec(),
             offsets: vals[1 + 2 * r..1 + 2 * r + o].to_vec(),
             block: self.block.clone(),
+            nan_padding: self.nan_padding,
         }
     }
 }
@@ -171,7 +174,59 @@ impl Lowerer<'_> {
             strides,
             offsets,
             block,
+            nan_padding: false,
         })))
+    }
+
+    /// A kernel parameter given a host `TensorDescriptor`: its parameters
+    /// (pointer, shape, strides) and the descriptor over them. The last
+    /// stride is 1 (the host checks it), so it is used as a constant.
+    pub(super) fn desc_param(
+        &mut self,
+        name: &str,
+        dtype: DType,
+        block: &[usize],
+        nan_padding: bool,
+        span: &Span,
+    ) -> KVal {
+        use tilebook_tir::ParamAttrs;
+        let base = self.k.add_param(
+            &format!("{name}.base"),
+            Type::ptr(dtype),
+            ParamAttrs { divisibility: 16 },
+        );
+        let i64t = Type::scalar(DType::I64);
+        let rank = block.len();
+        let shape = (0..rank)
+            .map(|i| {
+                self.k.add_param(
+                    &format!("{name}.shape{i}"),
+                    i64t.clone(),
+                    ParamAttrs::default(),
+                )
+            })
+            .collect();
+        let mut strides: Vec<Value> = (0..rank)
+            .map(|i| {
+                let attrs = ParamAttrs {
+                    divisibility: if i + 1 < rank { 16 } else { 1 },
+                };
+                self.k
+                    .add_param(&format!("{name}.stride{i}"), i64t.clone(), attrs)
+            })
+            .collect();
+        if let Some(last) = strides.last_mut() {
+            *last = self.constant(Const::Int(1), i64t, span);
+        }
+        KVal::Desc(Rc::new(Desc {
+            tensor: true,
+            base,
+            shape,
+            strides,
+            offsets: vec![],
+            block: block.to_vec(),
+            nan_padding,
+        }))
     }
 
     /// `tl.make_tensor_descriptor(base, shape, strides, block_shape)`.
@@ -194,6 +249,7 @@ impl Lowerer<'_> {
                 span,
             ));
         }
+        let nan_padding = matches!(&a[4], Some((KVal::C(ConstVal::Str(p)), _)) if p == "nan");
         Ok(KVal::Desc(Rc::new(Desc {
             tensor: true,
             base,
@@ -201,6 +257,7 @@ impl Lowerer<'_> {
             strides,
             offsets: vec![],
             block,
+            nan_padding,
         })))
     }
 
@@ -393,6 +450,7 @@ impl Lowerer<'_> {
         let (ptrs, mask) = self.access(d, offsets, boundary, span)?;
         let dt = self.desc_dtype(d);
         let pad = match padding {
+            None if d.tensor && d.nan_padding && dt.is_float() => Const::Float(f64::NAN),
             Some((KVal::C(ConstVal::Str(s)), _)) if s == "nan" => {
                 if !dt.is_float() {
                     return Err(self.err(

@@ -129,6 +129,11 @@ pub fn lower_kernel(
             ArgSpec::Float { dtype } => {
                 KVal::T(l.k.add_param(&p.name, Type::scalar(*dtype), ParamAttrs::default()))
             }
+            ArgSpec::Desc {
+                dtype,
+                block,
+                nan_padding,
+            } => l.desc_param(&p.name, *dtype, block, *nan_padding, &p.span),
         };
         if p.constexpr && !matches!(spec, ArgSpec::Const(_)) {
             return Err(Diagnostic::error(

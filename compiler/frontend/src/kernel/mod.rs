@@ -273,6 +273,14 @@ pub enum ArgSpec {
     Float {
         dtype: DType,
     },
+    /// A host `TensorDescriptor`: the kernel gets its base pointer, shape
+    /// and strides (`1 + 2 * rank` parameters, all 64-bit but the pointer);
+    /// the block shape and padding are part of the specialization.
+    Desc {
+        dtype: DType,
+        block: Vec<usize>,
+        nan_padding: bool,
+    },
     Const(ConstVal),
 }
 
@@ -292,6 +300,15 @@ impl fmt::Display for ArgSpec {
                 write!(f, "{}{s}", dtype.name())
             }
             ArgSpec::Float { dtype } => write!(f, "{}", dtype.name()),
+            ArgSpec::Desc {
+                dtype,
+                block,
+                nan_padding,
+            } => {
+                let dims: Vec<String> = block.iter().map(|b| b.to_string()).collect();
+                let pad = if *nan_padding { ", nan" } else { "" };
+                write!(f, "tensordesc<{}[{}]{pad}>", dtype.name(), dims.join(", "))
+            }
             ArgSpec::Const(c) => write!(f, "{c}"),
         }
     }

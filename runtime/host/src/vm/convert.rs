@@ -44,6 +44,16 @@ impl HostObject for PyVal {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+
+    fn getattr(&self, s: &mut dyn crate::Host, name: &str) -> R<Val> {
+        let obj = self.0.clone();
+        let name = name.to_string();
+        crate::engine_of(s)?.run_host(move |vm, _| {
+            let key = vm.ctx.new_str(name);
+            let v = obj.get_attr(&key, vm)?;
+            Ok(to_val(vm, &v))
+        })
+    }
 }
 
 /// A session value as a Python object.

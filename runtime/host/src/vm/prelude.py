@@ -201,6 +201,50 @@ _MODULES = {
 }
 _EXTRA = {"torch": {"Tensor": Tensor}}
 
+
+class TensorDescriptor:
+    """A tensor with a block shape, passed to a kernel: there the parameter
+    is a tensor descriptor (desc.load(offsets), desc.store(offsets, block));
+    blocks reaching past the tensor's edge read the padding and are not
+    written there."""
+
+    def __init__(self, base, shape, strides, block_shape, padding="zero"):
+        shape, strides, block_shape = list(shape), list(strides), list(block_shape)
+        if not len(shape) == len(strides) == len(block_shape):
+            raise ValueError("TensorDescriptor: shape, strides and block_shape must have one length")
+        if not strides or strides[-1] != 1:
+            raise ValueError("TensorDescriptor: the last dimension must be contiguous (stride 1)")
+        size = base.element_size()
+        for s in strides[:-1]:
+            if (s * size) % 16:
+                raise ValueError("TensorDescriptor: every stride but the last must be a multiple of 16 bytes, got %d elements of %d bytes" % (s, size))
+        if padding not in ("zero", "nan"):
+            raise ValueError("TensorDescriptor: padding must be 'zero' or 'nan', got %r" % (padding,))
+        self.base = base
+        self.shape = shape
+        self.strides = strides
+        self.block_shape = block_shape
+        self.padding = padding
+
+    @staticmethod
+    def from_tensor(tensor, block_shape, padding="zero"):
+        return TensorDescriptor(tensor, tensor.shape, tensor.stride(), block_shape, padding)
+
+    def __repr__(self):
+        return "TensorDescriptor(shape=%s, strides=%s, block_shape=%s, padding=%r)" % (
+            self.shape, self.strides, self.block_shape, self.padding)
+
+
+import types as _types
+
+_tools = _types.ModuleType("triton.tools")
+_tools.tensor_descriptor = _types.ModuleType("triton.tools.tensor_descriptor")
+_tools.tensor_descriptor.TensorDescriptor = TensorDescriptor
+TensorDescriptor.__module__ = "triton.tools.tensor_descriptor"
+sys.modules["triton.tools"] = _tools
+sys.modules["triton.tools.tensor_descriptor"] = _tools.tensor_descriptor
+_EXTRA["triton"] = {"tools": _tools}
+
 # Notebook builtins, as IPython provides them; `help` shows tilebook's docs.
 import builtins as _builtins
 

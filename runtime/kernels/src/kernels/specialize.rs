@@ -138,6 +138,64 @@ pub(crate) fn source_key(ns: &crate::value::Scope, jit: &JitFunction) -> String 
     key
 }
 
+/// A host `TensorDescriptor` argument: its base pointer, shape and strides
+/// as kernel arguments; its element type, block shape and padding as the
+/// specialization.
+fn descriptor_arg(
+    s: &mut dyn Host,
+    obj: &dyn crate::value::HostObject,
+    param: &str,
+    args: &mut Vec<KernelArg>,
+) -> R<ArgSpec> {
+    let bad = |what: String| Exc::type_error(format!("descriptor argument `{param}`: {what}"));
+    let base = match obj.getattr(s, "base")? {
+        Val::Tensor(t) => t,
+        other => {
+            return Err(bad(format!(
+                "base must be a tensor, got {}",
+                other.type_name()
+            )))
+        }
+    };
+    let ints = |v: Val, what: &str| -> R<Vec<i64>> {
+        crate::value::iterate(&v)?
+            .iter()
+            .map(crate::value::to_int)
+            .collect::<R<Vec<i64>>>()
+            .map_err(|_| bad(format!("{what} must hold integers")))
+    };
+    let shape = ints(obj.getattr(s, "shape")?, "shape")?;
+    let strides = ints(obj.getattr(s, "strides")?, "strides")?;
+    let block = ints(obj.getattr(s, "block_shape")?, "block_shape")?;
+    let padding = obj.getattr(s, "padding")?;
+    if shape.len() != strides.len() || shape.len() != block.len() || shape.is_empty() {
+        return Err(bad(format!(
+            "shape, strides and block_shape have lengths {}, {} and {}",
+            shape.len(),
+            strides.len(),
+            block.len()
+        )));
+    }
+    let block: Vec<usize> = block
+        .iter()
+        .map(|&b| {
+            usize::try_from(b)
+                .ok()
+                .filter(|b| b.is_power_of_two())
+                .ok_or_else(|| bad(format!("block sizes must be powers of two, got {b}")))
+        })
+        .collect::<R<_>>()?;
+    args.push(KernelArg::Tensor(base.clone()));
+    for &x in shape.iter().chain(&strides) {
+        args.push(KernelArg::Int(x, DType::I64));
+    }
+    Ok(ArgSpec::Desc {
+        dtype: base.dtype,
+        block,
+        nan_padding: matches!(&padding, Val::Str(p) if &**p == "nan"),
+    })
+}
+
 /// A launch with its arguments bound and its specialization derived.
 pub(crate) struct Prepared {
     /// The namespace the kernel's global names resolve in.
@@ -300,6 +358,9 @@ pub(crate) fn prepare(
                 Val::Float(f) => {
                     args.push(KernelArg::Float(*f as f32));
                     ArgSpec::Float { dtype: DType::F32 }
+                }
+                Val::Py(obj) if obj.type_name() == "TensorDescriptor" => {
+                    descriptor_arg(s, obj.as_ref(), &p.name, &mut args)?
                 }
                 other => ArgSpec::Const(const_of(other).ok_or_else(|| {
                     Exc::type_error(format!(

@@ -21,6 +21,9 @@ pub struct Config {
     pub kwargs: Vec<(String, Val)>,
     pub num_warps: i64,
     pub num_stages: i64,
+    /// Called with every argument by name (and the config's values) before
+    /// each launch with this config, as Triton does.
+    pub pre_hook: Option<Val>,
 }
 
 /// A simple object with attributes (targets, device properties, ...).
@@ -75,6 +78,13 @@ pub trait HostObject {
     /// The same object (Python's `is`).
     fn same(&self, other: &dyn HostObject) -> bool;
     fn as_any(&self) -> &dyn std::any::Any;
+    /// An attribute of the object (`obj.name`).
+    fn getattr(&self, _s: &mut dyn crate::Host, name: &str) -> Result<Val, Exc> {
+        Err(Exc::new(
+            "AttributeError",
+            format!("'{}' object has no attribute '{name}'", self.type_name()),
+        ))
+    }
 }
 
 impl Val {
