@@ -191,7 +191,7 @@ impl Lowerer<'_> {
     ) -> KVal {
         use tilebook_tir::ParamAttrs;
         let base = self.k.add_param(
-            &format!("{name}.base"),
+            format!("{name}.base"),
             Type::ptr(dtype),
             ParamAttrs { divisibility: 16 },
         );
@@ -200,7 +200,7 @@ impl Lowerer<'_> {
         let shape = (0..rank)
             .map(|i| {
                 self.k.add_param(
-                    &format!("{name}.shape{i}"),
+                    format!("{name}.shape{i}"),
                     i64t.clone(),
                     ParamAttrs::default(),
                 )
@@ -212,7 +212,7 @@ impl Lowerer<'_> {
                     divisibility: if i + 1 < rank { 16 } else { 1 },
                 };
                 self.k
-                    .add_param(&format!("{name}.stride{i}"), i64t.clone(), attrs)
+                    .add_param(format!("{name}.stride{i}"), i64t.clone(), attrs)
             })
             .collect();
         if let Some(last) = strides.last_mut() {
