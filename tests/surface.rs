@@ -1,5 +1,5 @@
 //! Surface programs (`tests/surface/`): programs of our own that use the
-//! same API surface as Triton's tutorials 01–05, 07 and 08 (the same calls and the same
+//! same API surface as Triton's tutorials 01–05 and 07–09 (the same calls and the same
 //! checks), run unchanged by the session engine (the CPU backend here;
 //! `tests/gpu/seeds.sh` runs them on a GPU), and the MIME bundles their
 //! displays produce.
@@ -318,5 +318,32 @@ fn grouped_gemm_runs_through_tensors_of_pointers() {
         r.ok && r.text().contains("descriptor version agrees"),
         "{}",
         r.text()
+    );
+}
+
+/// A persistent product three ways (pointers, host descriptors whose block
+/// shapes an autotuning pre-hook sets, descriptors made in the kernel),
+/// `tl.range(..., flatten=True)`, `triton.profiler` scopes and argparse
+/// under `if __name__ == "__main__":`. The K sweep cut to one size (the
+/// only change).
+#[test]
+fn persistent_matmul_runs_with_descriptors_and_profiler() {
+    let text = program("persistent_matmul.py");
+    let argv = r#"main(["-K", "128", "512", "--step", "128"])"#;
+    assert!(text.contains(argv));
+    let mut s = session();
+    let r = s.run_cell(&text.replace(argv, r#"main(["-K", "64", "64", "--reps", "1"])"#));
+    let out = r.text();
+    assert!(r.ok, "{out}");
+    assert!(
+        out.contains(
+            "200x136x72: pointers, host descriptors, device descriptors agree with torch.matmul"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("profile persistent"), "{out}");
+    assert!(
+        out.contains("host_descriptors [M=512, N=512, K=64]"),
+        "{out}"
     );
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The surface programs (ours, using the API surface of Triton's tutorials
-# 01–05; tests/surface/) on the GPU,
+# 01–05 and 07–09; tests/surface/) on the GPU,
 # each in one `tilebook run --device cuda`. Outputs, tables and plots go to
 # $OUT (or bench/results/seeds). SWEEP_CUT=1 thins the softmax, matmul and
 # layer-norm sweeps: their torch references of 'cuda' tensors partly run on

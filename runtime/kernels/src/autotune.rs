@@ -123,9 +123,14 @@ pub fn decorate(o: &Object, target: Val) -> R<Val> {
         }
     }
     let ms = |n: &str, d: f64| -> R<f64> { attr(n).map(|v| to_f64(&v)).unwrap_or(Ok(d)) };
+    let jit = k.jit.borrow().clone();
+    let (key, ignored_keys): (Vec<String>, Vec<String>) = names(attr("key"))?
+        .into_iter()
+        .partition(|n| jit.param_index(n).is_some());
     let tuner = Autotuner {
         configs,
-        key: names(attr("key"))?,
+        key,
+        ignored_keys,
         reset_to_zero: names(attr("reset_to_zero"))?,
         restore_value: names(attr("restore_value"))?,
         early_prune,
@@ -137,9 +142,7 @@ pub fn decorate(o: &Object, target: Val) -> R<Val> {
         best: RefCell::new(None),
         reported: RefCell::new(Default::default()),
     };
-    let jit = k.jit.borrow().clone();
     for (what, list) in [
-        ("key", &tuner.key),
         ("reset_to_zero", &tuner.reset_to_zero),
         ("restore_value", &tuner.restore_value),
     ] {
@@ -372,6 +375,15 @@ fn tune(
 ) -> R<Rc<Config>> {
     let start = Instant::now();
     let name = k.jit.borrow().name.clone();
+    if !t.ignored_keys.is_empty() {
+        let note = format!(
+            "autotune {name}: key names {} not among the kernel's parameters; ignored (as Triton ignores them)\n",
+            t.ignored_keys.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
+        );
+        if t.reported.borrow_mut().insert(note.clone()) {
+            s.emit_stream("stderr", &note);
+        }
+    }
     let configs = pruned(s, t, named)?;
     let mut preps: Vec<Prepared> = vec![];
     for c in &configs {

@@ -101,7 +101,7 @@ pub(crate) fn run_traced(s: &mut dyn Host, k: &Rc<KernelObj>, p: &Prepared) -> R
     let sites = cpu.sites.clone();
     let c = Compiled {
         key: p.key.clone(),
-        signature: p.signature.clone(),
+        signature: p.signature(&jit),
         tir: front.tir,
         kernel: Some(cpu),
         gpu: None,

@@ -418,7 +418,7 @@ fn back_end(
     };
     let c = Compiled {
         key: p.key.clone(),
-        signature: p.signature.clone(),
+        signature: p.signature(jit),
         tir,
         kernel: cpu,
         gpu,
@@ -499,7 +499,7 @@ fn launch_gpu(
     args: &[KernelArg],
 ) -> R<()> {
     use tilebook_cuda::Arg;
-    let mut raw = vec![];
+    let mut raw = Vec::with_capacity(args.len());
     for a in args {
         raw.push(match a {
             KernelArg::Tensor(t) => {
@@ -515,7 +515,9 @@ fn launch_gpu(
         });
     }
     // Asynchronous, like CUDA: reading a result or synchronising waits for it.
-    let result = if std::env::var("TILEBOOK_SYNC_LAUNCH").is_ok_and(|v| v == "1") {
+    static SYNC: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let sync = *SYNC.get_or_init(|| std::env::var("TILEBOOK_SYNC_LAUNCH").is_ok_and(|v| v == "1"));
+    let result = if sync {
         g.launch(&gk.1, grid, &raw).and_then(|_| g.synchronize())
     } else {
         g.launch(&gk.1, grid, &raw)

@@ -206,7 +206,6 @@ pub(crate) struct Prepared {
     pub(crate) specs: Vec<ArgSpec>,
     pub(crate) meta: Vec<(String, ConstVal)>,
     pub(crate) options: CompileOptions,
-    pub(crate) signature: String,
     pub(crate) grid: [u32; 3],
     pub(crate) args: Vec<KernelArg>,
 }
@@ -269,9 +268,15 @@ pub(crate) fn prepare(
             },
         }
     }
-    let defaults = k.defaults.borrow().clone();
+    // Heuristics may call back into the session, so they are copied out of
+    // the kernel object; the defaults are only read, and only where an
+    // argument is missing.
     let heuristics = k.heuristics.borrow().clone();
+    let defaults = k.defaults.borrow();
     for (i, p) in jit.params.iter().enumerate() {
+        if bound[i].is_some() {
+            continue;
+        }
         // A heuristic may supply a parameter the call leaves out.
         if bound[i].is_none() && heuristics.iter().any(|(n, _)| *n == p.name) {
             bound[i] = Some(defaults.get(&p.name).cloned().unwrap_or(Val::None));
@@ -285,6 +290,7 @@ pub(crate) fn prepare(
             })?);
         }
     }
+    drop(defaults);
     let mut bound: Vec<Val> = bound.into_iter().map(|b| b.unwrap_or(Val::None)).collect();
     // Heuristics see every argument by name and set parameters or
     // meta-parameters, in order.
@@ -303,8 +309,12 @@ pub(crate) fn prepare(
         }
     }
     // The grid function sees every argument by name, meta-parameters included.
-    let named = named_args(&jit, &bound, &meta);
-    let grid = grid_dims(s, grid, &named)?;
+    let grid = if matches!(grid, Val::Builtin(_) | Val::Py(_)) {
+        let named = named_args(&jit, &bound, &meta);
+        grid_dims(s, grid, &named)?
+    } else {
+        grid_dims(s, grid, &[])?
+    };
 
     // Specialize. Alignment comes from the view's offset (storage is 64-byte
     // aligned on both devices), so no host or device copy is touched here.
@@ -382,49 +392,62 @@ pub(crate) fn prepare(
             })
         })
         .collect::<R<_>>()?;
-    let signature = specs
-        .iter()
-        .zip(&jit.params)
-        .map(|(s, p)| match s {
-            ArgSpec::Const(_) => format!("{}={s}", p.name),
-            _ => format!("{}: {s}", p.name),
-        })
-        .chain(meta_consts.iter().map(|(k, v)| format!("{k}={v}")))
-        .collect::<Vec<_>>()
-        .join(", ");
     let gpu = match &s.backend {
         Backend::Cuda(g) => Some(g.clone()),
         Backend::Cpu => None,
     };
-    let key = format!(
-        "{}|{signature}|{}|warps={}|stages={}|{}{}",
-        source_digest(k, &ns, &jit),
-        meta_consts
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(","),
-        options.num_warps,
-        options.num_stages,
-        options
-            .libdevice
-            .as_ref()
-            .map(|p| format!("libdevice={p}|"))
-            .unwrap_or_default(),
-        gpu.as_ref()
-            .map(|g| format!("{}#{}", g.arch, g.generation))
-            .unwrap_or_else(|| "cpu#0".into())
+    // The key is built in one buffer: it is made on every launch.
+    use std::fmt::Write as _;
+    let mut key = String::with_capacity(256);
+    key.push_str(&source_digest(k, &ns, &jit));
+    key.push('|');
+    for (i, sp) in specs.iter().enumerate() {
+        let _ = write!(key, "{}{sp}", if i == 0 { "" } else { "," });
+    }
+    key.push('|');
+    for (i, (name, v)) in meta_consts.iter().enumerate() {
+        let _ = write!(key, "{}{name}={v}", if i == 0 { "" } else { "," });
+    }
+    let _ = write!(
+        key,
+        "|warps={}|stages={}|",
+        options.num_warps, options.num_stages
     );
+    if let Some(p) = &options.libdevice {
+        let _ = write!(key, "libdevice={p}|");
+    }
+    match &gpu {
+        Some(g) => {
+            let _ = write!(key, "{}#{}", g.arch, g.generation);
+        }
+        None => key.push_str("cpu#0"),
+    }
     Ok(Prepared {
         ns,
         key,
         specs,
         meta: meta_consts,
         options,
-        signature,
         grid,
         args,
     })
+}
+
+impl Prepared {
+    /// Triton's spelling of the specialization (`x_ptr: *fp32:16, n: i32,
+    /// BLOCK=1024`), for messages and `%cache`; made only when compiling.
+    pub(crate) fn signature(&self, jit: &JitFunction) -> String {
+        self.specs
+            .iter()
+            .zip(&jit.params)
+            .map(|(s, p)| match s {
+                ArgSpec::Const(_) => format!("{}={s}", p.name),
+                _ => format!("{}: {s}", p.name),
+            })
+            .chain(self.meta.iter().map(|(k, v)| format!("{k}={v}")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// The parameter names, for messages.

@@ -143,6 +143,9 @@ impl KernelObj {
 pub struct Autotuner {
     pub configs: Vec<Rc<Config>>,
     pub key: Vec<String>,
+    /// `key` names that are not parameters: ignored, as Triton ignores
+    /// them, and said once at the first tuning.
+    pub ignored_keys: Vec<String>,
     pub reset_to_zero: Vec<String>,
     pub restore_value: Vec<String>,
     /// `prune_configs_by`: `early_config_prune(configs, named_args, **kwargs)`,
