@@ -543,7 +543,18 @@ fn tensor_element_size(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -
     Ok(Val::Int(t.dtype.size_bytes() as i64))
 }
 
-fn tensor_data_ptr(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+/// On the GPU, a 'cuda' tensor's address is its GPU copy's (as torch's
+/// is), and the storage is marked as escaped: kernels may reach it through
+/// that address (tensors of pointers).
+fn tensor_data_ptr(s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    if let (crate::Backend::Cuda(g), crate::tensor::Device::Cuda(_)) = (&s.backend, &t.device) {
+        let base = t
+            .storage
+            .device_address(g)
+            .map_err(|e| Exc::new("RuntimeError", e))?;
+        crate::tensor::live::escape(&t.storage);
+        return Ok(Val::Int((base + (t.offset * t.dtype.size_bytes()) as u64) as i64));
+    }
     Ok(Val::Int(t.data_ptr() as i64))
 }
 

@@ -26,3 +26,33 @@ pub fn allocations() -> Vec<(u64, u64)> {
             .collect()
     })
 }
+
+thread_local! {
+    static ESCAPED: RefCell<Vec<std::rc::Weak<crate::Storage>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A storage whose GPU address a program took (`data_ptr()` of a 'cuda'
+/// tensor): a kernel may write it through an address it loads, which the
+/// launch's arguments do not show. Every GPU launch therefore counts as
+/// writing it (its host copy is re-read from the GPU when next needed).
+pub fn escape(s: &std::rc::Rc<crate::Storage>) {
+    ESCAPED.with(|e| {
+        let mut e = e.borrow_mut();
+        if !e.iter().any(|w| std::ptr::eq(w.as_ptr(), std::rc::Rc::as_ptr(s))) {
+            e.push(std::rc::Rc::downgrade(s));
+        }
+    });
+}
+
+/// After a GPU launch: every escaped storage may have been written there.
+pub fn mark_escaped_written() {
+    ESCAPED.with(|e| {
+        e.borrow_mut().retain(|w| match w.upgrade() {
+            Some(s) => {
+                s.mark_device_written();
+                true
+            }
+            None => false,
+        })
+    });
+}

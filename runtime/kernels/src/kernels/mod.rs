@@ -527,6 +527,7 @@ fn launch_gpu(
             t.storage.mark_device_written();
         }
     }
+    crate::tensor::live::mark_escaped_written();
     result.map_err(|e| {
         Exc::new(
             "RuntimeError",
