@@ -300,6 +300,7 @@ fn grouped_gemm_runs_through_tensors_of_pointers() {
     let sweep = "x_vals=[2**i for i in range(7, 11)]";
     assert!(text.contains(sweep));
     let mut s = session();
+    s.check_ptx = true;
     let r = s.run_cell(&text.replace(sweep, "x_vals=[2**i for i in range(6, 8)]"));
     let out = r.text();
     assert!(r.ok, "{out}");
@@ -332,6 +333,9 @@ fn persistent_matmul_runs_with_descriptors_and_profiler() {
     let argv = r#"main(["-K", "128", "512", "--step", "128"])"#;
     assert!(text.contains(argv));
     let mut s = session();
+    // Also compile every kernel to PTX: the GPU backend's codegen is checked
+    // here too (a hint in a dot operand's address once failed only there).
+    s.check_ptx = true;
     let r = s.run_cell(&text.replace(argv, r#"main(["-K", "64", "64", "--reps", "1"])"#));
     let out = r.text();
     assert!(r.ok, "{out}");

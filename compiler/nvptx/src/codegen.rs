@@ -758,6 +758,9 @@ impl<'ctx> Gen<'ctx, '_> {
                 )?
                 .into(),
             OpKind::Bitcast => return self.bitcast(a[0], in_d, d),
+            // Hints: the value itself (reached when an address is recomputed
+            // element by element, e.g. for a `tl.dot` operand's loads).
+            OpKind::MultipleOf(_) | OpKind::MaxContiguous(_) => return Ok(a[0]),
             OpKind::AddPtr => {
                 let pointee = rt.elem.pointee().unwrap_or(DType::I8);
                 let mem = self.mem_type(pointee);
