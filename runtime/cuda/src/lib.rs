@@ -70,6 +70,8 @@ pub struct Gpu {
     stream: ManuallyDrop<Arc<CudaStream>>,
     /// Set when the context was abandoned after a fault (see the module docs).
     lost: Arc<AtomicBool>,
+    /// Timing events for reuse by `mark`.
+    events: EventPool,
     pub name: String,
     /// `sm_90` style architecture name.
     pub arch: String,
@@ -140,11 +142,27 @@ impl Loader {
 pub struct Mark {
     ev: ManuallyDrop<cudarc::driver::CudaEvent>,
     lost: Arc<AtomicBool>,
+    /// Where the event goes back for the next mark (creating and destroying
+    /// an event costs more host time than recording one).
+    pool: EventPool,
 }
+
+type EventPool = std::rc::Rc<std::cell::RefCell<Vec<cudarc::driver::CudaEvent>>>;
+
+/// Events kept for reuse at most (two per timed launch are in use at once).
+const POOLED_EVENTS: usize = 1024;
 
 impl Drop for Mark {
     fn drop(&mut self) {
-        release(&mut self.ev, &self.lost);
+        if self.lost.load(Ordering::Relaxed) {
+            return;
+        }
+        // SAFETY: taken once, here; `ev` is not used afterwards.
+        let ev = unsafe { ManuallyDrop::take(&mut self.ev) };
+        let mut pool = self.pool.borrow_mut();
+        if pool.len() < POOLED_EVENTS {
+            pool.push(ev);
+        }
     }
 }
 
@@ -177,6 +195,11 @@ fn release<T>(x: &mut ManuallyDrop<T>, lost: &AtomicBool) {
 
 impl Drop for Gpu {
     fn drop(&mut self) {
+        let pooled = std::mem::take(&mut *self.events.borrow_mut());
+        if self.lost.load(Ordering::Relaxed) {
+            // Objects of an abandoned context are leaked, not destroyed.
+            pooled.into_iter().for_each(std::mem::forget);
+        }
         release(&mut self.blas, &self.lost);
         release(&mut self.stream, &self.lost);
         release(&mut self.ctx, &self.lost);
@@ -298,6 +321,7 @@ impl Gpu {
             ctx: ManuallyDrop::new(ctx),
             stream: ManuallyDrop::new(stream),
             lost: Arc::new(AtomicBool::new(false)),
+            events: Default::default(),
             name,
             arch: format!("sm_{major}{minor}"),
             total_memory,
@@ -488,12 +512,19 @@ impl Gpu {
     /// A timing event recorded now on the stream (pairs of them time the
     /// work between; see `elapsed_ms`).
     pub fn mark(&self) -> Result<Mark, String> {
-        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let e = self.ctx.new_event(timing).map_err(err)?;
+        let reused = self.events.borrow_mut().pop();
+        let e = match reused {
+            Some(e) => e,
+            None => {
+                let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+                self.ctx.new_event(timing).map_err(err)?
+            }
+        };
         e.record(&self.stream).map_err(err)?;
         Ok(Mark {
             ev: ManuallyDrop::new(e),
             lost: self.lost.clone(),
+            pool: self.events.clone(),
         })
     }
 

@@ -553,7 +553,9 @@ fn tensor_data_ptr(s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<V
             .device_address(g)
             .map_err(|e| Exc::new("RuntimeError", e))?;
         crate::tensor::live::escape(&t.storage);
-        return Ok(Val::Int((base + (t.offset * t.dtype.size_bytes()) as u64) as i64));
+        return Ok(Val::Int(
+            (base + (t.offset * t.dtype.size_bytes()) as u64) as i64,
+        ));
     }
     Ok(Val::Int(t.data_ptr() as i64))
 }

@@ -24,6 +24,10 @@ const NAMED: usize = 4;
 impl Runtime {
     /// Remember a GPU launch until the next synchronisation.
     pub fn note_gpu_launch(&mut self, name: &str) {
+        // The common case, the same kernel again, costs no allocation.
+        if self.launched_since_sync.last().is_some_and(|n| n == name) {
+            return;
+        }
         self.launched_since_sync.retain(|n| n != name);
         self.launched_since_sync.push(name.to_string());
         if self.launched_since_sync.len() > NAMED {

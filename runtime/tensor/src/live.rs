@@ -38,7 +38,10 @@ thread_local! {
 pub fn escape(s: &std::rc::Rc<crate::Storage>) {
     ESCAPED.with(|e| {
         let mut e = e.borrow_mut();
-        if !e.iter().any(|w| std::ptr::eq(w.as_ptr(), std::rc::Rc::as_ptr(s))) {
+        if !e
+            .iter()
+            .any(|w| std::ptr::eq(w.as_ptr(), std::rc::Rc::as_ptr(s)))
+        {
             e.push(std::rc::Rc::downgrade(s));
         }
     });
