@@ -182,6 +182,11 @@ fn cases() -> Vec<Case> {
         kcase("    a = tl.load(x_ptr)\n    p = a.to(tl.pointer_type(tl.float32))", "TypeError", "only 64-bit integers (addresses) convert to pointers", 4),
         kcase("    q = x_ptr.to(tl.float32)", "TypeError", "a pointer converts only to int64/uint64", 3),
         kcase("    a = tl.load(x_ptr).to(tl.int64)\n    p = a.to(tl.pointer_type(tl.float32))\n    tl.store(out_ptr, tl.load(p + 1000))", "IndexError", "outside every tensor it may address", 5),
+        // Found by the fuzzer (seed 11, tests/fuzz/shuffles.py with N = 2**20):
+        // a histogram's comparison block of 2^40 elements wrapped the CPU
+        // backend's frame size (a crash); both limits are now errors.
+        kcase("    x = tl.load(x_ptr + tl.arange(0, 2048)).to(tl.int32)\n    h = tl.histogram(x, 1024)", "ValueError", "compares them in a 2048 x 1024 block", 4),
+        case(format!("{PRELUDE}@triton.jit\ndef big(x_ptr):\n    x = tl.load(x_ptr + tl.arange(0, 1048576))\n    tl.store(x_ptr + tl.arange(0, 1048576), tl.sort(x))\nbig[(1,)](torch.zeros(1048576))\n"), "CompilationError", "MB of block storage per program", 8),
         kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    y = tl.associative_scan(x, 0, 3)", "TypeError", "combine_fn must be a @triton.jit function", 4),
     ]
 }

@@ -143,7 +143,43 @@ const HELPERS: &[(&str, &[types::Type], Option<types::Type>)] = &[
 ];
 
 /// Compile one specialization to native code.
+/// Block storage one program may need on the CPU backend, at most.
+const FRAME_LIMIT: u64 = 1 << 30;
+
+/// An upper bound of the frame a kernel needs (every block value its own
+/// slot), or why it is too large: checked arithmetic, so a huge block is an
+/// error here and never a wrapped size.
+fn frame_bound(k: &Kernel) -> Result<u64, String> {
+    let mut total: u64 = 0;
+    let mut add = |t: &tilebook_tir::Type| {
+        let bytes = (t.numel() as u64)
+            .checked_mul(elem::reg_ty(t.elem).bytes() as u64)
+            .and_then(|b| b.checked_add(64));
+        total = bytes.and_then(|b| total.checked_add(b)).unwrap_or(u64::MAX);
+    };
+    walk_ops(&k.body, &mut |op| {
+        for r in &op.results {
+            add(k.ty(*r));
+        }
+        for region in &op.regions {
+            for a in &region.args {
+                add(k.ty(*a));
+            }
+        }
+    });
+    if total > FRAME_LIMIT {
+        return Err(format!(
+            "kernel `{}` needs more than {} MB of block storage per program (about {} MB): use smaller blocks",
+            k.name,
+            FRAME_LIMIT >> 20,
+            total.min(u64::MAX >> 1) >> 20
+        ));
+    }
+    Ok(total)
+}
+
 pub fn compile(k: &Kernel, options: &CpuOptions) -> Result<CpuKernel, String> {
+    frame_bound(k)?;
     let mut flags = settings::builder();
     flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
     flags.set("is_pic", "false").map_err(|e| e.to_string())?;

@@ -435,6 +435,15 @@ impl Lowerer<'_> {
         }
         let (n, b) = (t.shape[0], bins as usize);
         self.check_numel(&[b], span)?;
+        if n.checked_mul(b).is_none_or(|nb| nb > 1 << 20) {
+            return Err(self.err(
+                "ValueError",
+                format!(
+                    "histogram() of {n} values into {b} bins compares them in a {n} x {b} block; tilebook allows at most 2^20 elements (use fewer values per program or fewer bins)"
+                ),
+                span,
+            ));
+        }
         let shape = [n, b];
         let xs = self.emit1(
             OpKind::ExpandDims(1),
