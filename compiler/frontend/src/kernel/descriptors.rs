@@ -134,6 +134,20 @@ impl Lowerer<'_> {
         Ok(base)
     }
 
+    /// The `base`, `shape` and `strides` arguments (the first three) of a
+    /// block pointer or descriptor.
+    fn tensor_layout(
+        &mut self,
+        fname: &str,
+        a: &[Option<(KVal, Span)>],
+        span: &Span,
+    ) -> LResult<(Value, Vec<Value>, Vec<Value>)> {
+        let base = self.base_arg(fname, &a[0], span)?;
+        let shape = self.scalar_list(fname, "shape", &a[1], DType::I64, span)?;
+        let strides = self.scalar_list(fname, "strides", &a[2], DType::I64, span)?;
+        Ok((base, shape, strides))
+    }
+
     /// `tl.make_block_ptr(base, shape, strides, offsets, block_shape, order)`.
     pub(super) fn make_block_ptr(&mut self, args: &Args, span: &Span) -> LResult<KVal> {
         let n = "make_block_ptr";
@@ -150,9 +164,7 @@ impl Lowerer<'_> {
             args,
             span,
         )?;
-        let base = self.base_arg(n, &a[0], span)?;
-        let shape = self.scalar_list(n, "shape", &a[1], DType::I64, span)?;
-        let strides = self.scalar_list(n, "strides", &a[2], DType::I64, span)?;
+        let (base, shape, strides) = self.tensor_layout(n, &a, span)?;
         let offsets = self.scalar_list(n, "offsets", &a[3], DType::I32, span)?;
         let block = self.block_shape_arg(n, &a[4], shape.len(), span)?;
         if strides.len() != shape.len() || offsets.len() != shape.len() {
@@ -238,9 +250,7 @@ impl Lowerer<'_> {
             args,
             span,
         )?;
-        let base = self.base_arg(n, &a[0], span)?;
-        let shape = self.scalar_list(n, "shape", &a[1], DType::I64, span)?;
-        let strides = self.scalar_list(n, "strides", &a[2], DType::I64, span)?;
+        let (base, shape, strides) = self.tensor_layout(n, &a, span)?;
         let block = self.block_shape_arg(n, &a[3], shape.len(), span)?;
         if strides.len() != shape.len() {
             return Err(self.err(
@@ -508,13 +518,7 @@ impl Lowerer<'_> {
     ) -> LResult<KVal> {
         let (ptrs, mask) = self.access(d, offsets, boundary, span)?;
         let dt = self.desc_dtype(d);
-        let v = match &value.0 {
-            KVal::C(c) => self.const_as(c, dt, &value.1),
-            other => {
-                let v = self.value_of(other, &value.1)?;
-                self.cast(v, dt, &value.1)
-            }
-        };
+        let v = self.stored_value(value, dt)?;
         let vt = self.ty(v);
         if vt.is_block() && vt.shape != d.block {
             return Err(self.err(

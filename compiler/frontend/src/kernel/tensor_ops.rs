@@ -571,6 +571,20 @@ impl Lowerer<'_> {
         }
     }
 
+    /// A value to store into elements of `pointee`, converted to it.
+    pub(super) fn stored_value(&mut self, val: &(KVal, Span), pointee: DType) -> LResult<Value> {
+        Ok(match &val.0 {
+            KVal::C(c) => self.const_as(c, pointee, &val.1),
+            other => {
+                let v = self.value_of(other, &val.1)?;
+                if self.ty(v).elem.is_ptr() {
+                    return Err(self.err("TypeError", "storing pointers is not supported", &val.1));
+                }
+                self.cast(v, pointee, &val.1)
+            }
+        })
+    }
+
     pub(super) fn store(&mut self, args: &Args, span: &Span) -> LResult<KVal> {
         let a = self.bind(
             "store",
@@ -599,16 +613,7 @@ impl Lowerer<'_> {
                 &p.1,
             ));
         };
-        let v = match &val.0 {
-            KVal::C(c) => self.const_as(c, pointee, &val.1),
-            other => {
-                let v = self.value_of(other, &val.1)?;
-                if self.ty(v).elem.is_ptr() {
-                    return Err(self.err("TypeError", "storing pointers is not supported", &val.1));
-                }
-                self.cast(v, pointee, &val.1)
-            }
-        };
+        let v = self.stored_value(&val, pointee)?;
         let mask = self.mask_arg(&a[2])?;
         let vs = self.ty(v).shape;
         if !pt.is_block() && !vs.is_empty() {
