@@ -138,24 +138,9 @@ fn a_changed_global_or_callee_is_seen_by_the_next_launch() {
 #[test]
 fn autograd_gradients_match_finite_differences() {
     let mut s = session();
-    let out = run(
-        &mut s,
-        r#"
-import torch
+    let program = tilebook_tests::FINITE_DIFFERENCES.to_string()
+        + r#"
 torch.manual_seed(0)
-
-def numeric(f, x, h=1e-6):
-    g = torch.zeros_like(x)
-    flat = x.reshape(-1)
-    for i in range(flat.numel()):
-        keep = flat[i].item()
-        flat[i] = keep + h
-        up = f(x).item()
-        flat[i] = keep - h
-        down = f(x).item()
-        flat[i] = keep
-        g.reshape(-1)[i] = (up - down) / (2 * h)
-    return g
 
 x = torch.randn(3, 4, dtype=torch.float64)
 w = torch.randn(4, dtype=torch.float64)
@@ -195,8 +180,8 @@ try:
     torch.ones(2).sum().backward()
 except RuntimeError as e:
     print("RuntimeError", e)
-"#,
-    );
+"#;
+    let out = run(&mut s, &program);
     assert_eq!(
         out,
         "composite True\nnormed True\n[102.0, 102.0, 102.0]\nNotImplementedError True\nRuntimeError element 0 of tensors does not require grad and does not have a grad_fn\n"

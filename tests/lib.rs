@@ -44,3 +44,22 @@ pub fn strip_golden(text: &str) -> String {
         .map(|l| format!("{l}\n"))
         .collect()
 }
+
+/// A Python helper for autograd tests: `numeric(f, x)` is the gradient of
+/// the scalar function `f` at `x` by central differences (x is float64).
+pub const FINITE_DIFFERENCES: &str = r#"
+import torch
+
+def numeric(f, x, h=1e-6):
+    g = torch.zeros_like(x)
+    flat = x.reshape(-1)
+    for i in range(flat.numel()):
+        keep = flat[i].item()
+        flat[i] = keep + h
+        up = f(x).item()
+        flat[i] = keep - h
+        down = f(x).item()
+        flat[i] = keep
+        g.reshape(-1)[i] = (up - down) / (2 * h)
+    return g
+"#;

@@ -157,3 +157,44 @@ try:
     raise AssertionError("a 28-byte row stride was accepted")
 except ValueError as e:
     assert "multiple of 16 bytes" in str(e), str(e)
+
+
+# isinstance inside kernels is decided at compile time, as in Triton: one
+# @jit helper takes a host descriptor or a pointer and builds a descriptor
+# only for the pointer (tutorial 06's pattern).
+@triton.jit
+def as_desc(desc_or_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    if isinstance(desc_or_ptr, tl.tensor_descriptor):
+        return desc_or_ptr
+    else:
+        return tl.make_tensor_descriptor(desc_or_ptr, [M, N], [N, 1], [BM, BN])
+
+
+@triton.jit
+def either_copy(src, dst_ptr, flags_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    d = as_desc(src, M, N, BM, BN)
+    pm = tl.program_id(0)
+    blk = d.load([pm * BM, 0])
+    rows = pm * BM + tl.arange(0, BM)[:, None]
+    cols = tl.arange(0, BN)[None, :]
+    tl.store(dst_ptr + rows * N + cols, blk, mask=(rows < M) & (cols < N))
+    kinds = (isinstance(src, tl.tensor), isinstance(src, tl.tensor_descriptor),
+             isinstance(M, (tl.constexpr, int)), isinstance(BM, int), isinstance(d, tl.tensor),
+             isinstance(src.dtype, tl.dtype), isinstance(BM, (float, bool)))
+    if pm == 0:
+        tl.store(flags_ptr + tl.arange(0, 8), tl.zeros([8], dtype=tl.int32) + (
+            kinds[0] * 1 + kinds[1] * 2 + kinds[2] * 4 + kinds[3] * 8 + kinds[4] * 16 + kinds[5] * 32 + kinds[6] * 64))
+
+
+for M in (40, 64):
+    x = torch.randn(M, 32, device=DEVICE)
+    for use_desc in (False, True):
+        y = torch.zeros(M, 32, device=DEVICE)
+        flags = torch.zeros(8, dtype=torch.int32, device=DEVICE)
+        src = TensorDescriptor.from_tensor(x, [16, 32]) if use_desc else x
+        either_copy[(triton.cdiv(M, 16),)](src, y, flags, M, 32, BM=16, BN=32)
+        check(f"isinstance(desc_or_ptr, tl.tensor_descriptor) M={M} desc={use_desc}", y, x)
+        # pointer: tensor (1), descriptor: 2; both: BM is an int (8) and
+        # src.dtype a dtype (32). M is a runtime scalar, d a descriptor.
+        want = (2 if use_desc else 1) + 8 + 32
+        assert flags[0].item() == want, f"isinstance flags {flags[0].item()} != {want} (desc={use_desc})"

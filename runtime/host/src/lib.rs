@@ -28,6 +28,7 @@ pub mod builtins;
 pub mod device_ops;
 pub mod docs;
 pub mod format;
+pub mod indexing;
 pub mod interp;
 pub mod members;
 pub mod methods;

@@ -75,6 +75,8 @@ pub const TENSOR_ATTRS: &[&str] = &[
     "unsqueeze",
     "view",
     "zero_",
+    "normal_",
+    "uniform_",
 ];
 
 pub const KERNEL_ATTRS: &[&str] = &["warmup", "best_config", "compile_count", "__name__"];

@@ -28,7 +28,7 @@ fn op_symbol(op: Operator) -> &'static str {
     }
 }
 
-fn num(v: &Val) -> Option<Scalar> {
+pub(crate) fn num(v: &Val) -> Option<Scalar> {
     match v {
         Val::Bool(b) => Some(Scalar::B(*b)),
         Val::Int(i) => Some(Scalar::I(*i)),
@@ -566,6 +566,101 @@ fn tensor_compare(_s: &mut Engine, op: CmpOp, l: &Val, r: &Val) -> R<Val> {
 
 /// `a @ b` for 1-D and 2-D tensors, accumulating in f32 (f64 for f64), like torch on the CPU.
 pub fn matmul(s: &mut Engine, a: &Tensor, b: &Tensor) -> R<Tensor> {
+    if a.shape.len() > 2 || b.shape.len() > 2 {
+        return matmul_batched(s, a, b);
+    }
+    matmul_2d(s, a, b)
+}
+
+/// `a @ b` with batch dimensions, as torch broadcasts them: a 1-D operand
+/// gains (then loses) a matrix dimension, the leading dims broadcast, and
+/// each batch entry is a 2-D product.
+fn matmul_batched(s: &mut Engine, a: &Tensor, b: &Tensor) -> R<Tensor> {
+    let a1 = a.shape.len() == 1;
+    let b1 = b.shape.len() == 1;
+    let a3 = if a1 { a.unsqueeze(0) } else { a.clone() };
+    let b3 = if b1 { b.unsqueeze(1) } else { b.clone() };
+    let (ra, rb) = (a3.shape.len(), b3.shape.len());
+    let (m, k) = (a3.shape[ra - 2], a3.shape[ra - 1]);
+    let (k2, n) = (b3.shape[rb - 2], b3.shape[rb - 1]);
+    if k != k2 {
+        return Err(Exc::new(
+            "RuntimeError",
+            format!(
+                "matmul: shapes {:?} and {:?} cannot be multiplied ({m}x{k} and {k2}x{n})",
+                a.shape, b.shape
+            ),
+        ));
+    }
+    let (ba, bb) = (&a3.shape[..ra - 2], &b3.shape[..rb - 2]);
+    let rank = ba.len().max(bb.len());
+    let mut batch = vec![0usize; rank];
+    for d in 0..rank {
+        let x = if d + ba.len() >= rank {
+            ba[d + ba.len() - rank]
+        } else {
+            1
+        };
+        let y = if d + bb.len() >= rank {
+            bb[d + bb.len() - rank]
+        } else {
+            1
+        };
+        batch[d] = match (x, y) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => {
+                return Err(Exc::new(
+                    "RuntimeError",
+                    format!(
+                        "matmul: batch dimensions of {:?} and {:?} do not broadcast",
+                        a.shape, b.shape
+                    ),
+                ))
+            }
+        };
+    }
+    let mut full_a = batch.clone();
+    full_a.extend([m, k]);
+    let mut full_b = batch.clone();
+    full_b.extend([k, n]);
+    let too_big = || Exc::new("RuntimeError", "matmul: the broadcast batch is too large");
+    let ea = a3.expand(&full_a).ok_or_else(too_big)?;
+    let eb = b3.expand(&full_b).ok_or_else(too_big)?;
+    let count = crate::tensor::checked_numel(&batch).map_err(|e| Exc::new("RuntimeError", e))?;
+    let mut out_shape = batch.clone();
+    out_shape.extend([m, n]);
+    let total =
+        crate::tensor::checked_numel(&out_shape).map_err(|e| Exc::new("RuntimeError", e))?;
+    crate::tensor::ensure_host_room(total, 8).map_err(|e| Exc::new("MemoryError", e))?;
+    let mut values = Vec::with_capacity(total);
+    for flat in 0..count {
+        let (mut x, mut y) = (ea.clone(), eb.clone());
+        let mut rest = flat;
+        let mut index = vec![0usize; rank];
+        for d in (0..rank).rev() {
+            index[d] = rest % batch[d];
+            rest /= batch[d];
+        }
+        for &i in &index {
+            x = x.select(0, i);
+            y = y.select(0, i);
+        }
+        values.extend(matmul_2d(s, &x, &y)?.values());
+    }
+    let out = Tensor::from_scalars(&out_shape, a.dtype, a.device.clone(), values);
+    let mut shape = out_shape;
+    if b1 {
+        shape.pop();
+    }
+    if a1 {
+        shape.remove(shape.len() - if b1 { 1 } else { 2 });
+    }
+    Ok(out.view(&shape).unwrap_or(out))
+}
+
+fn matmul_2d(s: &mut Engine, a: &Tensor, b: &Tensor) -> R<Tensor> {
     let a2 = if a.shape.len() == 1 {
         a.unsqueeze(0)
     } else {
@@ -733,170 +828,4 @@ fn cublas_matmul(
     .map_err(|e| s.gpu_failure(Exc::new("RuntimeError", format!("torch.matmul: {e}"))))?;
     out.storage.mark_device_written();
     Ok(Some(out))
-}
-
-fn norm_index(i: i64, n: usize) -> R<usize> {
-    let j = if i < 0 { i + n as i64 } else { i };
-    if j < 0 || j >= n as i64 {
-        return Err(Exc::new(
-            "IndexError",
-            format!("index {i} is out of range for length {n}"),
-        ));
-    }
-    Ok(j as usize)
-}
-
-fn slice_bounds(
-    a: Option<i64>,
-    b: Option<i64>,
-    step: Option<i64>,
-    n: usize,
-) -> R<(usize, usize, usize)> {
-    let step = step.unwrap_or(1);
-    if step <= 0 {
-        return Err(Exc::value_error("slice step must be positive"));
-    }
-    let clamp = |x: i64| -> usize {
-        let x = if x < 0 { x + n as i64 } else { x };
-        x.clamp(0, n as i64) as usize
-    };
-    let lo = a.map(clamp).unwrap_or(0);
-    let hi = b.map(clamp).unwrap_or(n);
-    Ok((lo, hi.max(lo), step as usize))
-}
-
-fn tensor_index(t: &Tensor, idx: &Val) -> R<Tensor> {
-    let parts: Vec<Val> = match idx {
-        Val::Tuple(items) => items.to_vec(),
-        other => vec![other.clone()],
-    };
-    let mut out = t.clone();
-    let mut dim = 0;
-    for p in parts {
-        match p {
-            Val::Int(i) => {
-                if dim >= out.shape.len() {
-                    return Err(Exc::new("IndexError", "too many indices for tensor"));
-                }
-                let j = norm_index(i, out.shape[dim])?;
-                out = out.select(dim, j);
-            }
-            Val::Tensor(ix) if ix.numel() == 1 && ix.dtype.is_int() && ix.dtype != DType::I1 => {
-                let j = norm_index(ix.get_at(ix.offset).i(), out.shape[dim])?;
-                out = out.select(dim, j);
-            }
-            Val::Slice(a, b, s) => {
-                if dim >= out.shape.len() {
-                    return Err(Exc::new("IndexError", "too many indices for tensor"));
-                }
-                let (lo, hi, step) = slice_bounds(a, b, s, out.shape[dim])?;
-                out = out.slice(dim, lo, hi, step);
-                dim += 1;
-            }
-            Val::None => {
-                out = out.unsqueeze(dim);
-                dim += 1;
-            }
-            other => {
-                return Err(Exc::new(
-                    "NotImplementedError",
-                    format!("tensor indexing with {} is not supported in tilebook (use ints, slices and None)", other.type_name()),
-                ))
-            }
-        }
-    }
-    Ok(out)
-}
-
-pub fn get_item(_s: &mut Engine, base: &Val, idx: &Val) -> R<Val> {
-    match (base, idx) {
-        (Val::Tensor(t), i) => Ok(Val::tensor(tensor_index(t, i)?)),
-        (Val::List(l), Val::Int(i)) => {
-            let l = l.borrow();
-            Ok(l[norm_index(*i, l.len())?].clone())
-        }
-        (Val::Tuple(t), Val::Int(i)) => Ok(t[norm_index(*i, t.len())?].clone()),
-        (Val::Object(_), Val::Int(i)) if base.named_tuple_items().is_some() => {
-            let t = base.named_tuple_items().unwrap_or_default();
-            Ok(t[norm_index(*i, t.len())?].clone())
-        }
-        (Val::Str(s), Val::Int(i)) => {
-            let chars: Vec<char> = s.chars().collect();
-            Ok(Val::str(&chars[norm_index(*i, chars.len())?].to_string()))
-        }
-        (Val::List(l), Val::Slice(a, b, st)) => {
-            let l = l.borrow();
-            let (lo, hi, step) = slice_bounds(*a, *b, *st, l.len())?;
-            Ok(Val::list(l[lo..hi].iter().step_by(step).cloned().collect()))
-        }
-        (Val::Tuple(t), Val::Slice(a, b, st)) => {
-            let (lo, hi, step) = slice_bounds(*a, *b, *st, t.len())?;
-            Ok(Val::tuple(
-                t[lo..hi].iter().step_by(step).cloned().collect(),
-            ))
-        }
-        (Val::Str(s), Val::Slice(a, b, st)) => {
-            let chars: Vec<char> = s.chars().collect();
-            let (lo, hi, step) = slice_bounds(*a, *b, *st, chars.len())?;
-            Ok(Val::str(
-                &chars[lo..hi].iter().step_by(step).collect::<String>(),
-            ))
-        }
-        (Val::Dict(d), k) => d
-            .borrow()
-            .iter()
-            .find(|(kk, _)| equal(kk, k))
-            .map(|(_, v)| v.clone())
-            .ok_or_else(|| Exc::new("KeyError", k.repr())),
-        (b, i) => Err(Exc::type_error(format!(
-            "'{}' object is not subscriptable with {}",
-            b.type_name(),
-            i.type_name()
-        ))),
-    }
-}
-
-pub fn set_item(_s: &mut Engine, base: &Val, idx: &Val, v: Val) -> R<()> {
-    match (base, idx) {
-        (Val::List(l), Val::Int(i)) => {
-            let n = l.borrow().len();
-            l.borrow_mut()[norm_index(*i, n)?] = v;
-            Ok(())
-        }
-        (Val::Dict(d), k) => {
-            let mut d = d.borrow_mut();
-            match d.iter_mut().find(|(kk, _)| equal(kk, k)) {
-                Some(slot) => slot.1 = v,
-                None => d.push((k.clone(), v)),
-            }
-            Ok(())
-        }
-        (Val::Tensor(t), i) => {
-            let view = tensor_index(t, i)?;
-            let offs = view.offsets();
-            match &v {
-                Val::Tensor(src) => {
-                    let e = src.expand(&view.shape).ok_or_else(|| {
-                        Exc::new("RuntimeError", "shape mismatch in tensor assignment")
-                    })?;
-                    for (o, x) in offs.into_iter().zip(e.values()) {
-                        view.set_at(o, x);
-                    }
-                }
-                other => {
-                    let x = num(other).ok_or_else(|| {
-                        Exc::type_error("can only assign numbers or tensors into a tensor")
-                    })?;
-                    for o in offs {
-                        view.set_at(o, x);
-                    }
-                }
-            }
-            Ok(())
-        }
-        (b, _) => Err(Exc::type_error(format!(
-            "'{}' object does not support item assignment",
-            b.type_name()
-        ))),
-    }
 }

@@ -500,6 +500,16 @@ pub const METHODS: &[Entry<TensorMethodFn>] = &[
         doc: "",
     },
     Entry {
+        name: "normal_",
+        f: tensor_random_,
+        doc: "Tensor.normal_(mean=0.0, std=1.0): fill in place with normal samples (torch.manual_seed's generator).",
+    },
+    Entry {
+        name: "uniform_",
+        f: tensor_random_,
+        doc: "Tensor.uniform_(from=0.0, to=1.0): fill in place with uniform samples in [from, to).",
+    },
+    Entry {
         name: "copy_",
         f: tensor_copy_,
         doc: "",
@@ -797,6 +807,38 @@ fn tensor_fill_(_s: &mut Engine, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val> 
     };
     for o in t.offsets() {
         t.set_at(o, v);
+    }
+    Ok(Val::Tensor(t.clone()))
+}
+
+fn tensor_random_(s: &mut Engine, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val> {
+    let normal = name == "normal_";
+    let (p0, p1) = if normal {
+        ("mean", "std")
+    } else {
+        ("from", "to")
+    };
+    let x = a.get(0, p0).map(|v| to_f64(&v)).transpose()?.unwrap_or(0.0);
+    let y = a.get(1, p1).map(|v| to_f64(&v)).transpose()?.unwrap_or(1.0);
+    if normal && y < 0.0 {
+        return Err(Exc::new(
+            "RuntimeError",
+            format!("normal_ expects std >= 0.0, but found std {y}"),
+        ));
+    }
+    if !normal && x > y {
+        return Err(Exc::new(
+            "RuntimeError",
+            format!("uniform_ expects to return a [from, to) range, but found from={x} > to={y}"),
+        ));
+    }
+    for o in t.offsets() {
+        let v = if normal {
+            x + y * s.normal()
+        } else {
+            x + (y - x) * s.uniform()
+        };
+        t.set_at(o, Scalar::F(v));
     }
     Ok(Val::Tensor(t.clone()))
 }

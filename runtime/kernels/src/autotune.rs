@@ -295,8 +295,15 @@ fn from_disk(s: &dyn Host, k: &KernelObj, t: &Autotuner, key: &str) -> Option<Rc
     Some(c)
 }
 
-/// The configs left after `prune_configs_by`.
-fn pruned(s: &mut dyn Host, t: &Autotuner, named: &[(String, Val)]) -> R<Vec<Rc<Config>>> {
+/// The configs left after `prune_configs_by`. As in Triton,
+/// `early_config_prune(configs, named_args, **kwargs)` gets the launch's
+/// keyword arguments as keywords (`named_args` holds every argument).
+fn pruned(
+    s: &mut dyn Host,
+    t: &Autotuner,
+    named: &[(String, Val)],
+    kwargs: &[(String, Val)],
+) -> R<Vec<Rc<Config>>> {
     let mut configs = t.configs.clone();
     let as_vals =
         |cs: &[Rc<Config>]| Val::list(cs.iter().map(|c| Val::Config(c.clone())).collect());
@@ -304,7 +311,7 @@ fn pruned(s: &mut dyn Host, t: &Autotuner, named: &[(String, Val)]) -> R<Vec<Rc<
         let out = s.call(
             f,
             vec![as_vals(&configs), Val::Dict(named_dict(named))],
-            vec![],
+            kwargs.to_vec(),
         )?;
         configs = crate::value::iterate(&out)?
             .into_iter()
@@ -384,7 +391,7 @@ fn tune(
             s.emit_stream("stderr", &note);
         }
     }
-    let configs = pruned(s, t, named)?;
+    let configs = pruned(s, t, named, kwargs)?;
     let mut preps: Vec<Prepared> = vec![];
     for c in &configs {
         // A pre-hook may change what the launch specializes on (a

@@ -923,11 +923,36 @@ impl Lowerer<'_> {
                     }
                 }
             }
-            "isinstance" => Err(self.err(
-                "UnsupportedError",
-                "isinstance() is not supported inside kernels",
-                span,
-            )),
+            "isinstance" => {
+                let a = self.bind(n, &["obj", "class_or_tuple"], &args, span)?;
+                let obj = self.required(n, "obj", &a[0], span)?;
+                let cls = self.required(n, "class_or_tuple", &a[1], span)?;
+                let classes = match &cls.0 {
+                    KVal::Tuple(items) => items.clone(),
+                    other => vec![other.clone()],
+                };
+                let mut hit = false;
+                for c in &classes {
+                    let decided = match c {
+                        KVal::Builtin(b) => super::names::instance_of(&obj.0, b),
+                        _ => None,
+                    };
+                    match decided {
+                        Some(h) => hit |= h,
+                        None => {
+                            return Err(self.err(
+                                "TypeError",
+                                format!(
+                                    "isinstance() arg 2 must be a class a kernel knows (tl.tensor, tl.tensor_descriptor, tl.constexpr, tl.dtype, tl.pointer_type, tl.tuple, int, float, bool), not {}",
+                                    c.describe()
+                                ),
+                                span,
+                            ))
+                        }
+                    }
+                }
+                Ok(KVal::C(ConstVal::Bool(hit)))
+            }
             _ if name.starts_with("tl.") && super::library::function(n).is_some() => {
                 let f = super::library::function(n).expect("checked");
                 self.inline_call(&f, args, span)

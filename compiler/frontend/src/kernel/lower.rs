@@ -46,7 +46,10 @@ impl KVal {
             KVal::C(c) => format!("the constant {c}"),
             KVal::Tuple(_) => "a tuple".into(),
             KVal::Module(m) => format!("the module `{m}`"),
-            KVal::Builtin(b) => format!("the function `{b}`"),
+            KVal::Builtin(b) => match b.strip_prefix("type:") {
+                Some(class) => format!("the class `tl.{class}`"),
+                None => format!("the function `{b}`"),
+            },
             KVal::Method(_, m) => format!("the method `{m}`"),
             KVal::Meta(_) => "the `**meta` dictionary".into(),
             KVal::Desc(d) if d.tensor => "a tensor descriptor".into(),

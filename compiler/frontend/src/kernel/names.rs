@@ -29,6 +29,38 @@ pub const DTYPES: [(&str, DType); 19] = [
     ("half", DType::F16),
 ];
 
+/// `tl.` classes a kernel can name as the second argument of `isinstance`
+/// (`tl.constexpr` and `tl.pointer_type` are also functions).
+pub const TL_TYPES: &[&str] = &[
+    "tensor",
+    "tensor_descriptor",
+    "tensor_descriptor_base",
+    "dtype",
+    "tuple",
+    "block_type",
+];
+
+/// Whether a kernel value is an instance of the class `cls` (a
+/// `KVal::Builtin` name), decided at compile time as in Triton; `None` when
+/// `cls` is not a class.
+pub(crate) fn instance_of(v: &KVal, cls: &str) -> Option<bool> {
+    Some(match cls {
+        "type:tensor" => matches!(v, KVal::T(_)) || matches!(v, KVal::Desc(d) if !d.tensor),
+        "type:tensor_descriptor" | "type:tensor_descriptor_base" => {
+            matches!(v, KVal::Desc(d) if d.tensor)
+        }
+        "type:dtype" => matches!(v, KVal::C(ConstVal::DType(_) | ConstVal::PtrType(_))),
+        "tl.pointer_type" => matches!(v, KVal::C(ConstVal::PtrType(_))),
+        "type:tuple" => matches!(v, KVal::Tuple(_) | KVal::C(ConstVal::Tuple(_))),
+        "type:block_type" => false,
+        "tl.constexpr" => matches!(v, KVal::C(c) if !matches!(c, ConstVal::Func(_))),
+        "int" => matches!(v, KVal::C(ConstVal::Int(_) | ConstVal::Bool(_))),
+        "float" => matches!(v, KVal::C(ConstVal::Float(_))),
+        "bool" => matches!(v, KVal::C(ConstVal::Bool(_))),
+        _ => return None,
+    })
+}
+
 /// Every `tl.` function tilebook provides (also used for completion and messages).
 pub const TL_FUNCTIONS: &[&str] = &[
     "program_id",
@@ -146,6 +178,9 @@ pub(crate) fn module_attr(module: &str, attr: &str) -> Option<KVal> {
             }
             if TL_FUNCTIONS.contains(&attr) {
                 return Some(KVal::Builtin(format!("tl.{attr}")));
+            }
+            if module == "tl" && TL_TYPES.contains(&attr) {
+                return Some(KVal::Builtin(format!("type:{attr}")));
             }
             None
         }

@@ -296,6 +296,13 @@ Tensor.retain_grad = _retain_grad
 def _cast_method(name):
     def cast(self, *args, **kwargs):
         out = _tb.getattr(self, name)(*args, **kwargs)
+        # As torch: a conversion to what the tensor already is returns the
+        # tensor itself (so a leaf stays the leaf that collects `.grad`).
+        if (name != "clone" and not kwargs.get("copy", False) and isinstance(out, Tensor)
+                and out.dtype == self.dtype and str(out.device) == str(self.device)
+                and tuple(out.shape) == tuple(self.shape)
+                and (name != "contiguous" or self.is_contiguous())):
+            return self
         if _tracks([self]) and isinstance(out, Tensor):
             src = self.dtype
             _record(out, "ToCopyBackward0", [self], lambda g: (_tb.getattr(g, "to")(src),))

@@ -32,7 +32,24 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use tilebook_frontend::{SourceFile, Span};
 
-const PRELUDE: &str = concat!(include_str!("prelude.py"), include_str!("autograd.py"));
+const PRELUDE: &str = concat!(
+    include_str!("prelude.py"),
+    include_str!("autograd.py"),
+    include_str!("attention.py")
+);
+
+/// Stand-ins for pure-Python packages that programs import only for a
+/// little of their surface (tutorials import `tabulate` to print a table
+/// and `pytest` for its decorators). They are used only when nothing on
+/// `sys.path` provides the name; see `fallbacks/`.
+const FALLBACKS: [(&str, &str); 2] = [
+    ("pytest", include_str!("fallbacks/pytest.py")),
+    ("tabulate", include_str!("fallbacks/tabulate.py")),
+];
+
+fn fallback_source(name: &str) -> Option<&'static str> {
+    FALLBACKS.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
 
 thread_local! {
     static SESSION: Cell<*mut Engine> = const { Cell::new(std::ptr::null_mut()) };
@@ -119,7 +136,7 @@ impl Host {
 }
 
 /// `sys.path`: the script's folder (or the current one), `TILEBOOK_PATH`,
-/// and an active virtualenv's site-packages.
+/// `PYTHONPATH`, and the site-packages of a virtualenv, the user and the system.
 fn search_path(script: &str) -> Vec<String> {
     let folder = std::path::Path::new(script)
         .parent()
@@ -132,16 +149,43 @@ fn search_path(script: &str) -> Vec<String> {
     if let Ok(p) = std::env::var("TILEBOOK_PATH") {
         path.extend(p.split(':').filter(|s| !s.is_empty()).map(String::from));
     }
-    if let Ok(venv) = std::env::var("VIRTUAL_ENV") {
-        if let Ok(entries) = std::fs::read_dir(format!("{venv}/lib")) {
-            for e in entries.flatten() {
-                let sp = e.path().join("site-packages");
-                if sp.is_dir() {
-                    path.push(sp.to_string_lossy().into_owned());
-                }
-            }
-        }
+    if let Ok(p) = std::env::var("PYTHONPATH") {
+        path.extend(p.split(':').filter(|s| !s.is_empty()).map(String::from));
     }
+    // Where pip puts pure-Python packages: an active virtualenv, the user's
+    // site, then the system's (Debian's dist-packages included).
+    let home = std::env::var("HOME").unwrap_or_default();
+    let roots = [
+        std::env::var("VIRTUAL_ENV")
+            .map(|v| format!("{v}/lib"))
+            .unwrap_or_default(),
+        format!("{home}/.local/lib"),
+        "/usr/local/lib".to_string(),
+        "/usr/lib".to_string(),
+    ];
+    for root in roots
+        .iter()
+        .filter(|r| !r.is_empty() && r.as_str() != "/.local/lib")
+    {
+        let Ok(entries) = std::fs::read_dir(root) else {
+            continue;
+        };
+        let mut found: Vec<String> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+            .flat_map(|e| {
+                [
+                    e.path().join("site-packages"),
+                    e.path().join("dist-packages"),
+                ]
+            })
+            .filter(|sp| sp.is_dir())
+            .map(|sp| sp.to_string_lossy().into_owned())
+            .collect();
+        found.sort();
+        path.extend(found);
+    }
+    path.dedup();
     path
 }
 

@@ -113,7 +113,7 @@ pub mod _tb {
         };
         let v = val(vm, &value);
         with(vm, |s| {
-            crate::ops::set_item(s, &base, &idx, v).map(|_| Val::None)
+            crate::indexing::set_item(s, &base, &idx, v).map(|_| Val::None)
         })
         .map(|_| ())
     }
@@ -129,7 +129,7 @@ pub mod _tb {
                     return Ok(Val::Launcher(k, Box::new(idx)));
                 }
             }
-            crate::ops::get_item(s, &base, &idx)
+            crate::indexing::get_item(s, &base, &idx)
         })
     }
 
@@ -166,6 +166,37 @@ pub mod _tb {
 
     fn val(vm: &VirtualMachine, o: &PyObjectRef) -> Val {
         to_val(vm, o)
+    }
+
+    /// `base[index]` on a native value (autograd's in-place assignment
+    /// and its rules call it past `Tensor.__setitem__`).
+    #[pyfunction]
+    fn getitem(base: PyObjectRef, index: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        getitem_val(vm, val(vm, &base), val(vm, &index))
+    }
+
+    /// `base[index] = value` on a native value.
+    #[pyfunction]
+    fn setitem(
+        base: PyObjectRef,
+        index: PyObjectRef,
+        value: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        let (b, i, v) = (val(vm, &base), val(vm, &index), val(vm, &value));
+        with(vm, |s| {
+            crate::indexing::set_item(s, &b, &i, v).map(|_| Val::None)
+        })
+    }
+
+    /// The source of a stand-in module (`pytest`, `tabulate`) for names
+    /// that nothing on `sys.path` provides; `None` for other names.
+    #[pyfunction]
+    fn fallback_source(name: PyStrRef, vm: &VirtualMachine) -> PyObjectRef {
+        match super::super::fallback_source(&name.to_string_lossy()) {
+            Some(src) => vm.ctx.new_str(src).into(),
+            None => vm.ctx.none(),
+        }
     }
 
     #[pyfunction]

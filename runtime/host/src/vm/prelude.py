@@ -341,7 +341,7 @@ del _name, _native
 
 
 class _ExtensionModules:
-    """The last import finder: a module that only exists as compiled C code
+    """An import finder: a module that only exists as compiled C code
     (numpy, ...) gets an ImportError that says why, not a confusing one."""
 
     KNOWN = {"numpy", "scipy", "pandas", "matplotlib", "cupy", "numba"}
@@ -377,4 +377,35 @@ class _ExtensionModules:
         return None
 
 
-sys.meta_path.append(_ExtensionModules)
+# Before the path finder (after the built-in and frozen ones), so that a
+# compiled package on a site-packages folder is named as such.
+_finders = [type(f).__name__ if not isinstance(f, type) else f.__name__ for f in sys.meta_path]
+sys.meta_path.insert(_finders.index("PathFinder") if "PathFinder" in _finders else len(_finders),
+                     _ExtensionModules)
+del _finders
+
+class _Fallbacks:
+    """After the path finder: `pytest` and `tabulate` that nothing on
+    sys.path provides are tilebook's small stand-ins (their docstrings say
+    what they cover)."""
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        source = _tb.fallback_source(name)
+        if source is None:
+            return None
+        import importlib.util
+
+        return importlib.util.spec_from_loader(name, cls, origin="<tilebook's %s>" % name)
+
+    @staticmethod
+    def create_module(spec):
+        return None
+
+    @staticmethod
+    def exec_module(module):
+        source = _tb.fallback_source(module.__name__)
+        exec(compile(source, "<tilebook's %s>" % module.__name__, "exec"), module.__dict__)
+
+
+sys.meta_path.append(_Fallbacks)
