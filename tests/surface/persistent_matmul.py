@@ -1,15 +1,20 @@
 # One program per multiprocessor walks all output tiles of a product
 # (a persistent kernel), in three forms: plain pointers, host-made tensor
 # descriptors whose block shapes an autotuning pre-hook sets, and
-# descriptors made inside the kernel. Scopes timed with triton.profiler;
-# sizes from the command line. Our own program, using the surface of
+# descriptors made inside the kernel. Scopes and launches (named by the
+# kernels' launch_metadata) timed with triton.profiler and read back with
+# its viewer; cuBLAS through triton._C; sizes from the command line. Our own program, using the surface of
 # Triton's persistent-matmul tutorial.
 import argparse
+import os
+import tempfile
 
 import torch
 import triton
 import triton.language as tl
 import triton.profiler as proton
+import triton.profiler.viewer as proton_viewer
+from triton._C.libtriton import nvidia
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 DEVICE = triton.runtime.driver.active.get_active_torch_device()
@@ -63,8 +68,14 @@ def set_block_shapes(nargs):
     nargs['c_desc'].block_shape = [nargs['BM'], nargs['BN']]
 
 
+def name_launch(grid, kernel, args):
+    M, N, K = args["M"], args["N"], args["K"]
+    return {"name": f"{kernel.name} <{M}x{N}x{K}>", "flops16": 2.0 * M * N * K,
+            "bytes": 2 * (M * K + N * K + M * N)}
+
+
 @triton.autotune(configs=tile_configs(set_block_shapes), key=['M', 'N', 'K'])
-@triton.jit
+@triton.jit(launch_metadata=name_launch)
 def persistent_host_desc(a_desc, b_desc, c_desc, M, N, K,
                          BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr,
                          SMS: tl.constexpr):
@@ -147,16 +158,30 @@ def check_all(M, N, K):
     print(f"{M}x{N}x{K}: {', '.join(n for n, _ in results)} agree with torch.matmul")
 
 
+BLAS = nvidia.cublas.CublasLt(torch.empty(1 << 20, device=DEVICE, dtype=torch.uint8))
+
+
+def blas_matmul(a, bt):
+    c = torch.empty((a.shape[0], bt.shape[0]), device=DEVICE, dtype=a.dtype)
+    BLAS.matmul(a, bt, c)
+    return c
+
+
 def profile(M, N, K, reps):
     a = torch.randn((M, K), device=DEVICE, dtype=torch.float16)
     b = torch.randn((K, N), device=DEVICE, dtype=torch.float16)
     bt = b.T.contiguous()
+    assert torch.allclose(blas_matmul(a, bt), torch.matmul(a, b), atol=5e-2, rtol=1e-2), "cuBLAS handle"
     for name, fn, args in [("torch", torch.matmul, (a, b)), ("pointers", run_pointers, (a, b)),
-                           ("host_descriptors", run_host_desc, (a, bt))]:
+                           ("cublas", blas_matmul, (a, bt))]:
         fn(*args)
-        with proton.scope(f"{name} [M={M}, N={N}, K={K}]"):
+        with proton.scope(f"{name} [M={M}, N={N}, K={K}]", {"flops16": 2.0 * M * N * K * reps}):
             for _ in range(reps):
                 fn(*args)
+    # Unscoped launches are named by the kernel's launch_metadata.
+    proton.activate()
+    run_host_desc(a, bt)
+    proton.deactivate()
 
 
 def main(argv):
@@ -166,10 +191,14 @@ def main(argv):
     parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args(argv)
     check_all(200, 136, 72)
-    proton.start("persistent", hook="triton")
+    where = os.path.join(tempfile.mkdtemp(), "persistent")
+    proton.start(where, hook="triton")
     for K in range(args.K[0], args.K[1] + 1, args.step):
         profile(512, 512, K, args.reps)
     proton.finalize()
+    tree, metrics = proton_viewer.parse(["tflop16/s", "time/ms"], where + ".hatchet")
+    proton_viewer.print_tree(tree, metrics)
+    os.remove(where + ".hatchet")
     print(f"device descriptors native here: {descriptors_on_device()}")
 
 

@@ -372,8 +372,10 @@ impl Engine {
             vec![
                 // The CPU backend stands in for the CUDA device ('cuda'
                 // tensors, kernel[grid] launches), so programs that pick
-                // their code path by backend take the CUDA one; arch 0 says
-                // no real GPU (torch.cuda.is_available() is False).
+                // their code path by backend take the CUDA one. It
+                // emulates an sm_90 target: everything the compiler takes
+                // for Hopper (descriptors, fp8) runs on it, so programs that
+                // check the capability take those paths here too.
                 ("backend", Val::str("cuda")),
                 (
                     "arch",
@@ -382,7 +384,7 @@ impl Engine {
                         Backend::Cuda(g) => {
                             Val::Int(g.arch.trim_start_matches("sm_").parse().unwrap_or(0))
                         }
-                        Backend::Cpu => Val::Int(0),
+                        Backend::Cpu => Val::Int(90),
                     },
                 ),
                 ("warp_size", Val::Int(32)),

@@ -430,7 +430,7 @@ The dtype torch's promotion gives a binary operation on a and b.
     Entry {
         name: "torch.cuda.get_device_capability",
         f: torch_cuda_get_device_capability,
-        doc: "torch.cuda.get_device_capability(device=None): (major, minor), e.g. (9, 0) on an H100; (0, 0) on the CPU backend.",
+        doc: "torch.cuda.get_device_capability(device=None): (major, minor), e.g. (9, 0) on an H100; (9, 0) on the CPU backend too, which emulates an sm_90 target.",
     },
     Entry {
         name: "torch.cuda.get_device_properties",
@@ -710,7 +710,8 @@ fn torch_result_type(_s: &mut Engine, _name: &str, a: Args) -> R<Val> {
     ))
 }
 
-/// `(major, minor)` of the GPU in use; `(0, 0)` on the CPU backend.
+/// `(major, minor)` of the GPU in use; on the CPU backend `(9, 0)`, the
+/// target it emulates (descriptors and fp8 run there).
 fn capability(s: &Engine) -> (i64, i64) {
     match &s.backend {
         crate::Backend::Cuda(g) => {
@@ -722,7 +723,7 @@ fn capability(s: &Engine) -> (i64, i64) {
                 .unwrap_or(0);
             (n / 10, n % 10)
         }
-        crate::Backend::Cpu => (0, 0),
+        crate::Backend::Cpu => (9, 0),
     }
 }
 

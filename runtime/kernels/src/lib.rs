@@ -43,6 +43,62 @@ pub fn launch(
     args: Vec<Val>,
     kwargs: Vec<(String, Val)>,
 ) -> R<Val> {
+    if let Some(hook) = s.launch_hook.clone() {
+        return hooked_launch(s, &hook, k, grid, args, kwargs);
+    }
+    launch_direct(s, k, grid, args, kwargs)
+}
+
+/// A launch with a profiler's hook around it: `hook(kernel, grid, args,
+/// phase)` with the arguments by name, `phase` "enter" before and "exit"
+/// after (also when the launch fails).
+fn hooked_launch(
+    s: &mut dyn Host,
+    hook: &Val,
+    k: &Rc<kernels::KernelObj>,
+    grid: &Val,
+    args: Vec<Val>,
+    kwargs: Vec<(String, Val)>,
+) -> R<Val> {
+    let names: Vec<String> = k
+        .jit
+        .borrow()
+        .params
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    let mut named: Vec<(Val, Val)> = names
+        .iter()
+        .zip(&args)
+        .map(|(n, v)| (Val::str(n), v.clone()))
+        .collect();
+    named.extend(kwargs.iter().map(|(n, v)| (Val::str(n), v.clone())));
+    let dict = Val::Dict(Rc::new(std::cell::RefCell::new(named)));
+    let call = |s: &mut dyn Host, phase: &str| {
+        s.call(
+            hook,
+            vec![
+                Val::Kernel(k.clone()),
+                grid.clone(),
+                dict.clone(),
+                Val::str(phase),
+            ],
+            vec![],
+        )
+    };
+    call(s, "enter")?;
+    let out = launch_direct(s, k, grid, args, kwargs);
+    call(s, "exit")?;
+    out
+}
+
+fn launch_direct(
+    s: &mut dyn Host,
+    k: &Rc<kernels::KernelObj>,
+    grid: &Val,
+    args: Vec<Val>,
+    kwargs: Vec<(String, Val)>,
+) -> R<Val> {
     if k.autotune.borrow().is_some() {
         return autotune::launch_tuned(s, k, grid, args, kwargs);
     }
@@ -101,6 +157,9 @@ pub struct Runtime {
     pub launch_log: Vec<timing::KernelLaunches>,
     /// How many of them carry a time (capped per cell).
     pub timed_launches: usize,
+    /// A profiler's hook called around every `kernel[grid](...)` launch
+    /// (`triton.profiler.start(hook="triton")`); `None` costs nothing.
+    pub launch_hook: Option<Val>,
     /// Launches traced with `tilebook.trace` (their objects refer to them by index).
     pub traces: Vec<Rc<trace::TraceData>>,
     /// Launch options a launch does not give (`%config num_warps=8`).
@@ -130,6 +189,7 @@ impl Runtime {
             measuring: 0,
             launch_log: vec![],
             timed_launches: 0,
+            launch_hook: None,
             traces: vec![],
             compile_defaults: Default::default(),
             disk: disk_cache::DiskCache::from_env(),

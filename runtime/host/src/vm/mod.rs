@@ -34,6 +34,7 @@ use tilebook_frontend::{SourceFile, Span};
 
 const PRELUDE: &str = concat!(
     include_str!("prelude.py"),
+    include_str!("profiler.py"),
     include_str!("autograd.py"),
     include_str!("attention.py")
 );

@@ -189,6 +189,35 @@ pub mod _tb {
         })
     }
 
+    /// `_tb.set_launch_hook(fn | None)`: the profiler's launch hook.
+    #[pyfunction]
+    fn set_launch_hook(hook: PyObjectRef, vm: &VirtualMachine) {
+        let h = val(vm, &hook);
+        session().launch_hook = match h {
+            Val::None => None,
+            other => Some(other),
+        };
+    }
+
+    /// `_tb.set_launch_metadata(kernel, fn)` for `@triton.jit(launch_metadata=fn)`.
+    #[pyfunction]
+    fn set_launch_metadata(
+        kernel: PyObjectRef,
+        f: PyObjectRef,
+        vm: &VirtualMachine,
+    ) -> PyResult<()> {
+        match val(vm, &kernel) {
+            Val::Kernel(k) => {
+                *k.launch_metadata.borrow_mut() = Some(val(vm, &f));
+                Ok(())
+            }
+            other => Err(vm.new_type_error(format!(
+                "launch_metadata applies to @triton.jit kernels, not {}",
+                other.type_name()
+            ))),
+        }
+    }
+
     /// The source of a stand-in module (`pytest`, `tabulate`) for names
     /// that nothing on `sys.path` provides; `None` for other names.
     #[pyfunction]

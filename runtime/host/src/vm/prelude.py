@@ -246,89 +246,41 @@ sys.modules["triton.tools.tensor_descriptor"] = _tools.tensor_descriptor
 _EXTRA["triton"] = {"tools": _tools}
 
 
-class _Profiler:
-    """`triton.profiler` (proton's calls): a small profiler of tilebook's
-    own. Scopes are timed on the host clock (the GPU is synchronized at each
-    scope's end, so kernel time is inside it); `finalize()` prints one row
-    per scope: calls, total and mean milliseconds."""
+class _CublasLt:
+    """`triton._C.libtriton.nvidia.cublas.CublasLt(workspace)`, the cuBLAS
+    handle tutorial 09 benchmarks against: `matmul(a, b, c)` writes
+    c = a @ bᵀ (b is N×K) through tilebook's own cuBLAS binding (the host on
+    the CPU backend); `fp8_scaled_matmul` also scales by two scalars."""
 
-    def __init__(self):
-        self.name = None
-        self.active = False
-        self.stack = []
-        self.rows = {}
+    def __init__(self, workspace):
+        self.workspace = workspace
 
-    def start(self, name=None, context="shadow", data="tree", backend=None, hook=None, **kwargs):
-        self.name = name or "profile"
-        self.active = True
-        self.rows = {}
-        return 0
-
-    def activate(self, session=None):
-        self.active = True
-
-    def deactivate(self, session=None):
-        self.active = False
-
-    def enter_scope(self, name, triton_op=False, metrics=None):
-        import time
-
-        self.stack.append((name, time.perf_counter()))
-
-    def exit_scope(self, triton_op=False, metrics=None):
-        import time
-
-        if not self.stack:
-            return
-        name, t0 = self.stack.pop()
+    def matmul(self, a, b, c):
         import torch
 
-        torch.cuda.synchronize()
-        if self.active:
-            path = "/".join([n for n, _ in self.stack] + [name])
-            calls, total = self.rows.get(path, (0, 0.0))
-            self.rows[path] = (calls + 1, total + (time.perf_counter() - t0) * 1000.0)
+        with torch.no_grad():
+            c.copy_(torch.matmul(a, b.T).to(c.dtype))
 
-    def scope(self, name, metrics=None):
-        prof = self
+    def fp8_scaled_matmul(self, a, b, c, scale_a, scale_b):
+        import torch
 
-        class _Scope:
-            def __enter__(self):
-                prof.enter_scope(name, metrics=metrics)
-                return self
-
-            def __exit__(self, *exc):
-                prof.exit_scope(metrics=metrics)
-                return False
-
-            def __call__(self, fn):
-                def wrapped(*args, **kwargs):
-                    with self:
-                        return fn(*args, **kwargs)
-
-                return wrapped
-
-        return _Scope()
-
-    def finalize(self, session=None, output_format=None):
-        if self.name is None:
-            return
-        print("profile %s (tilebook's profiler: host time per scope, GPU synchronized)" % self.name)
-        width = max([len(p) for p in self.rows] + [5])
-        print("%s  %6s  %10s  %10s" % ("scope".ljust(width), "calls", "total ms", "mean ms"))
-        for path, (calls, total) in self.rows.items():
-            print("%s  %6d  %10.3f  %10.3f" % (path.ljust(width), calls, total, total / calls))
-        self.name = None
-        self.active = False
+        with torch.no_grad():
+            out = torch.matmul(a.float(), b.float().T) * float(scale_a) * float(scale_b)
+            c.copy_(out.to(c.dtype))
 
 
-_prof = _Profiler()
-_proton = _types.ModuleType("triton.profiler")
-for _attr in ("start", "activate", "deactivate", "enter_scope", "exit_scope", "scope", "finalize"):
-    setattr(_proton, _attr, getattr(_prof, _attr))
-sys.modules["triton.profiler"] = _proton
-_EXTRA["triton"]["profiler"] = _proton
-del _attr
+_libtriton = _types.ModuleType("triton._C.libtriton")
+_libtriton.nvidia = _types.ModuleType("triton._C.libtriton.nvidia")
+_libtriton.nvidia.cublas = _types.ModuleType("triton._C.libtriton.nvidia.cublas")
+_libtriton.nvidia.cublas.CublasLt = _CublasLt
+_triton_c = _types.ModuleType("triton._C")
+_triton_c.libtriton = _libtriton
+for _name, _mod in (("triton._C", _triton_c), ("triton._C.libtriton", _libtriton),
+                    ("triton._C.libtriton.nvidia", _libtriton.nvidia),
+                    ("triton._C.libtriton.nvidia.cublas", _libtriton.nvidia.cublas)):
+    sys.modules[_name] = _mod
+_EXTRA["triton"]["_C"] = _triton_c
+del _name, _mod
 
 # Notebook builtins, as IPython provides them; `help` shows tilebook's docs.
 import builtins as _builtins

@@ -731,7 +731,16 @@ fn span_at(file: &Rc<tilebook_frontend::SourceFile>, line: u32, col: u32) -> Opt
 /// Attributes of a kernel object (`kernel.fn`, `kernel.cache`, ...).
 pub fn kernel_attr(_s: &mut dyn Host, k: &Rc<KernelObj>, name: &str) -> R<Val> {
     match name {
-        "__name__" => Ok(Val::str(&k.jit.borrow().name)),
+        "__name__" | "name" => Ok(Val::str(&k.jit.borrow().name)),
+        "arg_names" => Ok(Val::list(
+            k.jit
+                .borrow()
+                .params
+                .iter()
+                .map(|p| Val::str(&p.name))
+                .collect(),
+        )),
+        "launch_metadata" => Ok(k.launch_metadata.borrow().clone().unwrap_or(Val::None)),
         "compile_count" => Ok(Val::Int(k.compiles.get() as i64)),
         "warmup" => Ok(Val::Method(
             Box::new(Val::Kernel(k.clone())),

@@ -52,6 +52,10 @@ pub struct KernelObj {
     /// callees' and the constants they name), with the namespace snapshot
     /// and body it was computed for: reused while both are the same objects.
     pub(crate) source_memo: RefCell<Option<SourceMemo>>,
+    /// `@triton.jit(launch_metadata=fn)`: what a profiler hook names each
+    /// launch by (`fn(grid, kernel, args)` returns a dict with "name" and
+    /// metrics).
+    pub launch_metadata: RefCell<Option<Val>>,
 }
 
 /// A source digest with the namespace snapshot and body it was made for.
@@ -79,6 +83,7 @@ impl KernelObj {
         let k = KernelObj::new_shared(self.jit.borrow().clone(), self.defaults.borrow().clone());
         *k.autotune.borrow_mut() = self.autotune.borrow().clone();
         *k.heuristics.borrow_mut() = self.heuristics.borrow().clone();
+        *k.launch_metadata.borrow_mut() = self.launch_metadata.borrow().clone();
         KernelObj {
             namespace: self.namespace.clone(),
             ..k
@@ -129,6 +134,7 @@ impl KernelObj {
             heuristics: RefCell::new(vec![]),
             namespace: None,
             source_memo: RefCell::new(None),
+            launch_metadata: RefCell::new(None),
         }
     }
 
