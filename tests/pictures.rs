@@ -110,3 +110,37 @@ fn mask_view_shows_which_lanes_the_mask_blocked() {
     let r = s.run_cell("t.mask_view(pid=(9,))");
     assert!(!r.ok && r.text().contains("made no loads or stores"));
 }
+
+#[test]
+fn heatmap_draws_values_and_refuses_what_it_cannot_draw() {
+    let mut s = tilebook_tests::session();
+    let r = s.run_cell(
+        "import torch, tilebook\ntilebook.heatmap(torch.arange(6).reshape(2, 3), title='six', values=True)",
+    );
+    assert!(r.ok, "{}", r.text());
+    let bundle = r
+        .outputs
+        .iter()
+        .find_map(|o| match o {
+            tilebook_session::Output::Display { data } => Some(data.clone()),
+            _ => None,
+        })
+        .expect("a display");
+    let svg = &bundle.iter().find(|(m, _)| m == "image/svg+xml").unwrap().1;
+    assert!(svg.starts_with("<svg") && svg.contains("six"), "{svg}");
+    assert_eq!(svg.matches("<rect").count(), 6, "{svg}");
+    assert!(svg.contains("<title>[1, 2] = 5</title>"), "{svg}");
+    let text = &bundle.iter().find(|(m, _)| m == "text/plain").unwrap().1;
+    assert_eq!(text, "six\n :=\n+#@\n2 x 3; ' ' = 0, '@' = 5", "{text}");
+    for (cell, message) in [
+        (
+            "tilebook.heatmap(torch.zeros(2, 2, 2))",
+            "one or two dimensions",
+        ),
+        ("tilebook.heatmap(torch.zeros(70000))", "1 to 65536 cells"),
+        ("tilebook.heatmap([1, 2])", "pass a tensor"),
+    ] {
+        let r = s.run_cell(cell);
+        assert!(!r.ok && r.text().contains(message), "{cell}: {}", r.text());
+    }
+}

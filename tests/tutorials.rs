@@ -51,6 +51,62 @@ fn tutorial_03_script_runs() {
     }
 }
 
+/// Runs `tutorials/NAME` on the CPU backend and checks that each of `lines`
+/// appears in its output.
+fn tutorial_prints(name: &str, lines: &[&str]) {
+    let mut s = session();
+    let text = std::fs::read_to_string(root().join("tutorials").join(name)).unwrap();
+    let out = ok(&mut s, &text);
+    for line in lines {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+}
+
+#[test]
+fn tutorial_04_script_runs() {
+    tutorial_prints(
+        "04-low-memory-dropout.py",
+        &[
+            "same seed, same zeros: True",
+            "identical masks: True",
+            "rows 0 and 2 equal: True | rows 0 and 1 equal: False",
+            // The four words of one Philox evaluation (seed 42, counter 0); the first is randint.
+            "offset 0: 9ceaf053 77f5493b 12bf50ad 5742b3d7   randint: 9ceaf053",
+            "dropout-time:",
+        ],
+    );
+}
+
+#[test]
+fn tutorial_05_script_runs() {
+    tutorial_prints(
+        "05-layer-norm.py",
+        &[
+            "forward matches torch: True",
+            "every lock taken in row order: True",
+            "dx, dw and db match torch",
+            "autograd dx matches: True",
+            "autograd dw matches: True",
+            "layer-norm-backward (M=64, fp16):",
+        ],
+    );
+}
+
+#[test]
+fn tutorial_06_script_runs() {
+    tutorial_prints(
+        "06-fused-attention.py",
+        &[
+            "online result equals softmax(s) @ v: True",
+            "causal=False: 128 of 128 blocks visited, 0 masked",
+            "causal=True: 72 of 128 blocks visited, 16 masked",
+            "causal=True: forward matches scaled_dot_product_attention",
+            "causal=True: output and dq, dk, dv match scaled_dot_product_attention",
+            "attention-bwd (batch 1, 1 heads, d 64):",
+        ],
+    );
+}
+
 /// Host code of tutorial 02; the kernel comes from `tests/ir/softmax.py`.
 const SOFTMAX_HOST: &str = r#"
 import torch

@@ -21,6 +21,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod complete;
+mod heatmap;
 mod magics;
 pub mod perf;
 mod pictures;
@@ -102,6 +103,11 @@ impl Session {
             "triton.testing.Benchmark",
             |_, _, a| perf::benchmark(&a),
             "triton.testing.Benchmark(x_names, x_vals, line_arg, line_vals, line_names, styles, ylabel, plot_name, args, x_log=False, y_log=False)\nDescribes a sweep for perf_report: one line per line_vals entry, one point per x_vals entry.\n",
+        );
+        x.native(
+            "tilebook.heatmap",
+            |s, _, a| heatmap::heatmap(s, &a),
+            "tilebook.heatmap(tensor, title='', values=False)\nDraw a tensor of one or two dimensions as a grid of cells coloured by value\n(light = smallest, dark = largest; values=True writes them in big cells).\n",
         );
         x.methods("triton.testing.perf_report", perf::report_method, &[]);
         x.methods("Mark", perf::mark_method, &["run"]);

@@ -115,6 +115,11 @@ fn ramp(i: u64, n: u64) -> String {
     } else {
         i as f64 / (n - 1) as f64
     };
+    ramp_colour(t)
+}
+
+/// Colour for `t` in [0, 1] (light yellow → dark blue).
+pub(crate) fn ramp_colour(t: f64) -> String {
     let mix = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
     format!(
         "#{:02x}{:02x}{:02x}",
