@@ -252,8 +252,8 @@ print('autograd dw matches:', torch.allclose(wa.grad.float(), wr.grad.float(), a
 # `bench/NOTES.md`).
 
 # %%
-ROWS = 4096 if ON_GPU else 64
-WIDTHS = [512 * i for i in range(2, 17, 2)] if ON_GPU else [256, 512]
+ROWS = 2048 if ON_GPU else 64
+WIDTHS = [1024, 4096, 8192] if ON_GPU else [256, 512]
 
 
 @triton.testing.perf_report([

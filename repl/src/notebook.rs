@@ -135,6 +135,12 @@ fn masked(text: &str, table: bool) -> (String, Vec<f64>) {
             out.push("[timing footer]".to_string());
         } else if line.contains(" per loop (median of ") || line.starts_with("Wall time: ") {
             out.push("[timing]".to_string());
+        } else if table {
+            // A table's columns are as wide as their widest value, so a
+            // changed timing can move the spaces of every row: compare the
+            // cells, not the padding.
+            let cells = mask_numbers(line, table, &mut nums);
+            out.push(cells.split_whitespace().collect::<Vec<_>>().join(" "));
         } else {
             out.push(mask_numbers(line, table, &mut nums));
         }
@@ -373,6 +379,10 @@ mod tests {
         );
         assert_eq!(a, b);
         assert_eq!(na, nb);
+        // A benchmark table whose column widths changed with its timings.
+        let (a, _) = masked("   n  time\n0  1.0  9.5\n1  2.0  10.25", true);
+        let (b, _) = masked("   n  time\n0  1.0  10.5\n1  2.0  9.25", true);
+        assert_eq!(a, b);
         let (_, x) = masked("sum 1000.0001", false);
         let (_, y) = masked("sum 1000.0", false);
         assert!(close(x[0], y[0]));
