@@ -188,6 +188,11 @@ fn cases() -> Vec<Case> {
         kcase("    x = tl.load(x_ptr + tl.arange(0, 2048)).to(tl.int32)\n    h = tl.histogram(x, 1024)", "ValueError", "compares them in a 2048 x 1024 block", 4),
         case(format!("{PRELUDE}@triton.jit\ndef big(x_ptr):\n    x = tl.load(x_ptr + tl.arange(0, 1048576))\n    tl.store(x_ptr + tl.arange(0, 1048576), tl.sort(x))\nbig[(1,)](torch.zeros(1048576))\n"), "CompilationError", "MB of block storage per program", 8),
         kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    y = tl.associative_scan(x, 0, 3)", "TypeError", "combine_fn must be a @triton.jit function", 4),
+        // Inline PTX: GPU only, one result dtype, pack=1.
+        kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    y = tl.inline_asm_elementwise('mov.b32 $0, $1;', '=r,r', [x], dtype=tl.float32, is_pure=True, pack=1)\n    tl.store(out_ptr + tl.arange(0, BLOCK), y)", "CompilationError", "inline PTX (tl.inline_asm_elementwise, tl.extra.cuda.globaltimer/smid) runs only on the GPU", 6),
+        kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    y = tl.inline_asm_elementwise('mov.b32 $0, $1;', '=r,r', [x], dtype=tl.float32, is_pure=True, pack=2)", "UnsupportedError", "pack=2 is not supported", 4),
+        kcase("    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    y = tl.inline_asm_elementwise('mov.b32 $0, $1;', '=r,r', [x], dtype=(tl.float32, tl.int32), is_pure=True, pack=1)", "UnsupportedError", "several result dtypes", 4),
+        kcase("    t = tl.extra.cuda.globaltimer()\n    tl.store(out_ptr, t.to(tl.float32))", "CompilationError", "runs only on the GPU", 5),
     ]
 }
 

@@ -391,3 +391,21 @@ fn barriers_and_atomics_reach_the_ptx() {
     assert!(p.contains("atom.acq_rel.gpu.global.cas.b32"), "{p}");
     assert!(p.contains("atom.relaxed.cta.global.add.u32"), "{p}");
 }
+
+#[test]
+fn inline_ptx_is_emitted_once_per_element_with_operands_broadcast() {
+    let src = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr, y_ptr, t_ptr, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n    x = tl.load(x_ptr + offs)\n    y = tl.inline_asm_elementwise('fma.rn.f32 $0, $1, $2, $3;', '=f,f,f,f', [x, 2.0, 0.5], dtype=tl.float32, is_pure=True, pack=1)\n    tl.store(y_ptr + offs, y)\n    tl.store(t_ptr, tl.extra.cuda.globaltimer())\n    tl.store(t_ptr + 1, tl.extra.cuda.smid().to(tl.int64))\n";
+    // 128 elements over 4 warps: one element per thread, one asm each.
+    let p = ptx("asm.py", src, "k", "*fp32:16, *fp32:16, *i64:16, BLOCK=128");
+    assert_eq!(p.matches("fma.rn.f32").count(), 1, "{p}");
+    assert!(p.contains("%globaltimer"), "{p}");
+    assert!(p.contains("%smid"), "{p}");
+    // 1024 elements: eight per thread.
+    let p = ptx(
+        "asm.py",
+        src,
+        "k",
+        "*fp32:16, *fp32:16, *i64:16, BLOCK=1024",
+    );
+    assert_eq!(p.matches("fma.rn.f32").count(), 8, "{p}");
+}

@@ -23,7 +23,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
 use std::collections::HashMap;
-use tilebook_tir::{walk_ops, Elem, Kernel};
+use tilebook_tir::{walk_ops, Elem, Kernel, OpKind};
 
 pub use runtime::{Access, LaunchError, LaunchOutput, Site};
 
@@ -178,7 +178,25 @@ fn frame_bound(k: &Kernel) -> Result<u64, String> {
     Ok(total)
 }
 
+/// Inline PTX has no meaning on the CPU: refuse it with its line.
+fn gpu_only(k: &Kernel) -> Result<(), String> {
+    let mut line = None;
+    walk_ops(&k.body, &mut |op| {
+        if matches!(op.kind, OpKind::InlineAsm { .. }) && line.is_none() {
+            line = Some(op.loc.line);
+        }
+    });
+    match line {
+        Some(l) => Err(format!(
+            "kernel `{}` line {l}: inline PTX (tl.inline_asm_elementwise, tl.extra.cuda.globaltimer/smid) runs only on the GPU; the CPU backend cannot run it",
+            k.name
+        )),
+        None => Ok(()),
+    }
+}
+
 pub fn compile(k: &Kernel, options: &CpuOptions) -> Result<CpuKernel, String> {
+    gpu_only(k)?;
     frame_bound(k)?;
     let mut flags = settings::builder();
     flags.set("opt_level", "speed").map_err(|e| e.to_string())?;

@@ -639,8 +639,16 @@ impl<'ctx> Gen<'ctx, '_> {
     fn elementwise(&mut self, op: &Op, a: &[BasicValueEnum<'ctx>]) -> R<BasicValueEnum<'ctx>> {
         let rt = self.ty(op.results[0]).clone();
         let d = rt.dtype();
-        let in_d = self.ty(op.args[0]).dtype();
+        let in_d = op.args.first().and_then(|&a| self.ty(a).dtype());
         let float = d.is_some_and(DType::is_float);
+        if let OpKind::InlineAsm {
+            asm,
+            constraints,
+            pure,
+        } = &op.kind
+        {
+            return self.inline_ptx(asm, constraints, *pure, rt.elem, a);
+        }
         let b = &self.b;
         let x = match &op.kind {
             OpKind::Unary(u) => {
@@ -782,105 +790,6 @@ impl<'ctx> Gen<'ctx, '_> {
             }
             _ => Ok(x),
         }
-    }
-
-    fn binary(
-        &self,
-        op: BinOp,
-        x: BasicValueEnum<'ctx>,
-        y: BasicValueEnum<'ctx>,
-        d: Option<DType>,
-    ) -> R<BasicValueEnum<'ctx>> {
-        let b = &self.b;
-        if d.is_some_and(DType::is_float) {
-            let (p, q) = (x.into_float_value(), y.into_float_value());
-            return Ok(match op {
-                BinOp::Add => b.build_float_add(p, q, "")?.into(),
-                BinOp::Sub => b.build_float_sub(p, q, "")?.into(),
-                BinOp::Mul => b.build_float_mul(p, q, "")?.into(),
-                BinOp::Div => b.build_float_div(p, q, "")?.into(),
-                BinOp::Rem => b.build_float_rem(p, q, "")?.into(),
-                BinOp::Min => self.intrinsic("llvm.minnum", &[x.get_type()], &[x, y])?,
-                BinOp::Max => self.intrinsic("llvm.maxnum", &[x.get_type()], &[x, y])?,
-                BinOp::Pow if x.get_type() == self.ctx.f64_type().into() => {
-                    self.libdevice_call("pow", &[x, y])?
-                }
-                BinOp::Pow => {
-                    // x ** y = 2^(y * log2 x), as Triton's fast path does.
-                    let l = self.float_intrinsic("llvm.nvvm.lg2.approx.f", x)?;
-                    let m = b.build_float_mul(l.into_float_value(), q, "")?;
-                    self.float_intrinsic("llvm.nvvm.ex2.approx.f", m.into())?
-                }
-                BinOp::Lib(f) => self.libdevice_call(f.base(), &[x, y])?,
-                other => return fail(format!("{other:?} on floats")),
-            });
-        }
-        let u = unsigned(d);
-        let (p, q) = (x.into_int_value(), y.into_int_value());
-        Ok(match op {
-            BinOp::Add => b.build_int_add(p, q, "")?.into(),
-            BinOp::Sub => b.build_int_sub(p, q, "")?.into(),
-            BinOp::Mul => b.build_int_mul(p, q, "")?.into(),
-            BinOp::Div | BinOp::Rem => {
-                // Defined results where LLVM has none: x/0 = 0, x%0 = x, MIN/-1 wraps.
-                let t = p.get_type();
-                let zero = t.const_zero();
-                let one = t.const_int(1, false);
-                let is_zero = b.build_int_compare(IntPredicate::EQ, q, zero, "")?;
-                let m1 = t.const_all_ones();
-                let is_m1 = b.build_int_compare(IntPredicate::EQ, q, m1, "")?;
-                let bad = if u {
-                    is_zero
-                } else {
-                    b.build_or(is_zero, is_m1, "")?
-                };
-                let safe = b.build_select(bad, one, q, "")?.into_int_value();
-                let r = match (op, u) {
-                    (BinOp::Div, true) => b.build_int_unsigned_div(p, safe, "")?,
-                    (BinOp::Div, false) => b.build_int_signed_div(p, safe, "")?,
-                    (_, true) => b.build_int_unsigned_rem(p, safe, "")?,
-                    (_, false) => b.build_int_signed_rem(p, safe, "")?,
-                };
-                let r = if u {
-                    r
-                } else {
-                    let m1v = if op == BinOp::Div {
-                        b.build_int_neg(p, "")?
-                    } else {
-                        zero
-                    };
-                    b.build_select(is_m1, m1v, r, "")?.into_int_value()
-                };
-                let z = if op == BinOp::Div { zero } else { p };
-                b.build_select(is_zero, z, r, "")?
-            }
-            BinOp::And => b.build_and(p, q, "")?.into(),
-            BinOp::Or => b.build_or(p, q, "")?.into(),
-            BinOp::Xor => b.build_xor(p, q, "")?.into(),
-            BinOp::Shl => b.build_left_shift(p, q, "")?.into(),
-            BinOp::Shr => b.build_right_shift(p, q, !u, "")?.into(),
-            BinOp::Min | BinOp::Max => {
-                let pred = match (op, u) {
-                    (BinOp::Min, true) => IntPredicate::ULT,
-                    (BinOp::Min, false) => IntPredicate::SLT,
-                    (_, true) => IntPredicate::UGT,
-                    (_, false) => IntPredicate::SGT,
-                };
-                let c = b.build_int_compare(pred, p, q, "")?;
-                b.build_select(c, p, q, "")?
-            }
-            BinOp::UMulHi => {
-                let bits = p.get_type().get_bit_width();
-                let name = if bits == 64 {
-                    "llvm.nvvm.mulhi.ull"
-                } else {
-                    "llvm.nvvm.mulhi.ui"
-                };
-                self.intrinsic(name, &[], &[x, y])?
-            }
-            BinOp::Pow => return fail("** on integers"),
-            BinOp::Lib(f) => return fail(format!("{} on integers", f.ir_name())),
-        })
     }
 
     fn cast(

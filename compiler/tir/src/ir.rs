@@ -255,6 +255,15 @@ pub enum OpKind {
     MultipleOf(Vec<i64>),
     /// `max_contiguous[n...] x`: hint of contiguous runs; identity.
     MaxContiguous(Vec<i64>),
+    /// `inline_asm["asm", "constraints"(, impure)] x...`: PTX run once per
+    /// element (`tl.inline_asm_elementwise`, `tl.extra.cuda.globaltimer`);
+    /// operands and the one result have the same shape (or are scalars).
+    /// GPU only: the CPU backend refuses it.
+    InlineAsm {
+        asm: String,
+        constraints: String,
+        pure: bool,
+    },
 }
 
 impl OpKind {
@@ -269,6 +278,7 @@ impl OpKind {
                 | OpKind::Barrier
                 | OpKind::Print(_)
                 | OpKind::Assert(_)
+                | OpKind::InlineAsm { pure: false, .. }
         )
     }
 
@@ -285,7 +295,8 @@ impl OpKind {
     pub fn is_elementwise(&self) -> bool {
         matches!(
             self,
-            OpKind::Unary(_)
+            OpKind::InlineAsm { .. }
+                | OpKind::Unary(_)
                 | OpKind::Binary(_)
                 | OpKind::Cmp(_)
                 | OpKind::Select

@@ -467,6 +467,11 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
         "yield" if n == 0 => OpKind::Yield,
         "barrier" if n == 0 => OpKind::Barrier,
         "print" if n == 1 => OpKind::Print(string(0)?),
+        "inline_asm" if n == 2 || (n == 3 && attrs[2] == "impure") => OpKind::InlineAsm {
+            asm: string(0)?,
+            constraints: string(1)?,
+            pure: n == 2,
+        },
         "assert" if n == 1 => OpKind::Assert(string(0)?),
         "multiple_of" => OpKind::MultipleOf(ints()?),
         "max_contiguous" => OpKind::MaxContiguous(ints()?),

@@ -179,6 +179,16 @@ pub fn op_head(kind: &OpKind) -> String {
         OpKind::Yield => "yield".into(),
         OpKind::Barrier => "barrier".into(),
         OpKind::Print(s) => format!("print[\"{}\"]", escape(s)),
+        OpKind::InlineAsm {
+            asm,
+            constraints,
+            pure,
+        } => format!(
+            "inline_asm[\"{}\", \"{}\"{}]",
+            escape(asm),
+            escape(constraints),
+            if *pure { "" } else { ", impure" }
+        ),
         OpKind::Assert(s) => format!("assert[\"{}\"]", escape(s)),
         OpKind::MultipleOf(v) => format!("multiple_of[{}]", list(v)),
         OpKind::MaxContiguous(v) => format!("max_contiguous[{}]", list(v)),

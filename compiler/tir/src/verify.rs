@@ -396,6 +396,14 @@ impl Verifier<'_> {
             OpKind::Print(_) => op.results.is_empty(),
             OpKind::Assert(_) => counts(1, 0) && arg(0).elem == Elem::Scalar(DType::I1),
             OpKind::MultipleOf(_) | OpKind::MaxContiguous(_) => counts(1, 1) && res(0) == arg(0),
+            OpKind::InlineAsm { .. } => {
+                op.results.len() == 1
+                    && res(0).dtype().is_some()
+                    && op
+                        .args
+                        .iter()
+                        .all(|&a| self.ty(a).shape == res(0).shape && self.ty(a).dtype().is_some())
+            }
         };
         let region_ok = match &op.kind {
             OpKind::For | OpKind::If | OpKind::While => true,

@@ -742,6 +742,9 @@ impl Lowerer<'_> {
             "static_assert" | "static_print" | "device_print" | "print" | "device_assert" => {
                 self.debug_builtin(n, &args, span)
             }
+            "inline_asm_elementwise" | "cuda.globaltimer" | "cuda.smid" => {
+                self.inline_asm_builtin(n.trim_start_matches("cuda."), &args, span)
+            }
             "multiple_of" | "max_contiguous" => {
                 let a = self.bind(n, &["input", "values"], &args, span)?;
                 let input = self.required(n, "input", &a[0], span)?;

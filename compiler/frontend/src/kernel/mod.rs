@@ -14,6 +14,7 @@ mod builtins;
 mod control;
 mod debug;
 mod descriptors;
+mod inline_asm;
 pub mod libdevice;
 pub(crate) mod library;
 mod lower;

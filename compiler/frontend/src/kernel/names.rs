@@ -116,6 +116,7 @@ pub const TL_FUNCTIONS: &[&str] = &[
     "static_print",
     "device_print",
     "device_assert",
+    "inline_asm_elementwise",
     "multiple_of",
     "max_contiguous",
     "cast",
@@ -161,6 +162,9 @@ pub(crate) fn module_attr(module: &str, attr: &str) -> Option<KVal> {
             Some(KVal::Module("tl.extra.cuda.libdevice".into()))
         }
         "tl.extra" if attr == "cuda" => Some(KVal::Module("tl.extra.cuda".into())),
+        "tl.extra.cuda" if attr == "globaltimer" || attr == "smid" => {
+            Some(KVal::Builtin(format!("tl.cuda.{attr}")))
+        }
         "tl" | "tl.math" => {
             if let Some((_, d)) = DTYPES.iter().find(|(n, _)| *n == attr) {
                 return Some(KVal::C(ConstVal::DType(*d)));

@@ -62,4 +62,132 @@ impl<'ctx> Gen<'ctx, '_> {
             .basic()
             .ok_or_else(|| GenError(format!("{name} returned nothing")))
     }
+
+    /// One call of the user's PTX per element (`tl.inline_asm_elementwise`
+    /// with `pack=1`): `$0` is the result, `$1...` the operands.
+    pub(super) fn inline_ptx(
+        &self,
+        asm: &str,
+        constraints: &str,
+        pure: bool,
+        ret: Elem,
+        a: &[BasicValueEnum<'ctx>],
+    ) -> R<BasicValueEnum<'ctx>> {
+        let ret = self.reg_type(ret);
+        let params: Vec<_> = a.iter().map(|v| v.get_type().into()).collect();
+        let fn_ty = ret.fn_type(&params, false);
+        let f = self.ctx.create_inline_asm(
+            fn_ty,
+            asm.to_string(),
+            constraints.to_string(),
+            !pure,
+            false,
+            None,
+            false,
+        );
+        let margs: Vec<_> = a.iter().map(|v| (*v).into()).collect();
+        let call = self.b.build_indirect_call(fn_ty, f, &margs, "")?;
+        call.try_as_basic_value()
+            .basic()
+            .ok_or_else(|| GenError("inline PTX without a result".into()))
+    }
+
+    pub(super) fn binary(
+        &self,
+        op: BinOp,
+        x: BasicValueEnum<'ctx>,
+        y: BasicValueEnum<'ctx>,
+        d: Option<DType>,
+    ) -> R<BasicValueEnum<'ctx>> {
+        let b = &self.b;
+        if d.is_some_and(DType::is_float) {
+            let (p, q) = (x.into_float_value(), y.into_float_value());
+            return Ok(match op {
+                BinOp::Add => b.build_float_add(p, q, "")?.into(),
+                BinOp::Sub => b.build_float_sub(p, q, "")?.into(),
+                BinOp::Mul => b.build_float_mul(p, q, "")?.into(),
+                BinOp::Div => b.build_float_div(p, q, "")?.into(),
+                BinOp::Rem => b.build_float_rem(p, q, "")?.into(),
+                BinOp::Min => self.intrinsic("llvm.minnum", &[x.get_type()], &[x, y])?,
+                BinOp::Max => self.intrinsic("llvm.maxnum", &[x.get_type()], &[x, y])?,
+                BinOp::Pow if x.get_type() == self.ctx.f64_type().into() => {
+                    self.libdevice_call("pow", &[x, y])?
+                }
+                BinOp::Pow => {
+                    // x ** y = 2^(y * log2 x), as Triton's fast path does.
+                    let l = self.float_intrinsic("llvm.nvvm.lg2.approx.f", x)?;
+                    let m = b.build_float_mul(l.into_float_value(), q, "")?;
+                    self.float_intrinsic("llvm.nvvm.ex2.approx.f", m.into())?
+                }
+                BinOp::Lib(f) => self.libdevice_call(f.base(), &[x, y])?,
+                other => return fail(format!("{other:?} on floats")),
+            });
+        }
+        let u = unsigned(d);
+        let (p, q) = (x.into_int_value(), y.into_int_value());
+        Ok(match op {
+            BinOp::Add => b.build_int_add(p, q, "")?.into(),
+            BinOp::Sub => b.build_int_sub(p, q, "")?.into(),
+            BinOp::Mul => b.build_int_mul(p, q, "")?.into(),
+            BinOp::Div | BinOp::Rem => {
+                // Defined results where LLVM has none: x/0 = 0, x%0 = x, MIN/-1 wraps.
+                let t = p.get_type();
+                let zero = t.const_zero();
+                let one = t.const_int(1, false);
+                let is_zero = b.build_int_compare(IntPredicate::EQ, q, zero, "")?;
+                let m1 = t.const_all_ones();
+                let is_m1 = b.build_int_compare(IntPredicate::EQ, q, m1, "")?;
+                let bad = if u {
+                    is_zero
+                } else {
+                    b.build_or(is_zero, is_m1, "")?
+                };
+                let safe = b.build_select(bad, one, q, "")?.into_int_value();
+                let r = match (op, u) {
+                    (BinOp::Div, true) => b.build_int_unsigned_div(p, safe, "")?,
+                    (BinOp::Div, false) => b.build_int_signed_div(p, safe, "")?,
+                    (_, true) => b.build_int_unsigned_rem(p, safe, "")?,
+                    (_, false) => b.build_int_signed_rem(p, safe, "")?,
+                };
+                let r = if u {
+                    r
+                } else {
+                    let m1v = if op == BinOp::Div {
+                        b.build_int_neg(p, "")?
+                    } else {
+                        zero
+                    };
+                    b.build_select(is_m1, m1v, r, "")?.into_int_value()
+                };
+                let z = if op == BinOp::Div { zero } else { p };
+                b.build_select(is_zero, z, r, "")?
+            }
+            BinOp::And => b.build_and(p, q, "")?.into(),
+            BinOp::Or => b.build_or(p, q, "")?.into(),
+            BinOp::Xor => b.build_xor(p, q, "")?.into(),
+            BinOp::Shl => b.build_left_shift(p, q, "")?.into(),
+            BinOp::Shr => b.build_right_shift(p, q, !u, "")?.into(),
+            BinOp::Min | BinOp::Max => {
+                let pred = match (op, u) {
+                    (BinOp::Min, true) => IntPredicate::ULT,
+                    (BinOp::Min, false) => IntPredicate::SLT,
+                    (_, true) => IntPredicate::UGT,
+                    (_, false) => IntPredicate::SGT,
+                };
+                let c = b.build_int_compare(pred, p, q, "")?;
+                b.build_select(c, p, q, "")?
+            }
+            BinOp::UMulHi => {
+                let bits = p.get_type().get_bit_width();
+                let name = if bits == 64 {
+                    "llvm.nvvm.mulhi.ull"
+                } else {
+                    "llvm.nvvm.mulhi.ui"
+                };
+                self.intrinsic(name, &[], &[x, y])?
+            }
+            BinOp::Pow => return fail("** on integers"),
+            BinOp::Lib(f) => return fail(format!("{} on integers", f.ir_name())),
+        })
+    }
 }
