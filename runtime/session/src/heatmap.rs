@@ -45,6 +45,13 @@ pub(crate) fn heatmap(s: &mut Engine, a: &Args) -> R<Val> {
     let finite: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
     let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // The scale's ends as shown in the legends (a tensor without finite
+    // values has none).
+    let (lo_text, hi_text) = if lo.is_finite() {
+        (number(lo), number(hi))
+    } else {
+        ("no finite value".to_string(), "no finite value".to_string())
+    };
     let level = |x: f64| -> f64 {
         if !x.is_finite() {
             return if x == f64::INFINITY { 1.0 } else { 0.0 };
@@ -98,8 +105,8 @@ pub(crate) fn heatmap(s: &mut Engine, a: &Args) -> R<Val> {
         h + 36.0,
         rows,
         cols,
-        number(lo),
-        number(hi)
+        lo_text,
+        hi_text
     );
     // Text: one character per cell for grids that fit a terminal.
     let mut text = format!("{title}\n");
@@ -114,12 +121,7 @@ pub(crate) fn heatmap(s: &mut Engine, a: &Args) -> R<Val> {
             text.push('\n');
         }
     }
-    let _ = write!(
-        text,
-        "{rows} x {cols}; ' ' = {}, '@' = {}",
-        number(lo),
-        number(hi)
-    );
+    let _ = write!(text, "{rows} x {cols}; ' ' = {lo_text}, '@' = {hi_text}");
     s.display(vec![
         ("image/svg+xml".into(), svg),
         ("text/plain".into(), text),
