@@ -14,4 +14,7 @@ cat tests/ir/matmul.py bench/gpu_bench.py > "$tmp/gpu_bench.py"
 # No driver JIT cache and an empty tilebook cache: the first-launch and
 # autotuning times must include compiling everything.
 CUDA_CACHE_DISABLE=1 TILEBOOK_CACHE_DIR="$tmp/cache" "$BIN" run --device cuda "$tmp/gpu_bench.py" | tee "$OUTDIR/tilebook.txt"
+# Checked GPU mode's cost on the same kernels (checked / unchecked time).
+cat tests/ir/matmul.py bench/check_bounds_cost.py > "$tmp/check_bounds_cost.py"
+"$BIN" run --device cuda "$tmp/check_bounds_cost.py" | tee "$OUTDIR/check_bounds.txt"
 python3 bench/merge.py "$OUTDIR/peers.json" "$OUTDIR/tilebook.txt" "$OUTDIR/latest.json"

@@ -187,6 +187,13 @@ fn cache_config_env_and_load_magics() {
     assert_eq!(c, "8\n");
     let r = s.run_cell("%config num_warps=3");
     assert!(!r.ok && r.text().contains("power of two"), "{}", r.text());
+    // Checked GPU mode is a setting too (the CPU backend always checks).
+    assert!(ok(&mut s, "%config").contains("check_bounds = false"));
+    ok(&mut s, "%config check_bounds=True");
+    assert!(ok(&mut s, "%config").contains("check_bounds = true"));
+    let r = s.run_cell("%config check_bounds=maybe");
+    assert!(!r.ok && r.text().contains("True or False"), "{}", r.text());
+    ok(&mut s, "%config check_bounds=False");
 
     assert_eq!(
         ok(&mut s, "%env TILEBOOK_TEST_MAGIC=abc"),

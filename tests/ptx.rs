@@ -21,12 +21,25 @@ fn ptx_with(
     kernel: &str,
     signature: &str,
 ) -> String {
+    ptx_options(file, source, kernel, signature, &|o| {
+        o.arch = arch.into();
+        o.fp8_mma = fp8_mma;
+    })
+}
+
+fn ptx_options(
+    file: &str,
+    source: &str,
+    kernel: &str,
+    signature: &str,
+    set: &dyn Fn(&mut tilebook_nvptx::GpuOptions),
+) -> String {
     let src = SourceFile::new(file, source);
     let k = tilebook_frontend::aot::lower_file(&src, kernel, signature)
         .unwrap_or_else(|e| panic!("{e}"));
     let launch = tilebook_frontend::kernel::parse_signature_options(signature);
-    let mut options = tilebook_nvptx::GpuOptions::new(arch, launch.num_warps, launch.num_stages);
-    options.fp8_mma = fp8_mma;
+    let mut options = tilebook_nvptx::GpuOptions::new("sm_90", launch.num_warps, launch.num_stages);
+    set(&mut options);
     tilebook_nvptx::compile(&k, &options)
         .unwrap_or_else(|e| panic!("{e}"))
         .ptx
@@ -408,4 +421,31 @@ fn inline_ptx_is_emitted_once_per_element_with_operands_broadcast() {
         "*fp32:16, *fp32:16, *i64:16, BLOCK=1024",
     );
     assert_eq!(p.matches("fma.rn.f32").count(), 8, "{p}");
+}
+
+/// Checked GPU mode: the kernel takes the record and each parameter's
+/// bounds after its own parameters, keeps its vector accesses (one check
+/// per vector), records the first violation with a compare-and-swap, and
+/// checks addresses loaded from memory against the listed allocations.
+#[test]
+fn checked_mode_guards_every_access_and_keeps_vectors() {
+    let text = std::fs::read_to_string(root().join("tutorials/01-vector-add.py")).unwrap();
+    let sig = "*fp32:16, *fp32:16, *fp32:16, i32:16, BLOCK_SIZE=1024";
+    let plain = ptx("01-vector-add.py", &text, "add_kernel", sig);
+    let checked = ptx_options("01-vector-add.py", &text, "add_kernel", sig, &|o| {
+        o.check_bounds = true
+    });
+    let params = |p: &str| p.matches(".param .").count();
+    assert_eq!(params(&checked), params(&plain) + 1 + 2 * 4, "{checked}");
+    assert!(!plain.contains("atom.global.cas"), "{plain}");
+    assert!(checked.contains("atom.global.cas.b32"), "{checked}");
+    assert!(checked.contains("%ctaid.x"), "{checked}");
+    assert_eq!(checked.matches("ld.global.v4.f32").count(), 4, "{checked}");
+    assert_eq!(checked.matches("st.global.v4.f32").count(), 2, "{checked}");
+    assert!(!checked.contains("tb_in_any"), "{checked}");
+    let src = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(a_ptr, out_ptr):\n    i = tl.program_id(0)\n    p = tl.load(a_ptr + i).to(tl.pointer_type(tl.float32))\n    tl.store(out_ptr + i, tl.load(p))\n";
+    let p = ptx_options("addr.py", src, "k", "*i64:16, *fp32:16", &|o| {
+        o.check_bounds = true
+    });
+    assert!(p.contains("tb_in_any"), "{p}");
 }

@@ -8,6 +8,7 @@
 
 mod async_copy;
 mod atomic;
+mod checked;
 mod control;
 mod gather;
 mod math;
@@ -100,6 +101,8 @@ struct Gen<'ctx, 'a> {
     async_used: std::cell::Cell<bool>,
     /// Widest run per thread, by element count (see `vec_limits`).
     max_vec: HashMap<usize, usize>,
+    /// Checked mode's state (`checked.rs`).
+    check: Option<checked::Check<'ctx>>,
 }
 
 /// What `emit` produced besides the function.
@@ -117,11 +120,17 @@ pub fn emit<'ctx>(
     k: &Kernel,
     num_warps: u32,
     features: Features,
+    check_bounds: bool,
 ) -> Result<Emitted, String> {
     let threads = 32 * num_warps as usize;
     let mut params = vec![];
     for p in &k.params {
         params.push(param_type(ctx, k.ty(p.value)).into());
+    }
+    if check_bounds {
+        for t in checked::extra_params(ctx, k) {
+            params.push(t.into());
+        }
     }
     let fn_ty = ctx.void_type().fn_type(&params, false);
     let func = module.add_function(&k.name, fn_ty, None);
@@ -178,6 +187,7 @@ pub fn emit<'ctx>(
         stage_counters: Default::default(),
         async_used: std::cell::Cell::new(false),
         max_vec: vec_limits(k),
+        check: None,
     };
     tilebook_tir::walk_ops(&k.body, &mut |op| {
         for &r in &op.results {
@@ -241,6 +251,9 @@ pub fn emit<'ctx>(
                 raw
             };
             g.vals.insert(p.value, Reg::S(v));
+        }
+        if check_bounds {
+            g.start_checks()?;
         }
         g.region(&k.body)?;
         if g.async_used.get() {

@@ -29,6 +29,38 @@ use tilebook_tir::Kernel;
 
 pub mod libdevice;
 
+/// The record a checked kernel (`GpuOptions::check_bounds`) writes its first
+/// out-of-bounds access into: 64-bit words at these indices, zeroed before
+/// the launch. `FLAG`'s low 32 bits become 1 when a record was written.
+/// Accesses whose tensor is unknown are checked against the allocations
+/// listed from word `ALLOCATIONS` on: their count, then `[lo, hi)` pairs.
+pub mod record {
+    pub const FLAG: u64 = 0;
+    /// `line << 32 | column` of the op.
+    pub const LOC: u64 = 1;
+    /// An index into `WHAT`.
+    pub const WHAT: u64 = 2;
+    /// The pointer parameter the address derives from (`u64::MAX`: unknown).
+    pub const PARAM: u64 = 3;
+    /// Bytes of the access (a vector access covers several elements).
+    pub const BYTES: u64 = 4;
+    pub const ADDR: u64 = 5;
+    /// The program id: three words.
+    pub const PID: u64 = 6;
+    /// Bytes of one element of the pointer's type.
+    pub const ELEM: u64 = 9;
+    pub const ALLOCATIONS: u64 = 16;
+    /// What each `WHAT` code names.
+    pub const WHAT_NAMES: [&str; 3] = ["load", "store", "atomic"];
+    pub const LOAD: u64 = 0;
+    pub const STORE: u64 = 1;
+    pub const ATOMIC: u64 = 2;
+    /// Words of a record listing `allocations` ranges.
+    pub fn words(allocations: usize) -> usize {
+        ALLOCATIONS as usize + 1 + 2 * allocations
+    }
+}
+
 /// Options of one GPU compilation.
 #[derive(Clone, Debug)]
 pub struct GpuOptions {
@@ -48,6 +80,11 @@ pub struct GpuOptions {
     /// The libdevice file to link instead of the toolkit's (a launch's
     /// `extern_libs={'libdevice': path}`).
     pub libdevice_path: Option<std::path::PathBuf>,
+    /// Checked mode: every global access is checked against its tensor's
+    /// bounds and the first violation recorded (see `record`); the kernel
+    /// takes the record's address and each parameter's `[lo, hi)` after its
+    /// own parameters.
+    pub check_bounds: bool,
 }
 
 impl GpuOptions {
@@ -60,6 +97,7 @@ impl GpuOptions {
             fp8_mma: std::env::var("TILEBOOK_FP8_MMA").is_ok_and(|v| v == "1"),
             libdevice: std::env::var("TILEBOOK_LIBDEVICE").map_or(true, |v| v != "off"),
             libdevice_path: None,
+            check_bounds: false,
         }
     }
 }
@@ -79,6 +117,9 @@ pub struct GpuKernel {
     /// Dynamic shared memory per program (bytes).
     pub shared_bytes: u32,
     pub num_warps: u32,
+    /// Built in checked mode (`GpuOptions::check_bounds`): takes the check
+    /// record and the bounds after its parameters.
+    pub check_bounds: bool,
     /// Seconds spent in each stage of this compilation, in order.
     pub stage_seconds: Vec<(&'static str, f64)>,
 }
@@ -253,7 +294,14 @@ fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
     }
     let k = &k;
     clock.lap("gpu pipelining");
-    let emitted = codegen::emit(&context, &module, k, options.num_warps, features(options))?;
+    let emitted = codegen::emit(
+        &context,
+        &module,
+        k,
+        options.num_warps,
+        features(options),
+        options.check_bounds,
+    )?;
     let shared_bytes = emitted.shared_bytes;
     // `wgmma` is an sm_90a feature: such kernels target the Hopper-specific ISA.
     let machine = if emitted.wgmma && options.arch == "sm_90" {
@@ -289,6 +337,7 @@ fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
         ptx,
         shared_bytes,
         num_warps: options.num_warps,
+        check_bounds: options.check_bounds,
         stage_seconds: clock.laps,
     })
 }

@@ -16,6 +16,7 @@ pub mod parse;
 pub mod passes;
 pub mod pipeline;
 pub mod print;
+pub mod provenance;
 pub mod types;
 pub mod verify;
 

@@ -54,6 +54,10 @@ pub fn measure(
     s.measuring += 1;
     let r = measure_loop(s, warmup, rep, f);
     s.measuring -= 1;
+    if s.measuring == 0 {
+        // Checked GPU mode: a bad access in the measured launches is raised now.
+        crate::kernels::finish_pending_check(s)?;
+    }
     r
 }
 

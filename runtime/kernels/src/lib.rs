@@ -142,6 +142,16 @@ pub struct Runtime {
     pub total_compiles: usize,
     /// Run every GPU launch on the CPU backend too and compare (`TILEBOOK_CHECK_GPU=1`).
     pub check_gpu: bool,
+    /// GPU checked mode (`TILEBOOK_CHECK_BOUNDS=1`, `%config check_bounds`):
+    /// GPU kernels check every access against its tensor and the first
+    /// violation stops the launch with the kernel line (`kernels/checked.rs`).
+    pub check_bounds: bool,
+    /// The record checked GPU launches write into, with the generation of
+    /// the context it belongs to (allocated on first use).
+    pub check_record: Option<(u32, tilebook_cuda::DeviceBuffer)>,
+    /// A checked launch inside a measurement whose record is read when the
+    /// measurement ends (reading it per launch would be timed too).
+    pub(crate) check_pending: Option<kernels::PendingCheck>,
     /// Without a GPU, also compile every kernel to PTX (`TILEBOOK_CHECK_PTX=1`).
     pub check_ptx: bool,
     /// A 256 MB device buffer overwritten between timed runs to flush the L2.
@@ -182,6 +192,9 @@ impl Runtime {
             interrupt: Arc::new(Interrupt::default()),
             total_compiles: 0,
             check_gpu: std::env::var("TILEBOOK_CHECK_GPU").is_ok_and(|v| v == "1"),
+            check_bounds: std::env::var("TILEBOOK_CHECK_BOUNDS").is_ok_and(|v| v == "1"),
+            check_record: None,
+            check_pending: None,
             check_ptx: std::env::var("TILEBOOK_CHECK_PTX").is_ok_and(|v| v == "1"),
             l2_flush: None,
             launched_since_sync: vec![],

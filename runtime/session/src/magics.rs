@@ -326,11 +326,12 @@ impl Magics for Engine {
     fn magic_config(&mut self, arg: &str) -> R<Val> {
         if arg.is_empty() {
             let text = format!(
-                "num_warps = {}    (launch default)\nnum_stages = {}   (launch default)\ntiming = {}       (per-kernel footer)\ncheck_gpu = {}    (run GPU launches on the CPU backend too and compare)\n",
+                "num_warps = {}    (launch default)\nnum_stages = {}   (launch default)\ntiming = {}       (per-kernel footer)\ncheck_gpu = {}    (run GPU launches on the CPU backend too and compare)\ncheck_bounds = {} (GPU kernels check every access against its tensor)\n",
                 self.compile_defaults.num_warps,
                 self.compile_defaults.num_stages,
                 self.timing,
-                self.check_gpu
+                self.check_gpu,
+                self.check_bounds
             );
             self.emit_stream("stdout", &text);
             return Ok(Val::None);
@@ -368,11 +369,12 @@ impl Magics for Engine {
             "num_stages" => self.compile_defaults.num_stages = count(value)?,
             "timing" => self.timing = flag(value)?,
             "check_gpu" => self.check_gpu = flag(value)?,
+            "check_bounds" => self.check_bounds = flag(value)?,
             other => {
                 return Err(Exc::new(
                     "UsageError",
                     format!(
-                        "%config: no setting `{other}` (num_warps, num_stages, timing, check_gpu)"
+                        "%config: no setting `{other}` (num_warps, num_stages, timing, check_gpu, check_bounds)"
                     ),
                 ))
             }

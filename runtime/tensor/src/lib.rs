@@ -129,6 +129,7 @@ impl Storage {
         } else {
             gpu.alloc_uninit(bytes)?
         };
+        live::device_add(gpu.address(&buf), bytes);
         Ok(Rc::new(Storage {
             ptr: Cell::new(std::ptr::null_mut()),
             bytes,
@@ -150,7 +151,9 @@ impl Storage {
             *dev = None;
         }
         if dev.is_none() {
-            *dev = Some((gpu.clone(), gpu.alloc(self.bytes)?));
+            let buf = gpu.alloc(self.bytes)?;
+            live::device_add(gpu.address(&buf), self.bytes);
+            *dev = Some((gpu.clone(), buf));
             self.device_valid.set(false);
         }
         let (g, buf) = dev.as_mut().expect("device copy");
@@ -185,6 +188,11 @@ impl Storage {
 
 impl Drop for Storage {
     fn drop(&mut self) {
+        if let Some((g, buf)) = &*self.device.borrow() {
+            if !g.is_lost() {
+                live::device_remove(g.address(buf));
+            }
+        }
         let p = self.ptr.get();
         if !p.is_null() {
             live::remove(p);

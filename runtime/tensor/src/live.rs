@@ -28,6 +28,31 @@ pub fn allocations() -> Vec<(u64, u64)> {
 }
 
 thread_local! {
+    /// Device allocations of live storages: address → bytes.
+    static DEVICE: RefCell<BTreeMap<u64, usize>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+pub(crate) fn device_add(addr: u64, bytes: usize) {
+    DEVICE.with(|l| l.borrow_mut().insert(addr, bytes));
+}
+
+pub(crate) fn device_remove(addr: u64) {
+    DEVICE.with(|l| l.borrow_mut().remove(&addr));
+}
+
+/// Every live device allocation of a tensor as `[lo, hi)` byte bounds,
+/// sorted (what checked GPU launches check addresses of unknown origin
+/// against).
+pub fn device_allocations() -> Vec<(u64, u64)> {
+    DEVICE.with(|l| {
+        l.borrow()
+            .iter()
+            .map(|(&p, &n)| (p, p + n as u64))
+            .collect()
+    })
+}
+
+thread_local! {
     static ESCAPED: RefCell<Vec<std::rc::Weak<crate::Storage>>> = const { RefCell::new(Vec::new()) };
 }
 

@@ -310,19 +310,17 @@ impl<'ctx> Gen<'ctx, '_> {
             let rc = self.elem_coords(&l, g0, &t.shape)?;
             let off = self.operand_offset(role, rc[0], rc[1])?;
             let dst = self.b.build_int_add(tile_addr, off, "")?;
-            let size = match &masks {
+            let p = ptrs[g0].into_pointer_value();
+            let m = masks.as_ref().map(|m| m[g0].into_int_value());
+            let m = self.check_access(op, crate::record::LOAD, p, bytes, m)?;
+            let size = match m {
                 Some(m) => self
                     .b
-                    .build_select(
-                        m[g0].into_int_value(),
-                        self.i32c(bytes as i64),
-                        self.i32c(0),
-                        "",
-                    )?
+                    .build_select(m, self.i32c(bytes as i64), self.i32c(0), "")?
                     .into_int_value(),
                 None => self.i32c(bytes as i64),
             };
-            runs.push((dst, ptrs[g0].into_pointer_value(), size));
+            runs.push((dst, p, size));
         }
         self.pending_copies.borrow_mut().push(PendingCopies {
             value: r,

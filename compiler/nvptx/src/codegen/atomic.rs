@@ -73,6 +73,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 });
             }
             let p = ptrs[r].into_pointer_value();
+            let c = self.check_access(op, crate::record::ATOMIC, p, d.size_bytes(), c)?;
             let (x, y) = (first[r], second.as_ref().map(|s| s[r]));
             let old = self.guarded(c, vec![zero], &mut |g| {
                 let addr = g.b.build_ptr_to_int(p, g.ctx.i64_type(), "")?;

@@ -15,6 +15,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Instant;
 use tilebook_cpu::{CpuOptions, LaunchError};
+mod checked;
 mod specialize;
 mod stored;
 pub use specialize::const_of;
@@ -104,8 +105,7 @@ pub(crate) fn compile_all(
             let handles: Vec<_> = fronts
                 .iter_mut()
                 .map(|(i, f, stored)| {
-                    let opts = &preps[*i].options;
-                    let o = gpu_options(arch, opts);
+                    let o = gpu_options(arch, &preps[*i]);
                     let kernel = &f.kernel;
                     let stored = stored.take();
                     scope.spawn(move || match stored {
@@ -214,6 +214,7 @@ fn launch_on(
     grid: [u32; 3],
     args: &[KernelArg],
 ) -> R<Val> {
+    let jit_rc = jit;
     let jit = &**jit;
     match (gpu, &compiled.gpu) {
         (Some(g), Some(gk)) => {
@@ -231,8 +232,26 @@ fn launch_on(
                 None
             };
             s.note_gpu_launch(&jit.name);
-            if let Err(e) = launch_gpu(g, jit, gk, grid, args) {
+            let extra = if gk.0.check_bounds {
+                checked::extra_args(s, g, &gk.0, args)?
+            } else {
+                vec![]
+            };
+            if let Err(e) = launch_gpu(g, jit, gk, grid, args, &extra) {
                 return Err(s.gpu_failure(e));
+            }
+            if gk.0.check_bounds {
+                if s.measuring > 0 {
+                    // Read once the measurement ends; the first violation stays recorded.
+                    if s.check_pending.is_none() {
+                        s.check_pending = Some(PendingCheck {
+                            jit: jit_rc.clone(),
+                            args: args.to_vec(),
+                        });
+                    }
+                } else {
+                    checked::read_record(s, g, jit, args)?;
+                }
             }
             if let Some(copies) = reference {
                 compare_with_cpu(jit, args, &copies)?;
@@ -255,6 +274,23 @@ fn launch_on(
     }
 }
 
+/// A checked launch whose record is still to be read (see `Runtime::check_pending`).
+pub(crate) struct PendingCheck {
+    jit: Rc<JitFunction>,
+    args: Vec<KernelArg>,
+}
+
+/// Read the record of a checked launch made inside a measurement.
+pub(crate) fn finish_pending_check(s: &mut dyn Host) -> R<()> {
+    let Some(p) = s.check_pending.take() else {
+        return Ok(());
+    };
+    let Backend::Cuda(g) = s.backend.clone() else {
+        return Ok(());
+    };
+    checked::read_record(s, &g, &p.jit, &p.args)
+}
+
 /// A launch argument as the host holds it.
 #[derive(Clone)]
 pub(crate) enum KernelArg {
@@ -275,12 +311,11 @@ type GpuBuilt = Result<
 >;
 
 /// The GPU backend's options for a launch's compile options.
-fn gpu_options(
-    arch: &str,
-    o: &tilebook_frontend::kernel::CompileOptions,
-) -> tilebook_nvptx::GpuOptions {
+fn gpu_options(arch: &str, p: &Prepared) -> tilebook_nvptx::GpuOptions {
+    let o = &p.options;
     tilebook_nvptx::GpuOptions {
         libdevice_path: o.libdevice.as_ref().map(Into::into),
+        check_bounds: p.check_bounds,
         ..tilebook_nvptx::GpuOptions::new(arch, o.num_warps, o.num_stages)
     }
 }
@@ -365,7 +400,6 @@ fn back_end(
         static_out,
         from_disk,
     } = front;
-    let options = &p.options;
     let gpu = match &s.backend {
         Backend::Cuda(g) => Some(g.clone()),
         Backend::Cpu => None,
@@ -390,7 +424,7 @@ fn back_end(
         clock.lap("cpu codegen");
     }
     if gpu.is_none() && s.check_ptx {
-        let opts = gpu_options("sm_90", options);
+        let opts = gpu_options("sm_90", p);
         tilebook_nvptx::compile(&kernel, &opts).map_err(|e| {
             Exc::new(
                 "CompilationError",
@@ -412,7 +446,7 @@ fn back_end(
             let built = match ptx {
                 Some(built) => built,
                 None => {
-                    let opts = gpu_options(&g.arch, options);
+                    let opts = gpu_options(&g.arch, p);
                     tilebook_nvptx::compile(&kernel, &opts)
                         .and_then(|gk| load_module(&g.loader(), gk))
                 }
@@ -505,9 +539,10 @@ fn launch_gpu(
     gk: &(tilebook_nvptx::GpuKernel, tilebook_cuda::GpuFunction),
     grid: [u32; 3],
     args: &[KernelArg],
+    extra: &[tilebook_cuda::Arg],
 ) -> R<()> {
     use tilebook_cuda::Arg;
-    let mut raw = Vec::with_capacity(args.len());
+    let mut raw = Vec::with_capacity(args.len() + extra.len());
     for a in args {
         raw.push(match a {
             KernelArg::Tensor(t) => {
@@ -522,6 +557,7 @@ fn launch_gpu(
             KernelArg::Float(f) => Arg::F32(*f),
         });
     }
+    raw.extend_from_slice(extra);
     // Asynchronous, like CUDA: reading a result or synchronising waits for it.
     static SYNC: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let sync = *SYNC.get_or_init(|| std::env::var("TILEBOOK_SYNC_LAUNCH").is_ok_and(|v| v == "1"));
@@ -652,26 +688,16 @@ fn launch_exc(
     let (line, col) = (info.loc.line, info.loc.col);
     let message = match &e {
         LaunchError::OutOfBounds { addr, .. } => {
-            let param = info.param.and_then(|p| {
-                jit.params
-                    .iter()
-                    .filter(|q| !q.constexpr)
-                    .nth(p)
-                    .map(|q| (p, q.name.clone()))
-            });
-            match param.and_then(|(p, n)| tensors.get(p).cloned().flatten().map(|t| (n, t))) {
-                Some((name, t)) => {
-                    let off = (*addr as i64 - t.data_ptr() as i64) / info.elem_size.max(1) as i64;
-                    format!(
-                        "out-of-bounds {} in kernel `{}` at line {line}: program ({}, {}, {}) accessed element {off} of `{name}`, which has {} elements (offsets 0..{})",
-                        info.what, jit.name, pid[0], pid[1], pid[2], t.numel(), t.numel()
-                    )
-                }
-                None => format!(
-                    "out-of-bounds {} in kernel `{}` at line {line}: program ({}, {}, {}) accessed address {addr:#x}, outside every tensor it may address",
-                    info.what, jit.name, pid[0], pid[1], pid[2]
-                ),
-            }
+            let base = |t: &crate::tensor::Tensor| Some(t.data_ptr());
+            let access = Access {
+                what: info.what,
+                line,
+                pid,
+                param: info.param,
+                elem_size: info.elem_size,
+                addr: *addr,
+            };
+            oob_message(jit, &access, tensors, &base)
         }
         LaunchError::Interrupted { .. } => String::new(),
         LaunchError::AssertFailed { index, .. } if info.what == "assert" => {
@@ -690,13 +716,71 @@ fn launch_exc(
         (_, "step") => "ValueError",
         _ => "AssertionError",
     };
+    kernel_line_exc(jit, kind, message, line, col, info.what)
+}
+
+/// One out-of-bounds access as a backend reported it.
+pub(crate) struct Access {
+    pub(crate) what: &'static str,
+    pub(crate) line: u32,
+    pub(crate) pid: [u32; 3],
+    /// The pointer parameter the address derives from, when known.
+    pub(crate) param: Option<usize>,
+    pub(crate) elem_size: usize,
+    pub(crate) addr: u64,
+}
+
+/// What an out-of-bounds access did, in the tensor's elements where its
+/// tensor is known (`base` gives a tensor's address on the launch's device).
+pub(crate) fn oob_message(
+    jit: &JitFunction,
+    a: &Access,
+    tensors: &[Option<Rc<crate::tensor::Tensor>>],
+    base: &dyn Fn(&crate::tensor::Tensor) -> Option<u64>,
+) -> String {
+    let (line, pid, addr) = (a.line, a.pid, a.addr);
+    let param = a.param.and_then(|p| {
+        jit.params
+            .iter()
+            .filter(|q| !q.constexpr)
+            .nth(p)
+            .map(|q| (p, q.name.clone()))
+    });
+    let known = param.and_then(|(p, n)| {
+        let t = tensors.get(p).cloned().flatten()?;
+        Some((n, base(&t)?, t))
+    });
+    match known {
+        Some((name, b, t)) => {
+            let off = (addr as i64).wrapping_sub(b as i64) / a.elem_size.max(1) as i64;
+            format!(
+                "out-of-bounds {} in kernel `{}` at line {line}: program ({}, {}, {}) accessed element {off} of `{name}`, which has {} elements (offsets 0..{})",
+                a.what, jit.name, pid[0], pid[1], pid[2], t.numel(), t.numel()
+            )
+        }
+        None => format!(
+            "out-of-bounds {} in kernel `{}` at line {line}: program ({}, {}, {}) accessed address {addr:#x}, outside every tensor it may address",
+            a.what, jit.name, pid[0], pid[1], pid[2]
+        ),
+    }
+}
+
+/// An exception of `kind` pointing at a kernel line, with the note its cause calls for.
+pub(crate) fn kernel_line_exc(
+    jit: &JitFunction,
+    kind: &str,
+    message: String,
+    line: u32,
+    col: u32,
+    what: &str,
+) -> Exc {
     let span = span_at(&jit.source, line, col);
     let mut d = Diagnostic::new(kind, message.clone(), span.clone());
-    if matches!(e, LaunchError::OutOfBounds { .. }) {
+    if kind == "IndexError" && what != "gather" {
         d = d.with_note(
             "mask the access (tl.load(ptrs, mask=offsets < n)) or check the grid and the offsets",
         );
-    } else if info.what == "divide" {
+    } else if what == "divide" {
         d = d.with_note(
             "the CPU backend checks every integer divisor; where lanes may divide by zero, guard the divisor (x // tl.where(y == 0, 1, y))",
         );

@@ -208,6 +208,8 @@ pub(crate) struct Prepared {
     pub(crate) options: CompileOptions,
     pub(crate) grid: [u32; 3],
     pub(crate) args: Vec<KernelArg>,
+    /// GPU checked mode (`Runtime::check_bounds`) for this launch's code.
+    pub(crate) check_bounds: bool,
 }
 
 /// Bind the arguments (applying `@triton.heuristics`), evaluate the grid
@@ -416,6 +418,10 @@ pub(crate) fn prepare(
     if let Some(p) = &options.libdevice {
         let _ = write!(key, "libdevice={p}|");
     }
+    let check_bounds = s.check_bounds && (gpu.is_some() || s.check_ptx);
+    if check_bounds {
+        key.push_str("checked|");
+    }
     match &gpu {
         Some(g) => {
             let _ = write!(key, "{}#{}", g.arch, g.generation);
@@ -430,6 +436,7 @@ pub(crate) fn prepare(
         options,
         grid,
         args,
+        check_bounds,
     })
 }
 

@@ -30,6 +30,7 @@ pub(super) fn load(s: &mut dyn Host, p: &Prepared) -> Option<(Front, Option<GpuK
             ptx: g.ptx,
             shared_bytes: g.shared_bytes,
             num_warps: g.num_warps,
+            check_bounds: p.check_bounds,
             stage_seconds: vec![],
         }),
         (Backend::Cuda(_), None) => return None,
