@@ -112,6 +112,21 @@ cases! {
 fn debug_prints() {
     let out = run_case("debug.py");
     assert!(out.contains("BLOCK is 32\n"), "{out}");
-    assert!(out.contains("pid (0, 0, 0) idx (0) v=1.500000\n"), "{out}");
-    assert!(out.contains("pid (0, 0, 0) idx (1) v=2.500000\n"), "{out}");
+    // Triton's prefix rule: it ends with ": " and starts with a space.
+    assert!(
+        out.contains("pid (0, 0, 0) idx (0) v=: 1.500000\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("pid (0, 0, 0) idx (1) v=: 2.500000\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("pid (0, 0, 0) idx (1) x: (operand 0) 2.500000\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("pid (0, 0, 0) idx (1) x: (operand 1) 3\n"),
+        "{out}"
+    );
 }

@@ -11,6 +11,7 @@
 //! `TILEBOOK_FUZZ_COUNT` (default 2000) and `TILEBOOK_FUZZ_SEED` (default 1)
 //! choose the run; the same seed gives the same mutants.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -285,7 +286,18 @@ fn run_one(bin: &Path, file: &Path, cache: &Path) -> Outcome {
     let Ok(err_file) = std::fs::File::create(&err_path) else {
         return Outcome::Bad("could not create the stderr file".into());
     };
-    let mut child = match Command::new(bin)
+    let mut cmd = Command::new(bin);
+    // A harness started with SIGINT ignored (`nohup ... &`) would pass that
+    // on, and its children would not stop on the SIGINT it sends them: give
+    // them the default disposition, as a terminal would.
+    // SAFETY: `signal` is async-signal-safe, the only call between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = match cmd
         .args(["run", "--device", "cpu"])
         .arg(file)
         .env("TILEBOOK_CACHE_DIR", cache)

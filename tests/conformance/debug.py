@@ -24,3 +24,11 @@ def printer(x_ptr):
     tl.device_print("v=", v)
 
 printer[(1,)](torch.tensor([1.5, 2.5], device=DEVICE))
+
+
+@triton.jit
+def two_printer(x_ptr):
+    v = tl.load(x_ptr + tl.arange(0, 2))
+    tl.device_print("x", v, tl.arange(0, 2) * 3)
+
+two_printer[(1,)](torch.tensor([1.5, 2.5], device=DEVICE))

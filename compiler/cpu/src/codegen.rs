@@ -871,7 +871,8 @@ impl Gen<'_, '_> {
                 self.ctx,
                 self.pids,
                 self.iconst(site),
-                self.iconst(i as i64),
+                // 0 for a single operand, else its index + 1.
+                self.iconst(if op.args.len() > 1 { i as i64 + 1 } else { 0 }),
                 data,
                 self.iconst(t.numel().max(1) as i64),
                 self.iconst(code as i64),

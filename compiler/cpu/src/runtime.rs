@@ -228,12 +228,12 @@ pub unsafe extern "C" fn tb_print(
             String::new()
         };
         let op = if arg > 0 {
-            format!(" (operand {arg})")
+            format!("(operand {}) ", arg - 1)
         } else {
             String::new()
         };
         lines.push_str(&format!(
-            "pid ({}, {}, {}){idx}{op} {prefix}{}\n",
+            "pid ({}, {}, {}){idx}{prefix}{op}{}\n",
             p[0],
             p[1],
             p[2],

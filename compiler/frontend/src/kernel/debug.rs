@@ -41,7 +41,7 @@ impl Lowerer<'_> {
                     parts.push(match v {
                         KVal::C(ConstVal::Str(s)) => s.clone(),
                         KVal::C(c) => c.to_string(),
-                        KVal::T(t) => format!("tensor<{}>", self.ty(*t)),
+                        KVal::T(t) => triton_str(&self.ty(*t)),
                         other => other.describe(),
                     });
                 }
@@ -58,6 +58,7 @@ impl Lowerer<'_> {
                 for (v, s) in rest {
                     vals.push(self.value_of(&v, &s)?);
                 }
+                let prefix = print_prefix(prefix, !vals.is_empty());
                 self.emit(OpKind::Print(prefix), vals, vec![], span);
                 Ok(KVal::C(ConstVal::None))
             }
@@ -81,4 +82,34 @@ impl Lowerer<'_> {
             }
         }
     }
+}
+
+/// The prefix as Triton prints it: before values it ends with `": "`, and a
+/// prefix longer than that starts with a space (`"x"` → `" x: "`, `""` →
+/// `": "`), so lines read `pid (0, 0, 0) idx (3) x: 1.5`.
+fn print_prefix(mut p: String, values: bool) -> String {
+    if values {
+        if !p.ends_with(' ') {
+            p.push(' ');
+        }
+        if !p.ends_with(": ") {
+            p.pop();
+            p.push_str(": ");
+        }
+    }
+    if p.chars().count() > 2 && !p.starts_with(' ') {
+        p.insert(0, ' ');
+    }
+    p
+}
+
+/// How Triton's `str()` shows a tensor at compile time: `fp32[128]`,
+/// `pointer<fp16>[64, 64]`, `int32[]` for a scalar.
+fn triton_str(t: &tilebook_tir::Type) -> String {
+    let elem = match t.elem {
+        tilebook_tir::Elem::Scalar(d) => d.to_string(),
+        tilebook_tir::Elem::Ptr(d) => format!("pointer<{d}>"),
+    };
+    let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
+    format!("{elem}[{}]", dims.join(", "))
 }

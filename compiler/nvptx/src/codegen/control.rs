@@ -52,13 +52,13 @@ impl<'ctx> Gen<'ctx, '_> {
                 Elem::Scalar(_) => ("%d", self.ctx.i32_type().into()),
             };
             let operand = if op.args.len() > 1 {
-                format!(" (operand {arg_i})")
+                format!("(operand {arg_i}) ")
             } else {
                 String::new()
             };
             let idx_part = if t.is_block() { " idx (%d)" } else { "" };
             let fmt = self.cstring(&format!(
-                "pid (%d, %d, %d){idx_part}{operand} {prefix}{conv}\n"
+                "pid (%d, %d, %d){idx_part}{prefix}{operand}{conv}\n"
             ))?;
             let i32t = self.ctx.i32_type();
             let mut fields: Vec<BasicTypeEnum> = vec![i32t.into(), i32t.into(), i32t.into()];
