@@ -42,8 +42,6 @@ pub mod record {
     pub const WHAT: u64 = 2;
     /// The pointer parameter the address derives from (`u64::MAX`: unknown).
     pub const PARAM: u64 = 3;
-    /// Bytes of the access (a vector access covers several elements).
-    pub const BYTES: u64 = 4;
     pub const ADDR: u64 = 5;
     /// The program id: three words.
     pub const PID: u64 = 6;

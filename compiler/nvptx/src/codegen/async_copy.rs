@@ -312,7 +312,7 @@ impl<'ctx> Gen<'ctx, '_> {
             let dst = self.b.build_int_add(tile_addr, off, "")?;
             let p = ptrs[g0].into_pointer_value();
             let m = masks.as_ref().map(|m| m[g0].into_int_value());
-            let m = self.check_access(op, crate::record::LOAD, p, bytes, m)?;
+            let m = self.check_access(op, p, bytes, m)?;
             let size = match m {
                 Some(m) => self
                     .b
@@ -322,6 +322,7 @@ impl<'ctx> Gen<'ctx, '_> {
             };
             runs.push((dst, p, size));
         }
+        self.report_checks(op, crate::record::LOAD)?;
         self.pending_copies.borrow_mut().push(PendingCopies {
             value: r,
             bytes,

@@ -73,7 +73,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 });
             }
             let p = ptrs[r].into_pointer_value();
-            let c = self.check_access(op, crate::record::ATOMIC, p, d.size_bytes(), c)?;
+            let c = self.check_access(op, p, d.size_bytes(), c)?;
             let (x, y) = (first[r], second.as_ref().map(|s| s[r]));
             let old = self.guarded(c, vec![zero], &mut |g| {
                 let addr = g.b.build_ptr_to_int(p, g.ctx.i64_type(), "")?;
@@ -81,6 +81,7 @@ impl<'ctx> Gen<'ctx, '_> {
             })?;
             out.push(old[0]);
         }
+        self.report_checks(op, crate::record::ATOMIC)?;
         // Holders other than the first need the old value only if something
         // reads it (a lock's release, a counter bump, do not).
         let res_v = op.results[0];

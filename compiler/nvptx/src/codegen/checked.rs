@@ -22,6 +22,9 @@ pub(super) struct Check<'ctx> {
     prov: Provenance,
     /// `tb_in_any(record, addr, bytes)`, built on first use.
     any: Option<FunctionValue<'ctx>>,
+    /// The current op's accesses, each `(outside and wanted, address)`,
+    /// until `report_checks` records the first with one branch for them all.
+    batch: Vec<(IntValue<'ctx>, IntValue<'ctx>)>,
 }
 
 /// The extra parameters a checked kernel takes after its own.
@@ -52,6 +55,7 @@ impl<'ctx> Gen<'ctx, '_> {
             bounds,
             prov: provenance(self.k),
             any: None,
+            batch: vec![],
         });
         Ok(())
     }
@@ -59,12 +63,11 @@ impl<'ctx> Gen<'ctx, '_> {
     /// In checked mode, the condition under which an access of `bytes` bytes
     /// at `ptr` (made by `op`, whose first argument is the pointer) goes
     /// ahead: `cond` and inside its tensor; an access that `cond` lets
-    /// through but that lies outside is recorded instead. Without checks,
-    /// `cond` unchanged.
+    /// through but that lies outside is left for `report_checks` to record.
+    /// Without checks, `cond` unchanged.
     pub(super) fn check_access(
         &mut self,
         op: &Op,
-        what: u64,
         ptr: PointerValue<'ctx>,
         bytes: usize,
         cond: Option<IntValue<'ctx>>,
@@ -74,11 +77,6 @@ impl<'ctx> Gen<'ctx, '_> {
         };
         let i64t = self.ctx.i64_type();
         let param = check.prov.get(&op.args[0]).copied().flatten();
-        let esize = self
-            .ty(op.args[0])
-            .elem
-            .pointee()
-            .map_or(1, |d| d.size_bytes());
         let known = param.and_then(|p| check.bounds.get(&p).copied());
         let record = check.record;
         let addr = self.b.build_ptr_to_int(ptr, i64t, "")?;
@@ -109,15 +107,51 @@ impl<'ctx> Gen<'ctx, '_> {
             Some(c) => self.b.build_and(c, outside, "")?,
             None => outside,
         };
+        if let Some(c) = self.check.as_mut() {
+            c.batch.push((bad, addr));
+        }
+        Ok(Some(match cond {
+            Some(c) => self.b.build_and(c, inside, "")?,
+            None => inside,
+        }))
+    }
+
+    /// After the accesses of `op` (checked by `check_access`): if any lay
+    /// outside, record the first (one branch per op, off the fast path).
+    pub(super) fn report_checks(&mut self, op: &Op, what: u64) -> R<()> {
+        let Some(check) = self.check.as_mut() else {
+            return Ok(());
+        };
+        let batch = std::mem::take(&mut check.batch);
+        let record = check.record;
+        let param = check.prov.get(&op.args[0]).copied().flatten();
+        let Some(&(first_bad, first_addr)) = batch.first() else {
+            return Ok(());
+        };
+        let i64t = self.ctx.i64_type();
+        let esize = self
+            .ty(op.args[0])
+            .elem
+            .pointee()
+            .map_or(1, |d| d.size_bytes());
+        // The first bad access's address: later ones only where none before was bad.
+        let (mut any, mut addr) = (first_bad, first_addr);
+        for &(bad, a) in &batch[1..] {
+            let take = self.b.build_not(any, "")?;
+            let take = self.b.build_and(take, bad, "")?;
+            addr = self.b.build_select(take, a, addr, "")?.into_int_value();
+            any = self.b.build_or(any, bad, "")?;
+        }
         let report = self.ctx.append_basic_block(self.func, "oob");
         let write = self.ctx.append_basic_block(self.func, "oob_first");
         let cont = self.ctx.append_basic_block(self.func, "checked");
-        self.b.build_conditional_branch(bad, report, cont)?;
+        self.b.build_conditional_branch(any, report, cont)?;
         self.b.position_at_end(report);
         let global = self.ctx.ptr_type(AddressSpace::from(1u16));
         let word = |g: &Self, i: u64| -> R<PointerValue<'ctx>> {
-            let a =
-                g.b.build_int_add(record, i64t.const_int(8 * i, false), "")?;
+            let a = g
+                .b
+                .build_int_add(record, i64t.const_int(8 * i, false), "")?;
             Ok(g.b.build_int_to_ptr(a, global, "")?)
         };
         let i32t = self.ctx.i32_type();
@@ -133,7 +167,10 @@ impl<'ctx> Gen<'ctx, '_> {
             )?
             .as_basic_value_enum()
             .into_struct_value();
-        let won = self.b.build_extract_value(old, 1, "")?.into_int_value();
+        let won = self
+            .b
+            .build_extract_value(old, 1, "")?
+            .into_int_value();
         self.b.build_conditional_branch(won, write, cont)?;
         self.b.position_at_end(write);
         let pid = [
@@ -147,7 +184,6 @@ impl<'ctx> Gen<'ctx, '_> {
             (record::LOC, c64(loc)),
             (record::WHAT, c64(what)),
             (record::PARAM, c64(param.map_or(u64::MAX, |p| p as u64))),
-            (record::BYTES, size),
             (record::ADDR, addr),
             (record::ELEM, c64(esize as u64)),
         ];
@@ -161,10 +197,7 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         self.b.build_unconditional_branch(cont)?;
         self.b.position_at_end(cont);
-        Ok(Some(match cond {
-            Some(c) => self.b.build_and(c, inside, "")?,
-            None => inside,
-        }))
+        Ok(())
     }
 
     /// `i1 tb_in_any(i64 record, i64 addr, i64 bytes)`: whether the access

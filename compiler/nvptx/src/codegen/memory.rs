@@ -239,11 +239,12 @@ impl<'ctx> Gen<'ctx, '_> {
         if !t.is_block() {
             let p = ptrs[0].into_pointer_value();
             let c = masks.as_ref().map(|m| m[0].into_int_value());
-            let c = self.check_access(op, crate::record::LOAD, p, esize, c)?;
+            let c = self.check_access(op, p, esize, c)?;
             let v = self.guarded(c, vec![others[0]], &mut |g| {
                 let x = g.b.build_load(mem, p, "")?;
                 Ok(vec![g.decode_mem(x, d)?])
             })?;
+            self.report_checks(op, crate::record::LOAD)?;
             self.set(r, Reg::S(v[0]));
             return Ok(());
         }
@@ -273,7 +274,7 @@ impl<'ctx> Gen<'ctx, '_> {
         for g0 in (0..n).step_by(w) {
             let c = masks.as_ref().map(|m| m[g0].into_int_value());
             let p = ptrs[g0].into_pointer_value();
-            let c = self.check_access(op, crate::record::LOAD, p, w * esize, c)?;
+            let c = self.check_access(op, p, w * esize, c)?;
             let fallback: Vec<_> = (g0..g0 + w).map(|i| others[i]).collect();
             let vals = if w == 1 {
                 self.guarded(c, fallback, &mut |g| {
@@ -298,6 +299,7 @@ impl<'ctx> Gen<'ctx, '_> {
             };
             out.extend(vals);
         }
+        self.report_checks(op, crate::record::LOAD)?;
         self.set(r, Reg::B(out));
         Ok(())
     }
@@ -337,7 +339,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 });
             }
             let p = ptrs[g0].into_pointer_value();
-            let c = self.check_access(op, crate::record::STORE, p, w * esize, c)?;
+            let c = self.check_access(op, p, w * esize, c)?;
             let group: Vec<_> = vals[g0..g0 + w].to_vec();
             self.guarded(c, vec![], &mut |g| {
                 if w == 1 {
@@ -356,7 +358,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 Ok(vec![])
             })?;
         }
-        Ok(())
+        self.report_checks(op, crate::record::STORE)
     }
 
     // ------------------------------------------------------------ shared memory

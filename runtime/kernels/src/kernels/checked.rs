@@ -32,6 +32,19 @@ pub(super) fn extra_args(
     gk: &tilebook_nvptx::GpuKernel,
     args: &[KernelArg],
 ) -> R<Vec<Arg>> {
+    // The arguments first: a tensor's first launch gives it its device
+    // copy, which the list of allocations must include.
+    let mut ranges = vec![];
+    for a in args {
+        let (lo, hi) = match a {
+            KernelArg::Tensor(t) => {
+                let lo = t.storage.device_address(g).map_err(rt)?;
+                (lo, lo + t.storage.bytes() as u64)
+            }
+            _ => (0, 0),
+        };
+        ranges.extend([Arg::I64(lo as i64), Arg::I64(hi as i64)]);
+    }
     let listed = if gk.ptx.contains("tb_in_any") {
         let mut a = crate::tensor::live::device_allocations();
         a.truncate(MAX_LISTED);
@@ -62,16 +75,7 @@ pub(super) fn extra_args(
         g.upload(&head, buf).map_err(rt)?;
     }
     let mut out = vec![Arg::I64(g.address(buf) as i64)];
-    for a in args {
-        let (lo, hi) = match a {
-            KernelArg::Tensor(t) => {
-                let lo = t.storage.device_address(g).map_err(rt)?;
-                (lo, lo + t.storage.bytes() as u64)
-            }
-            _ => (0, 0),
-        };
-        out.extend([Arg::I64(lo as i64), Arg::I64(hi as i64)]);
-    }
+    out.extend(ranges);
     Ok(out)
 }
 
