@@ -273,6 +273,7 @@ fn run_inplace(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
     let ok = notebook::run_cells(&mut nb, &mut session, file, keep_going, true);
     bars.clear();
     notebook::set_kernel_metadata(&mut nb);
+    notebook::set_backend_metadata(&mut nb, session.backend_name());
     let text = serde_json::to_string_pretty(&nb).unwrap_or_default() + "\n";
     if let Err(e) = std::fs::write(file, text) {
         eprintln!("tilebook: cannot write {file}: {e}");
@@ -291,7 +292,8 @@ fn check_notebook(file: &str, device: Option<&str>) -> ExitCode {
         (Ok(nb), Ok(s)) => (nb, s),
         (Err(c), _) | (_, Err(c)) => return c,
     };
-    if notebook::check(file, &nb, session) {
+    let backend = session.backend_name();
+    if notebook::check(file, &nb, session, backend) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

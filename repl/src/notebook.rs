@@ -77,6 +77,28 @@ fn join(v: &Value) -> String {
 }
 
 /// Mark a notebook as tilebook's (what Jupyter needs to pick the kernel).
+/// The backend a notebook's saved outputs came from: recorded by `tilebook
+/// run --inplace` (`metadata.tilebook.backend`), else read from its
+/// outputs (a GPU's name appears only where one ran them).
+pub fn saved_backend(nb: &Value) -> &'static str {
+    match nb["metadata"]["tilebook"]["backend"].as_str() {
+        Some("cuda") => return "cuda",
+        Some("cpu") => return "cpu",
+        _ => {}
+    }
+    let text = serde_json::to_string(&nb["cells"]).unwrap_or_default();
+    if text.contains("NVIDIA ") {
+        "cuda"
+    } else {
+        "cpu"
+    }
+}
+
+/// Record which backend produced the outputs (see `saved_backend`).
+pub fn set_backend_metadata(nb: &mut Value, backend: &str) {
+    nb["metadata"]["tilebook"] = json!({ "backend": backend });
+}
+
 pub fn set_kernel_metadata(nb: &mut Value) {
     nb["metadata"]["kernelspec"] = json!({
         "name": "tilebook", "display_name": "Tile (tilebook)", "language": "python"
@@ -153,6 +175,8 @@ fn masked(text: &str, table: bool) -> (String, Vec<f64>) {
 fn mask_numbers(line: &str, table: bool, nums: &mut Vec<f64>) -> String {
     const UNITS: &[&str] = &[
         "ms", "µs", "us", "ns", "s", "GB/s", "TB/s", "TFLOPS", "GFLOPS", "MB", "KB", "GB",
+        // Speed-ups ("fused is 3.4x the unfused version").
+        "x",
     ];
     let chars: Vec<char> = line.chars().collect();
     let mut out = String::new();
@@ -204,7 +228,11 @@ fn mask_numbers(line: &str, table: bool, nums: &mut Vec<f64>) -> String {
 
 fn mask_devices(text: &str) -> String {
     let mut t = text.to_string();
-    for (from, to) in [("NVIDIA ", "<device> "), ("/tmp/", "<tmp>/")] {
+    for (from, to) in [
+        ("NVIDIA ", "<device> "),
+        ("CPU backend", "<device> "),
+        ("/tmp/", "<tmp>/"),
+    ] {
         t = t.replace(from, to);
     }
     t.lines()
@@ -253,8 +281,83 @@ fn summary(o: &Value) -> (String, String, Vec<f64>) {
     }
 }
 
+/// Whether an output's content depends on the device that ran it beyond
+/// what masking covers: benchmark tables and pictures (timings, speeds),
+/// the autotuner's report.
+/// Compared only when the saved outputs came from the same backend.
+fn device_dependent(o: &Value) -> bool {
+    let data = &o["data"];
+    // The autotuner's report: which configs fit this GPU, which one won.
+    if o["output_type"] == "stream" && join(&o["text"]).starts_with("autotune ") {
+        return true;
+    }
+    o["output_type"] != "stream"
+        && o["output_type"] != "error"
+        && (data.get("text/html").is_some()
+            || data.get("image/svg+xml").is_some()
+            || data.get("image/png").is_some())
+}
+
+/// Whether a line states a timing, a speed or a speed-up (what differs
+/// between devices even when every result is right).
+fn timed_line(line: &str) -> bool {
+    let mut nums = vec![];
+    mask_numbers(line, false, &mut nums).matches('#').count() > line.matches('#').count()
+}
+
+/// An output as another backend would compare it: stream lines that state
+/// timings or speeds are left out (`None` when nothing else is left).
+fn without_timed_lines(o: &Value) -> Option<Value> {
+    if o["output_type"] != "stream" {
+        return Some(o.clone());
+    }
+    let text = join(&o["text"]);
+    let kept: Vec<&str> = text
+        .split_inclusive('\n')
+        .filter(|l| !timed_line(&mask_devices(l)))
+        .collect();
+    if kept.is_empty() && !text.is_empty() {
+        return None;
+    }
+    let mut o = o.clone();
+    o["text"] = json!(kept);
+    Some(o)
+}
+
+/// What comparing one cell found.
+#[derive(Default, Debug, PartialEq)]
+pub struct Compared {
+    pub diffs: Vec<String>,
+    /// Outputs compared, and outputs left out as device-dependent.
+    pub compared: usize,
+    pub skipped: usize,
+}
+
 /// Differences between saved and fresh outputs of one cell, as messages.
-pub fn compare(saved: &[Value], fresh: &[Value]) -> Vec<String> {
+#[cfg(test)]
+fn compare(saved: &[Value], fresh: &[Value]) -> Vec<String> {
+    compare_across(saved, fresh, false).diffs
+}
+
+/// `compare`, where `cross` says the saved outputs came from another
+/// backend: device-dependent outputs (see `device_dependent`) are counted
+/// as skipped rather than compared.
+pub fn compare_across(saved: &[Value], fresh: &[Value], cross: bool) -> Compared {
+    let mut result = Compared::default();
+    let (saved, fresh): (Vec<Value>, Vec<Value>) = if cross {
+        let portable = |v: &[Value]| -> Vec<Value> {
+            v.iter()
+                .filter(|o| !device_dependent(o))
+                .filter_map(without_timed_lines)
+                .collect()
+        };
+        let s = portable(saved);
+        result.skipped = saved.len() - s.len();
+        (s, portable(fresh))
+    } else {
+        (saved.to_vec(), fresh.to_vec())
+    };
+    let (saved, fresh) = (&saved[..], &fresh[..]);
     // Timing footers and progress displays come and go with timing, and the
     // CPU backend's one-line notice with the machine; leave them out.
     let keep = |o: &&Value| {
@@ -268,6 +371,7 @@ pub fn compare(saved: &[Value], fresh: &[Value]) -> Vec<String> {
     };
     let saved: Vec<&Value> = saved.iter().filter(keep).collect();
     let fresh: Vec<&Value> = fresh.iter().filter(keep).collect();
+    result.compared = saved.len().min(fresh.len());
     let mut diffs = vec![];
     if saved.len() != fresh.len() {
         diffs.push(format!(
@@ -312,7 +416,8 @@ pub fn compare(saved: &[Value], fresh: &[Value]) -> Vec<String> {
             ));
         }
     }
-    diffs
+    result.diffs = diffs;
+    result
 }
 
 /// The text of an output as written (stream text, or a display's plain text).
@@ -324,43 +429,72 @@ fn plain_text(o: &Value) -> String {
     }
 }
 
+/// The cell tag (`metadata.tags`) of a cell whose outputs depend on the
+/// device throughout (what the hardware schedules, say): compared only
+/// against outputs saved on the same backend, as nbval's
+/// `nbval-ignore-output` would skip them.
+pub const DEVICE_TAG: &str = "tilebook-device-dependent";
+
+fn tagged(cell: &Value, tag: &str) -> bool {
+    cell["metadata"]["tags"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|x| x == tag))
+}
+
 /// Run a notebook again and report every cell whose outputs differ from the
-/// saved ones. True when nothing differs.
-pub fn check(file: &str, nb: &Value, mut session: Session) -> bool {
+/// saved ones. True when nothing differs. `backend` is the one running it
+/// now: where the saved outputs came from another, device-dependent outputs
+/// are skipped and the summary says how many.
+pub fn check(file: &str, nb: &Value, mut session: Session, backend: &str) -> bool {
     let mut fresh = nb.clone();
     let _ = run_cells(&mut fresh, &mut session, file, true, false);
-    let mut same = true;
-    let (mut checked, mut differing) = (0, 0);
+    let saved_on = saved_backend(nb);
+    let cross = saved_on != backend;
+    let (mut cells, mut differing, mut compared, mut skipped, mut differ) = (0, 0, 0, 0, 0);
     let saved_cells = nb["cells"].as_array().cloned().unwrap_or_default();
     let fresh_cells = fresh["cells"].as_array().cloned().unwrap_or_default();
     for (i, (a, b)) in saved_cells.iter().zip(&fresh_cells).enumerate() {
         if a["cell_type"] != "code" {
             continue;
         }
-        checked += 1;
+        cells += 1;
         let empty = vec![];
-        let diffs = compare(
-            a["outputs"].as_array().unwrap_or(&empty),
+        let saved_outputs = a["outputs"].as_array().unwrap_or(&empty);
+        if cross && tagged(a, DEVICE_TAG) {
+            skipped += saved_outputs.len();
+            continue;
+        }
+        let r = compare_across(
+            saved_outputs,
             b["outputs"].as_array().unwrap_or(&empty),
+            cross,
         );
-        if !diffs.is_empty() {
-            same = false;
+        compared += r.compared;
+        skipped += r.skipped;
+        if !r.diffs.is_empty() {
             differing += 1;
+            differ += r.diffs.len();
             println!("{file} cell {}:", i + 1);
-            for d in diffs {
+            for d in r.diffs {
                 println!("  {d}");
             }
         }
     }
-    if same {
-        println!("{file}: every output of {checked} code cells matches the saved one");
+    let across = if cross {
+        format!(
+            ", {skipped} skipped as device-dependent (saved on {saved_on}, run now on {backend})"
+        )
     } else {
-        println!(
-            "{file}: {differing} of {checked} code cells differ from the saved outputs \
-             (timings, devices and benchmark tables are masked; numbers compared within 1e-3)"
-        );
+        String::new()
+    };
+    println!(
+        "{file}: {cells} code cells, {compared} outputs compared{across}, {differ} differ \
+         (timings and device names are masked; numbers compared within 1e-3)"
+    );
+    if differing > 0 {
+        println!("{file}: {differing} of {cells} code cells differ from the saved outputs");
     }
-    same
+    differing == 0
 }
 
 #[cfg(test)]
@@ -388,6 +522,37 @@ mod tests {
         assert!(close(x[0], y[0]));
         let (_, z) = masked("sum 1002.0", false);
         assert!(!close(z[0], y[0]));
+    }
+
+    #[test]
+    fn across_backends_only_portable_outputs_are_compared() {
+        let table = json!({"output_type": "display_data", "data": {"text/html": ["<table></table>"], "text/plain": ["n 1"]}, "metadata": {}});
+        let saved = vec![
+            json!({"output_type": "stream", "name": "stdout", "text": ["max difference: 0.0\n", "fused is 3.4x the unfused version\n", "took 2.5 ms\n"]}),
+            table.clone(),
+            json!({"output_type": "stream", "name": "stderr", "text": ["autotune k: 16 configs in 1.2 s; best BLOCK: 64\n"]}),
+        ];
+        let fresh = vec![
+            json!({"output_type": "stream", "name": "stdout", "text": ["max difference: 0.0\n", "fused is 1.9x the unfused version\n", "took 40.0 ms\n"]}),
+            table,
+            json!({"output_type": "stream", "name": "stderr", "text": ["autotune k: 16 configs in 9.0 s; best BLOCK: 32\n"]}),
+        ];
+        let r = compare_across(&saved, &fresh, true);
+        assert_eq!((r.compared, r.skipped), (1, 2), "{r:?}");
+        assert!(r.diffs.is_empty(), "{r:?}");
+        // A wrong result still differs across backends.
+        let mut wrong = fresh.clone();
+        wrong[0]["text"] = json!(["max difference: 0.5\n"]);
+        assert_eq!(compare_across(&saved, &wrong, true).diffs.len(), 1);
+        // On the same backend the autotuner's report is compared (its choice).
+        assert_eq!(compare_across(&saved, &fresh, false).diffs.len(), 1);
+        // The device banner is a device on both sides.
+        let (a, _) = masked(
+            "NVIDIA H100 80GB HBM3 (cuda, driver 580), tilebook 0.1.0",
+            false,
+        );
+        let (b, _) = masked("CPU backend (cpu, no GPU in use), tilebook 0.1.0", false);
+        assert_eq!(a, b);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! hang (still running a few seconds after SIGINT) fails the test, and the
 //! mutant is written to `target/fuzz-failures/` to become a regression test.
 //!
-//! `TILEBOOK_FUZZ_COUNT` (default 2000) and `TILEBOOK_FUZZ_SEED` (default 1)
+//! `TILEBOOK_FUZZ_COUNT` (default 2000), `TILEBOOK_FUZZ_SEED` (default 1) and `TILEBOOK_FUZZ_BIN` (default: this build)
 //! choose the run; the same seed gives the same mutants.
 
 use std::os::unix::process::CommandExt;
@@ -373,7 +373,11 @@ fn run_one(bin: &Path, file: &Path, cache: &Path) -> Outcome {
 #[test]
 fn mutants_never_panic_crash_or_hang() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_tilebook"));
+    // TILEBOOK_FUZZ_BIN: another build to fuzz (a long local run can use a
+    // copy while the tree is rebuilt).
+    let bin = std::env::var_os("TILEBOOK_FUZZ_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_tilebook")));
     let count: usize = std::env::var("TILEBOOK_FUZZ_COUNT")
         .ok()
         .and_then(|s| s.parse().ok())

@@ -351,7 +351,12 @@ pub fn round_tf32(x: f32) -> f32 {
 /// The i-k-j loop order keeps one row of `out` and one row of `b` streaming;
 /// rustc vectorises the inner loop.
 #[inline]
-fn dot_kernel(a: &[f32], b: &[f32], out: &mut [f32], m: usize, n: usize, k: usize) {
+/// `out += a @ b` in fp32 over row-major `m x k` and `k x n` operands, in
+/// the CPU backend's summation order (four products summed, then added).
+/// The host's `torch.matmul` uses it too, so that on the CPU backend a
+/// kernel's `tl.dot` and `torch.matmul` agree bit for bit where the kernel
+/// walks K in blocks of a multiple of four (as they agree on a GPU).
+pub fn dot_kernel(a: &[f32], b: &[f32], out: &mut [f32], m: usize, n: usize, k: usize) {
     for i in 0..m {
         let row = &mut out[i * n..(i + 1) * n];
         let arow = &a[i * k..(i + 1) * k];

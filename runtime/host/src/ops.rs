@@ -723,16 +723,7 @@ fn matmul_2d(s: &mut Engine, a: &Tensor, b: &Tensor) -> R<Tensor> {
         let av: Vec<f32> = a2.values_f64().into_iter().map(|x| x as f32).collect();
         let bv: Vec<f32> = b2.values_f64().into_iter().map(|x| x as f32).collect();
         let mut o = vec![0f32; m * n];
-        for i in 0..m {
-            let row = &mut o[i * n..(i + 1) * n];
-            for p in 0..k {
-                let x = av[i * k + p];
-                let brow = &bv[p * n..(p + 1) * n];
-                for j in 0..n {
-                    row[j] += x * brow[j];
-                }
-            }
-        }
+        tilebook_cpu::runtime::dot_kernel(&av, &bv, &mut o, m, n, k);
         out = o.into_iter().map(|x| x as f64).collect();
     }
     let mut shape = vec![m, n];

@@ -171,12 +171,17 @@ impl Magics for Engine {
                     (Backend::Cuda(_), Some(v)) => format!(", driver {v}"),
                     _ => String::new(),
                 };
-                let text = format!(
-                    "{} ({}{driver}), tilebook {}\n",
-                    self.device_name(),
-                    self.backend_name(),
-                    env!("CARGO_PKG_VERSION")
-                );
+                let text = match &self.backend {
+                    Backend::Cuda(_) => format!(
+                        "{} (cuda{driver}), tilebook {}\n",
+                        self.device_name(),
+                        env!("CARGO_PKG_VERSION")
+                    ),
+                    Backend::Cpu => format!(
+                        "CPU backend (cpu, no GPU in use), tilebook {}\n",
+                        env!("CARGO_PKG_VERSION")
+                    ),
+                };
                 self.emit_stream("stdout", &text);
                 Ok(Val::None)
             }

@@ -149,9 +149,8 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.position_at_end(report);
         let global = self.ctx.ptr_type(AddressSpace::from(1u16));
         let word = |g: &Self, i: u64| -> R<PointerValue<'ctx>> {
-            let a = g
-                .b
-                .build_int_add(record, i64t.const_int(8 * i, false), "")?;
+            let a =
+                g.b.build_int_add(record, i64t.const_int(8 * i, false), "")?;
             Ok(g.b.build_int_to_ptr(a, global, "")?)
         };
         let i32t = self.ctx.i32_type();
@@ -167,10 +166,7 @@ impl<'ctx> Gen<'ctx, '_> {
             )?
             .as_basic_value_enum()
             .into_struct_value();
-        let won = self
-            .b
-            .build_extract_value(old, 1, "")?
-            .into_int_value();
+        let won = self.b.build_extract_value(old, 1, "")?.into_int_value();
         self.b.build_conditional_branch(won, write, cont)?;
         self.b.position_at_end(write);
         let pid = [
