@@ -47,19 +47,21 @@ fn visiting_order_shows_grouped_tiles_and_their_smaller_footprint() {
     assert!(row_major.ok, "{}", row_major.text());
     let text = row_major.text();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[1], " 0  1  2  3  4  5  6  7  8", "{text}");
+    // The first wave (9 programs) in brackets: the whole first tile row.
+    assert_eq!(lines[1], "[ 0][ 1][ 2][ 3][ 4][ 5][ 6][ 7][ 8]", "{text}");
     // One row of A tiles and nine columns of B tiles: 32x64 and 64x288 fp16.
     assert!(
-        text.contains("the first 9 programs (outlined) load a_ptr 4.0 KB, b_ptr 36.0 KB"),
+        text.contains("the first 9 programs [in brackets] load a_ptr 4.0 KB, b_ptr 36.0 KB"),
         "{text}"
     );
     let grouped = s.run_cell("traced(3).visiting_order(c, wave=9)");
     let text = grouped.text();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[1], " 0  3  6  9 12 15 18 21 24", "{text}");
-    assert_eq!(lines[2], " 1  4  7 10 13 16 19 22 25", "{text}");
+    // Grouped: the first wave is a 3x3 block of tiles.
+    assert_eq!(lines[1], "[ 0][ 3][ 6]  9  12  15  18  21  24", "{text}");
+    assert_eq!(lines[2], "[ 1][ 4][ 7] 10  13  16  19  22  25", "{text}");
     assert!(
-        text.contains("the first 9 programs (outlined) load a_ptr 12.0 KB, b_ptr 12.0 KB"),
+        text.contains("the first 9 programs [in brackets] load a_ptr 12.0 KB, b_ptr 12.0 KB"),
         "{text}"
     );
     let d = displays(&grouped);

@@ -90,6 +90,16 @@ fn matmul_runs_unchanged_with_autotuning_and_perf_report() {
         "{plain}"
     );
     assert!(plain.contains("product-fp16.svg"), "{plain}");
+    // Each line's points show its letter, named in the legend.
+    assert!(plain.contains("lines A cuBLAS, B Kernel"), "{plain}");
+    let plot_rows: String = plain
+        .lines()
+        .filter(|l| l.contains('│') || l.contains('┤'))
+        .collect();
+    assert!(
+        plot_rows.contains('A') && plot_rows.contains('B'),
+        "{plain}"
+    );
 }
 
 #[test]

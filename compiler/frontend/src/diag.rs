@@ -76,7 +76,7 @@ impl Diagnostic {
             Severity::Error => CsDiag::error(),
             Severity::Warning => CsDiag::warning(),
         }
-        .with_message(format!("{}: {}", self.kind, self.message))
+        .with_message(headline(&self.kind, &self.message))
         .with_labels(labels)
         .with_notes(self.notes.clone());
         let mut buf: Vec<u8> = vec![];
@@ -166,5 +166,15 @@ mod closest_tests {
             super::did_you_mean("stor", names, "tl."),
             "; did you mean `tl.store`?"
         );
+    }
+}
+
+/// `Kind: message`, or the kind alone when there is no message (as Python
+/// prints `KeyboardInterrupt`, not `KeyboardInterrupt: `).
+pub fn headline(kind: &str, message: &str) -> String {
+    if message.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}: {message}")
     }
 }

@@ -213,7 +213,10 @@ impl Session {
             (None, Some(span)) => {
                 Diagnostic::new(&e.kind, e.message.clone(), Some(span.clone())).render(self.color)
             }
-            (None, None) => format!("{}: {}\n", e.kind, e.message),
+            (None, None) => format!(
+                "{}\n",
+                tilebook_frontend::diag::headline(&e.kind, &e.message)
+            ),
         };
         let line = e.span.as_ref().map(|s| s.line());
         self.outputs.push(Output::Error {

@@ -261,13 +261,20 @@ fn visiting_order(d: &TraceData, t: &Tensor, wave: Option<u64>) -> R<(String, St
         let line: Vec<String> = text_grid
             .iter()
             .filter(|((rr, _), _)| *rr == r)
-            .map(|(_, i)| format!("{i:>width_digits$}"))
+            .map(|(_, i)| {
+                // The first wave's tiles in brackets (outlined in the SVG).
+                if wave.is_some_and(|w| *i < w) {
+                    format!("[{i:>width_digits$}]")
+                } else {
+                    format!(" {i:>width_digits$} ")
+                }
+            })
             .collect();
-        text.push_str(&line.join(" "));
+        text.push_str(line.join("").trim_end());
         text.push('\n');
     }
     if !footprint.is_empty() {
-        text.push_str(&footprint);
+        text.push_str(&footprint.replace("(outlined)", "[in brackets]"));
         text.push('\n');
     }
     Ok((svg, text.trim_end().to_string()))

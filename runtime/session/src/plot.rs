@@ -115,7 +115,8 @@ pub fn svg(t: &Table) -> Result<String, String> {
 }
 
 /// The plot in braille characters, `COLS x ROWS` cells, with the y range,
-/// x range and a legend of one marker letter per line.
+/// x range and a legend of one marker letter per line (each line's data
+/// points show as its letter).
 pub fn braille(t: &Table) -> String {
     const COLS: usize = 60;
     const ROWS: usize = 15;
@@ -130,6 +131,17 @@ pub fn braille(t: &Table) -> String {
             dots[y as usize][x as usize] = true;
         }
     };
+    // Each line's data points carry its marker letter, so lines that cross
+    // can be told apart without colour.
+    let mut marks: Vec<Vec<Option<char>>> = vec![vec![None; COLS]; ROWS];
+    for (i, (_, pts)) in ls.iter().enumerate() {
+        for p in pts {
+            let (x, y) = (px(p.0), py(p.1));
+            if (0..w as i64).contains(&x) && (0..h as i64).contains(&y) {
+                marks[y as usize / 4][x as usize / 2] = Some(marker(i));
+            }
+        }
+    }
     for (_, pts) in &ls {
         for seg in pts.windows(2) {
             let (a, b) = ((px(seg[0].0), py(seg[0].1)), (px(seg[1].0), py(seg[1].1)));
@@ -153,6 +165,10 @@ pub fn braille(t: &Table) -> String {
         };
         out.push_str(&label);
         for c in 0..COLS {
+            if let Some(m) = marks[r][c] {
+                out.push(m);
+                continue;
+            }
             let mut bits = 0;
             for (dy, row) in BITS.iter().enumerate() {
                 for (dx, bit) in row.iter().enumerate() {
@@ -175,7 +191,16 @@ pub fn braille(t: &Table) -> String {
         w = COLS - 10
     ));
     out.push_str(&format!("{:>12}{}: ", "", t.xlabel));
-    let names: Vec<&str> = ls.iter().map(|(n, _)| n.as_str()).collect();
+    let names: Vec<String> = ls
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| format!("{} {n}", marker(i)))
+        .collect();
     out.push_str(&format!("lines {}", names.join(", ")));
     out
+}
+
+/// The letter marking line `i`'s points in a braille plot.
+fn marker(i: usize) -> char {
+    (b'A' + (i % 26) as u8) as char
 }
