@@ -154,6 +154,16 @@ pub fn did_you_mean<'a>(
     }
 }
 
+/// `Kind: message`, or the kind alone when there is no message (as Python
+/// prints `KeyboardInterrupt`, not `KeyboardInterrupt: `).
+pub fn headline(kind: &str, message: &str) -> String {
+    if message.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}: {message}")
+    }
+}
+
 #[cfg(test)]
 mod closest_tests {
     #[test]
@@ -166,15 +176,5 @@ mod closest_tests {
             super::did_you_mean("stor", names, "tl."),
             "; did you mean `tl.store`?"
         );
-    }
-}
-
-/// `Kind: message`, or the kind alone when there is no message (as Python
-/// prints `KeyboardInterrupt`, not `KeyboardInterrupt: `).
-pub fn headline(kind: &str, message: &str) -> String {
-    if message.is_empty() {
-        kind.to_string()
-    } else {
-        format!("{kind}: {message}")
     }
 }
