@@ -611,11 +611,14 @@ pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
     if threads == 1 || total <= 1 {
         worker();
     } else {
-        std::thread::scope(|s| {
+        // Rayon's pool keeps its threads between launches: starting threads
+        // on every launch cost tens of microseconds per launch.
+        let w = &worker;
+        rayon::in_place_scope(|s| {
             for _ in 0..threads - 1 {
-                s.spawn(worker);
+                s.spawn(move |_| w());
             }
-            worker();
+            w();
         });
     }
     if let Some(e) = shared
