@@ -114,6 +114,12 @@ fn a_tensor_displays_as_torch_prints_it() {
             "tensor([0., 1., 2., 3.], device='cuda:0')".to_string()
         )]]
     );
+    // Shapes are torch.Size, a tuple that prints as torch's does.
+    let out = ok(
+        &mut s,
+        "x = torch.zeros(3, 4)\nprint(x.shape, x.size(), x.size(1), x.shape == (3, 4), isinstance(x.shape, tuple), torch.Size([2]).numel())",
+    );
+    assert_eq!(out, "torch.Size([3, 4]) torch.Size([3, 4]) 4 True True 2\n");
 }
 
 #[test]

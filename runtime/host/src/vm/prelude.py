@@ -199,7 +199,38 @@ _MODULES = {
     "triton.runtime.driver": "triton.runtime.driver",
     "tilebook": "tilebook",
 }
-_EXTRA = {"torch": {"Tensor": Tensor}}
+class Size(tuple):
+    """torch.Size: a tensor's shape, a tuple that prints as torch prints it."""
+
+    def __repr__(self):
+        return "torch.Size([%s])" % ", ".join(str(d) for d in self)
+
+    __str__ = __repr__
+
+    def numel(self):
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+
+Size.__module__ = "torch"
+
+
+def _shape(self):
+    return Size(_tb.getattr(self, "shape"))
+
+
+def _size(self, dim=None):
+    if dim is None:
+        return Size(_tb.getattr(self, "shape"))
+    return _tb.getattr(self, "size")(dim)
+
+
+Tensor.shape = property(_shape)
+Tensor.size = _size
+
+_EXTRA = {"torch": {"Tensor": Tensor, "Size": Size}}
 
 
 class TensorDescriptor:
