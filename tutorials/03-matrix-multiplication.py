@@ -369,8 +369,9 @@ benchmark.run(show_plots=True, print_data=True)
 # from 4096 up, 83% to 87% of cuBLAS (670 to 720 TFLOPS). For small
 # matrices every kernel is limited by how few tiles there are to spread
 # over 132 multiprocessors, and at 3072 the autotuner's best candidate was
-# a poor fit. The autotuner's log above shows it choosing different tiles
-# for different sizes: no single configuration wins everywhere.
+# a poor fit. The autotuner's log above names the configuration it chose
+# at each size it tuned, with its time: compare them to see whether one
+# configuration wins everywhere on your GPU.
 #
 # The gap to cuBLAS is in tilebook's code generation, not in the
 # algorithm: autotuned over these same configurations, Triton's compiler
