@@ -612,13 +612,14 @@ pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
         worker();
     } else {
         // Rayon's pool keeps its threads between launches: starting threads
-        // on every launch cost tens of microseconds per launch.
+        // on every launch cost tens of microseconds per launch. The pool has
+        // one thread per core, so the calling thread only waits (working
+        // beside them would put three threads on two cores).
         let w = &worker;
         rayon::in_place_scope(|s| {
-            for _ in 0..threads - 1 {
+            for _ in 0..threads {
                 s.spawn(move |_| w());
             }
-            w();
         });
     }
     if let Some(e) = shared
