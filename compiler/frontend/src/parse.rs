@@ -23,7 +23,17 @@ pub fn parse_cell(file: &Rc<SourceFile>) -> Result<Vec<Stmt>, Diagnostic> {
             Some(span),
         ));
     }
-    let parsed = ruff_python_parser::parse_unchecked(&file.text, ParseOptions::from(Mode::Ipython));
+    let Some(parsed) = parse_ipython(&file.text) else {
+        return Err(Diagnostic::new(
+            "SyntaxError",
+            "the parser could not read this cell (check its brackets, strings and `%`/`!`/`?` escapes)",
+            Some(Span {
+                file: file.clone(),
+                start: 0,
+                end: file.text.len().min(1),
+            }),
+        ));
+    };
     if let Some(err) = parsed.errors().first() {
         let span = Span {
             file: file.clone(),
@@ -199,6 +209,16 @@ pub enum Completeness {
     Invalid,
 }
 
+/// ruff's parser in IPython mode, or `None` where it panics: its error
+/// recovery reaches an `unreachable!` on some malformed cells (found by
+/// `tests/parser_props.rs`), which must be a syntax error, not a crash.
+fn parse_ipython(text: &str) -> Option<ruff_python_parser::Parsed<Mod>> {
+    std::panic::catch_unwind(|| {
+        ruff_python_parser::parse_unchecked(text, ParseOptions::from(Mode::Ipython))
+    })
+    .ok()
+}
+
 /// Decide if `text` is a whole cell. Shared by the REPL and the Jupyter kernel.
 pub fn is_complete(text: &str) -> Completeness {
     if text.trim().is_empty() {
@@ -208,7 +228,9 @@ pub fn is_complete(text: &str) -> Completeness {
         // Parsing it could overflow the stack; running it reports why.
         return Completeness::Invalid;
     }
-    let parsed = ruff_python_parser::parse_unchecked(text, ParseOptions::from(Mode::Ipython));
+    let Some(parsed) = parse_ipython(text) else {
+        return Completeness::Invalid;
+    };
     let Some(err) = parsed.errors().first() else {
         // A block header followed by lines is complete only after a blank line.
         let last = text.lines().last().unwrap_or("");
@@ -333,7 +355,9 @@ pub enum TokenClass {
 pub fn highlight_classes(text: &str) -> Vec<(std::ops::Range<usize>, TokenClass)> {
     use ruff_python_ast::token::TokenKind as K;
     use ruff_text_size::Ranged;
-    let parsed = ruff_python_parser::parse_unchecked(text, ParseOptions::from(Mode::Ipython));
+    let Some(parsed) = parse_ipython(text) else {
+        return vec![];
+    };
     let tokens: Vec<(K, std::ops::Range<usize>)> = parsed
         .tokens()
         .iter()

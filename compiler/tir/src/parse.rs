@@ -47,7 +47,11 @@ type PResult<T> = Result<T, ParseError>;
 
 impl Parser<'_> {
     fn err<T>(&self, message: impl Into<String>) -> PResult<T> {
-        let before = &self.src[..self.pos];
+        let mut at = self.pos.min(self.src.len());
+        while !self.src.is_char_boundary(at) {
+            at -= 1;
+        }
+        let before = &self.src[..at];
         let line = before.matches('\n').count() + 1;
         let col = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
         Err(ParseError {
@@ -57,8 +61,10 @@ impl Parser<'_> {
         })
     }
 
+    /// What is left to read (nothing once a malformed input has moved the
+    /// position past its end or into a character).
     fn rest(&self) -> &str {
-        &self.src[self.pos..]
+        self.src.get(self.pos..).unwrap_or("")
     }
 
     /// Skip spaces, newlines and `//` comments.
@@ -106,7 +112,7 @@ impl Parser<'_> {
             .find(|c: char| !(c.is_alphanumeric() || c == '_'))
             .unwrap_or(r.len());
         self.pos += n;
-        &self.src[self.pos - n..self.pos]
+        self.src.get(self.pos - n..self.pos).unwrap_or("")
     }
 
     fn token_until(&mut self, stops: &[char]) -> &str {
@@ -115,7 +121,7 @@ impl Parser<'_> {
             .find(|c: char| stops.contains(&c) || c.is_whitespace())
             .unwrap_or(r.len());
         self.pos += n;
-        &self.src[self.pos - n..self.pos]
+        self.src.get(self.pos - n..self.pos).unwrap_or("")
     }
 
     fn ty(&mut self) -> PResult<Type> {

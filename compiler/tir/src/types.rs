@@ -290,7 +290,12 @@ impl Type {
                 shape.push(rest[..digits].parse().ok()?);
                 rest = &rest[digits + 1..];
             }
-            if shape.is_empty() {
+            // Every block's element count fits in 2^31 (the front end keeps
+            // them far smaller); a text claiming more is not a type.
+            let numel = shape
+                .iter()
+                .try_fold(1usize, |n: usize, &d| n.checked_mul(d))?;
+            if shape.is_empty() || numel > 1 << 31 {
                 return None;
             }
             return Some(Type {

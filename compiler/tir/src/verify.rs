@@ -135,8 +135,12 @@ impl Verifier<'_> {
 
     fn check_types(&self, op: &Op) -> Result<(), VerifyError> {
         let counts = |na: usize, nr: usize| op.args.len() == na && op.results.len() == nr;
-        let arg = |i: usize| self.ty(op.args[i]);
-        let res = |i: usize| self.ty(op.results[i]);
+        // A missing operand reads as a type no rule accepts (the rules read
+        // operands before or beside checking their counts; an op parsed
+        // from text may have any number).
+        let missing = Type::block(Elem::Scalar(DType::I1), vec![0]);
+        let arg = |i: usize| op.args.get(i).map_or(&missing, |&a| self.ty(a));
+        let res = |i: usize| op.results.get(i).map_or(&missing, |&a| self.ty(a));
         let ok = match &op.kind {
             OpKind::Const(_) => counts(0, 1) && !res(0).elem.is_ptr(),
             OpKind::ProgramId(a) | OpKind::NumPrograms(a) => {

@@ -111,8 +111,10 @@ impl<H: Host + ?Sized> GpuFault for H {
     }
 }
 
-/// Keep the panics the session turns into errors about lost GPU data out of
-/// stderr (the error shown for the cell says it); other panics print as usual.
+/// Keep the panics the session turns into errors about lost GPU data, and
+/// those of ruff's parser that the front end turns into syntax errors, out
+/// of stderr (the error shown for the cell says it); other panics print as
+/// usual.
 pub fn quiet_expected_panics() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -122,6 +124,14 @@ pub fn quiet_expected_panics() {
             .map(String::as_str)
             .unwrap_or("");
         if msg == crate::tensor::LOST || msg.starts_with(crate::tensor::READ_BACK_FAILED) {
+            return;
+        }
+        // ruff's parser panics on some malformed cells; the front end
+        // reports those as syntax errors.
+        if info
+            .location()
+            .is_some_and(|l| l.file().contains("ruff_python_parser"))
+        {
             return;
         }
         default(info);
