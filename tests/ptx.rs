@@ -448,4 +448,16 @@ fn checked_mode_guards_every_access_and_keeps_vectors() {
         o.check_bounds = true
     });
     assert!(p.contains("tb_in_any"), "{p}");
+    // Integer division checks its divisor (and a plain build does not).
+    let src = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(a_ptr, b_ptr):\n    offs = tl.arange(0, 128)\n    tl.store(a_ptr + offs, tl.load(a_ptr + offs) // tl.load(b_ptr + offs))\n";
+    let sig = "*i32:16, *i32:16";
+    let plain = ptx("div.py", src, "k", sig);
+    let checked = ptx_options("div.py", src, "k", sig, &|o| o.check_bounds = true);
+    // One record per op that can fail: two loads, the division, the store.
+    assert_eq!(
+        checked.matches("atom.global.cas.b32").count(),
+        4,
+        "{checked}"
+    );
+    assert!(!plain.contains("atom.global.cas"), "{plain}");
 }

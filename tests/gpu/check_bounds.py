@@ -1,9 +1,10 @@
 # Checked GPU mode (run.sh runs this file with TILEBOOK_CHECK_BOUNDS=1 and
 # without the CPU cross-check, which would stop each bad launch on the CPU
-# first): out-of-bounds stores, loads, atomics, tile loads of a dot and
-# accesses through addresses loaded from memory are each reported with the
-# kernel line, the program and the element, the bad access is not made, and
-# the session goes on on the GPU.
+# first): out-of-bounds stores, loads, atomics, tile loads of a dot,
+# accesses through addresses loaded from memory and integer division by
+# zero are each reported with the kernel line, the program and the element,
+# the bad access is not made, and the session goes on on the GPU. The CPU
+# backend (always checked) reports the same lines.
 import os
 
 import torch
@@ -49,11 +50,18 @@ def through_addresses(addr_ptr, out_ptr):
     tl.store(out_ptr + i, tl.load(p))
 
 
-def expect_index_error(run, *parts):
+@triton.jit
+def divide(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    q = tl.load(x_ptr + offs) // tl.load(y_ptr + offs)
+    tl.store(out_ptr + offs, q)
+
+
+def expect_index_error(run, *parts, kind=IndexError):
     try:
         run()
         torch.cuda.synchronize()
-    except IndexError as e:
+    except kind as e:
         msg = str(e)
         for p in parts:
             assert p in msg, (p, msg)
@@ -71,7 +79,7 @@ out = torch.full((n,), -1.0, device="cuda")
 # 8 programs of 128 cover 1024 elements: the last program stores 24 past the end.
 expect_index_error(
     lambda: add_store_unmasked[(8,)](x, y, out, n, BLOCK=128),
-    "out-of-bounds store in kernel `add_store_unmasked` at line 19",
+    "out-of-bounds store in kernel `add_store_unmasked` at line 20",
     "program (7, 0, 0)",
     "of `out_ptr`, which has 1000 elements",
 )
@@ -80,14 +88,14 @@ assert torch.allclose(out, x + y)
 
 expect_index_error(
     lambda: load_unmasked[(8,)](x, out, n, BLOCK=128),
-    "out-of-bounds load in kernel `load_unmasked` at line 25",
+    "out-of-bounds load in kernel `load_unmasked` at line 26",
     "of `x_ptr`",
 )
 
 hist = torch.zeros(100, dtype=torch.int32, device="cuda")
 expect_index_error(
     lambda: count_unmasked[(1,)](hist, BLOCK=128),
-    "out-of-bounds atomic in kernel `count_unmasked` at line 32",
+    "out-of-bounds atomic in kernel `count_unmasked` at line 33",
     "of `hist_ptr`",
 )
 assert hist.sum().item() == 100, hist
@@ -98,7 +106,7 @@ b = torch.randn(K, K, device="cuda", dtype=torch.float16)
 c = torch.zeros(M, K, device="cuda", dtype=torch.float32)
 expect_index_error(
     lambda: dot_rows_unmasked[(2,)](a, b, c, M, BM=64, K=K),
-    "out-of-bounds load in kernel `dot_rows_unmasked` at line 39",
+    "out-of-bounds load in kernel `dot_rows_unmasked` at line 40",
     "program (1, 0, 0)",
     "of `a_ptr`",
 )
@@ -108,8 +116,20 @@ addrs = torch.tensor([src.data_ptr(), src.data_ptr() + 4 * 10**7], dtype=torch.i
 got = torch.zeros(2, device="cuda")
 expect_index_error(
     lambda: through_addresses[(2,)](addrs, got),
-    "out-of-bounds load in kernel `through_addresses` at line 49",
+    "out-of-bounds load in kernel `through_addresses` at line 50",
     "outside every tensor it may address",
+)
+
+# An integer division by zero is named too (the GPU's own answer would be
+# meaningless): element 5 of the block divides by zero.
+num = torch.arange(64, dtype=torch.int32, device="cuda")
+den = torch.ones(64, dtype=torch.int32, device="cuda")
+den[5] = 0
+quot = torch.empty_like(num)
+expect_index_error(
+    lambda: divide[(1,)](num, den, quot, BLOCK=64),
+    "integer division by zero in kernel `divide` at line 56: program (0, 0, 0), element 5",
+    kind=ZeroDivisionError,
 )
 
 # No fault happened: the session is still on the GPU, and correct launches

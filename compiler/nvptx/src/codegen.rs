@@ -590,9 +590,20 @@ impl<'ctx> Gen<'ctx, '_> {
             _ => {
                 // Elementwise.
                 let t = rty.expect("result");
+                // Checked mode: integer `//` and `%` report a zero divisor.
+                let divide = match op.kind {
+                    OpKind::Binary(BinOp::Div) => Some(crate::record::DIVIDE),
+                    OpKind::Binary(BinOp::Rem) => Some(crate::record::MODULO),
+                    _ => None,
+                }
+                .filter(|_| self.check.is_some() && t.dtype().is_some_and(DType::is_int));
                 if !t.is_block() {
                     let args: Vec<_> = op.args.iter().map(|&a| self.scalar(a)).collect::<R<_>>()?;
                     let x = self.elementwise(op, &args)?;
+                    if let Some(what) = divide {
+                        self.check_divisor(args[1].into_int_value(), None)?;
+                        self.report_checks(op, what)?;
+                    }
                     self.set(res.expect("result"), Reg::S(x));
                 } else {
                     let (n, all) = match self.mma.get(&op.results[0]).copied() {
@@ -605,9 +616,21 @@ impl<'ctx> Gen<'ctx, '_> {
                         }
                     };
                     let mut out = vec![];
+                    let blocked = !self.mma.contains_key(&op.results[0]);
                     for r in 0..n {
                         let args: Vec<_> = all.iter().map(|v| v[r]).collect();
                         out.push(self.elementwise(op, &args)?);
+                        if divide.is_some() {
+                            let index = if blocked {
+                                Some(self.elem_index(&self.layout(&t), r)?)
+                            } else {
+                                None
+                            };
+                            self.check_divisor(args[1].into_int_value(), index)?;
+                        }
+                    }
+                    if let Some(what) = divide {
+                        self.report_checks(op, what)?;
                     }
                     self.set(res.expect("result"), Reg::B(out));
                 }

@@ -48,11 +48,20 @@ pub mod record {
     /// Bytes of one element of the pointer's type.
     pub const ELEM: u64 = 9;
     pub const ALLOCATIONS: u64 = 16;
-    /// What each `WHAT` code names.
-    pub const WHAT_NAMES: [&str; 3] = ["load", "store", "atomic"];
+    /// What each `WHAT` code names. For a zero divisor, `ADDR` holds the
+    /// element's index in its block (`u64::MAX` when not known).
+    pub const WHAT_NAMES: [&str; 5] = [
+        "load",
+        "store",
+        "atomic",
+        "integer division by zero",
+        "integer modulo by zero",
+    ];
     pub const LOAD: u64 = 0;
     pub const STORE: u64 = 1;
     pub const ATOMIC: u64 = 2;
+    pub const DIVIDE: u64 = 3;
+    pub const MODULO: u64 = 4;
     /// Words of a record listing `allocations` ranges.
     pub fn words(allocations: usize) -> usize {
         ALLOCATIONS as usize + 1 + 2 * allocations
@@ -79,7 +88,8 @@ pub struct GpuOptions {
     /// `extern_libs={'libdevice': path}`).
     pub libdevice_path: Option<std::path::PathBuf>,
     /// Checked mode: every global access is checked against its tensor's
-    /// bounds and the first violation recorded (see `record`); the kernel
+    /// bounds, and every integer divisor against zero, and the first
+    /// violation recorded (see `record`); the kernel
     /// takes the record's address and each parameter's `[lo, hi)` after its
     /// own parameters.
     pub check_bounds: bool,

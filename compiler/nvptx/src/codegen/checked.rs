@@ -116,6 +116,33 @@ impl<'ctx> Gen<'ctx, '_> {
         }))
     }
 
+    /// In checked mode, note a zero `divisor` of an integer `//` or `%`
+    /// (`index`: the element's index in its block, where known) for
+    /// `report_checks` to record; the division itself gives its defined
+    /// value (`binary`).
+    pub(super) fn check_divisor(
+        &mut self,
+        divisor: IntValue<'ctx>,
+        index: Option<IntValue<'ctx>>,
+    ) -> R<()> {
+        if self.check.is_none() {
+            return Ok(());
+        }
+        let i64t = self.ctx.i64_type();
+        let zero = divisor.get_type().const_zero();
+        let bad = self
+            .b
+            .build_int_compare(IntPredicate::EQ, divisor, zero, "")?;
+        let at = match index {
+            Some(i) => self.b.build_int_z_extend(i, i64t, "")?,
+            None => i64t.const_all_ones(),
+        };
+        if let Some(c) = self.check.as_mut() {
+            c.batch.push((bad, at));
+        }
+        Ok(())
+    }
+
     /// After the accesses of `op` (checked by `check_access`): if any lay
     /// outside, record the first (one branch per op, off the fast path).
     pub(super) fn report_checks(&mut self, op: &Op, what: u64) -> R<()> {

@@ -117,6 +117,7 @@ pub(super) fn read_record(
         elem_size: word(record::ELEM) as usize,
         addr: word(record::ADDR),
     };
+    let divide = record::WHAT_NAMES[record::DIVIDE as usize..].contains(&what);
     let zero = vec![0u8; record::ALLOCATIONS as usize * 8];
     let mut cleared = bytes;
     cleared[..zero.len()].copy_from_slice(&zero);
@@ -132,6 +133,24 @@ pub(super) fn read_record(
         let b = t.storage.device_address(g).ok()?;
         Some(b + (t.offset * t.dtype.size_bytes()) as u64)
     };
+    if divide {
+        let element = match access.addr {
+            u64::MAX => String::new(),
+            i => format!(", element {i}"),
+        };
+        let message = format!(
+            "{what} in kernel `{}` at line {line}: program ({}, {}, {}){element} (checked GPU mode)",
+            jit.name, pid[0], pid[1], pid[2]
+        );
+        return Err(kernel_line_exc(
+            jit,
+            "ZeroDivisionError",
+            message,
+            line,
+            col,
+            "divide",
+        ));
+    }
     let mut message = oob_message(jit, &access, &tensors, &base);
     message.push_str(" (checked GPU mode: the access was not made)");
     Err(kernel_line_exc(jit, "IndexError", message, line, col, what))

@@ -782,7 +782,7 @@ pub(crate) fn kernel_line_exc(
         );
     } else if what == "divide" {
         d = d.with_note(
-            "the CPU backend checks every integer divisor; where lanes may divide by zero, guard the divisor (x // tl.where(y == 0, 1, y))",
+            "checked mode (always on the CPU backend, `%config check_bounds=True` on the GPU) checks every integer divisor; where lanes may divide by zero, guard the divisor (x // tl.where(y == 0, 1, y))",
         );
     }
     Exc {
