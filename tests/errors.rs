@@ -251,3 +251,27 @@ fn a_kernel_error_in_an_inlined_helper_labels_the_call_site() {
     let text = r.text();
     assert!(text.contains("in the inlined call here"), "{text}");
 }
+
+/// Jupyter's `is_complete_request` and the REPL's Enter ask whether deeply
+/// nested text is a whole cell; `'(' * 1000` once killed the kernel (issue
+/// 19). On an 8 MB stack (a main thread's) every depth gets an answer.
+#[test]
+fn is_complete_answers_for_deep_nesting_on_a_main_thread_stack() {
+    use tilebook_frontend::parse::{is_complete, Completeness};
+    std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(|| {
+            for n in [1000, 2999, 3001, 100_000] {
+                let open = is_complete(&"(".repeat(n));
+                assert!(
+                    matches!(open, Completeness::Incomplete | Completeness::Invalid),
+                    "{n}: {open:?}"
+                );
+                let closed = format!("x = {}1{}", "(".repeat(n), ")".repeat(n));
+                let _ = is_complete(&closed);
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
