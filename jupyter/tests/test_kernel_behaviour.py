@@ -189,7 +189,7 @@ class NotebookUnderNbclient(unittest.TestCase):
         self.assertIn("<svg", svgs[0]["data"]["image/svg+xml"])
         self.assertEqual(outs[3][0]["output_type"], "error")
         self.assertEqual(outs[3][0]["ename"], "NameError")
-        self.assertEqual(outs[4][0]["text"], "still working (1000,)\n")
+        self.assertEqual(outs[4][0]["text"], "still working torch.Size([1000])\n")
 
 
 if __name__ == "__main__":
