@@ -117,7 +117,7 @@ pub(super) fn read_record(
         elem_size: word(record::ELEM) as usize,
         addr: word(record::ADDR),
     };
-    let divide = record::WHAT_NAMES[record::DIVIDE as usize..].contains(&what);
+    let divide = word(record::WHAT) >= record::DIVIDE;
     let zero = vec![0u8; record::ALLOCATIONS as usize * 8];
     let mut cleared = bytes;
     cleared[..zero.len()].copy_from_slice(&zero);

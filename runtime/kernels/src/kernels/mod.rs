@@ -242,7 +242,16 @@ fn launch_on(
             }
             if gk.0.check_bounds {
                 if s.measuring > 0 {
-                    // Read once the measurement ends; the first violation stays recorded.
+                    // Read once the measurement ends; the first violation
+                    // stays recorded. The record does not say which launch
+                    // wrote it, so another kernel or other arguments first
+                    // have the pending one read.
+                    if s.check_pending
+                        .as_ref()
+                        .is_some_and(|p| !p.is(jit_rc, args))
+                    {
+                        finish_pending_check(s)?;
+                    }
                     if s.check_pending.is_none() {
                         s.check_pending = Some(PendingCheck {
                             jit: jit_rc.clone(),
@@ -278,6 +287,20 @@ fn launch_on(
 pub(crate) struct PendingCheck {
     jit: Rc<JitFunction>,
     args: Vec<KernelArg>,
+}
+
+impl PendingCheck {
+    /// Whether a launch is the same kernel on the same arguments.
+    fn is(&self, jit: &Rc<JitFunction>, args: &[KernelArg]) -> bool {
+        Rc::ptr_eq(&self.jit, jit)
+            && self.args.len() == args.len()
+            && self.args.iter().zip(args).all(|(a, b)| match (a, b) {
+                (KernelArg::Tensor(x), KernelArg::Tensor(y)) => Rc::ptr_eq(x, y),
+                (KernelArg::Int(x, _), KernelArg::Int(y, _)) => x == y,
+                (KernelArg::Float(x), KernelArg::Float(y)) => x.to_bits() == y.to_bits(),
+                _ => false,
+            })
+    }
 }
 
 /// Read the record of a checked launch made inside a measurement.
