@@ -13,21 +13,21 @@
 //! Architecture invariant: depends on the tile IR and LLVM only; knows nothing
 //! of the CUDA driver (that is `tilebook-cuda`) or the session.
 
+#[cfg(feature = "llvm")]
 mod axis;
+#[cfg(feature = "llvm")]
 mod codegen;
+#[cfg(feature = "llvm")]
+mod compile;
+#[cfg(feature = "llvm")]
 mod layout;
+#[cfg(feature = "llvm")]
+pub mod libdevice;
+#[cfg(feature = "llvm")]
 mod mma;
 pub mod sass;
 
-use inkwell::context::Context;
-use inkwell::passes::PassBuilderOptions;
-use inkwell::targets::{
-    CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetTriple,
-};
-use inkwell::OptimizationLevel;
 use tilebook_tir::Kernel;
-
-pub mod libdevice;
 
 /// The record a checked kernel (`GpuOptions::check_bounds`) writes its first
 /// out-of-bounds access into: 64-bit words at these indices, zeroed before
@@ -144,28 +144,6 @@ pub struct GpuKernel {
 pub const DEFAULT_PASSES: &str =
     "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,loop-mssa(licm))";
 
-/// The pipeline; with libdevice linked it first folds the library's
-/// `__nvvm_reflect` queries, inlines the functions called (libdevice marks
-/// them always-inline) and drops the rest of the library. `default<O0>` is
-/// the NVPTX target's pipeline start (`nvvm-reflect` told the target's SM,
-/// which libdevice asks as `__CUDA_ARCH`; by name in LLVM 19 it would
-/// answer 0 and pick other code paths than Triton's) and the always-inliner.
-fn llvm_passes(libdevice: bool) -> String {
-    let base = std::env::var("TILEBOOK_LLVM_PASSES").unwrap_or_else(|_| DEFAULT_PASSES.into());
-    if libdevice {
-        format!("default<O0>,globaldce,{base}")
-    } else {
-        base
-    }
-}
-
-/// Whether `tl.dot` may use Hopper's `wgmma`: on sm_90 unless
-/// `TILEBOOK_WGMMA=0` (then `mma.sync`, as on Ampere).
-fn wgmma_allowed(options: &GpuOptions) -> bool {
-    matches!(options.arch.as_str(), "sm_90" | "sm_90a")
-        && std::env::var("TILEBOOK_WGMMA").map_or(true, |v| v != "0")
-}
-
 /// The environment variables that change generated code, with their values
 /// (part of every on-disk cache key, so a changed knob never loads code
 /// built under another setting).
@@ -186,168 +164,33 @@ pub fn env_settings() -> String {
     .join(",")
 }
 
-/// Floating-point contraction as Triton does it (`enable_fp_fusion`, on by
-/// default): LLVM may fuse a multiply and an add into one `fma`, and leaves
-/// `mul`/`add` without `.rn` so that ptxas may fuse too. Results then match
-/// Triton's bit for bit where both run the same operations (libdevice's
-/// polynomials, `tl.randn`). `TILEBOOK_FP_FUSION=0` turns it off (every
-/// `mul`/`add` rounded on its own, as the CPU backend computes). LLVM reads
-/// the setting once per process.
-fn fp_fusion() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let on = std::env::var("TILEBOOK_FP_FUSION").map_or(true, |v| v != "0");
-        let level = if on {
-            c"-nvptx-fma-level=1"
-        } else {
-            c"-nvptx-fma-level=0"
-        };
-        let argv = [c"tilebook".as_ptr(), level.as_ptr()];
-        // SAFETY: two valid NUL-terminated strings that outlive the call; LLVM
-        // copies what it keeps. Called once, before any compilation.
-        unsafe {
-            inkwell::llvm_sys::support::LLVMParseCommandLineOptions(
-                argv.len() as i32,
-                argv.as_ptr(),
-                std::ptr::null(),
-            );
-        }
-    });
-}
-
-/// The compute capability of an `sm_XY[a]` name (90 for `sm_90a`).
-fn sm_number(arch: &str) -> u32 {
-    arch.trim_start_matches("sm_")
-        .trim_end_matches('a')
-        .parse()
-        .unwrap_or(0)
-}
-
-/// Tensor-core instructions the target offers beyond Ampere's.
-fn features(options: &GpuOptions) -> codegen::Features {
-    codegen::Features {
-        wgmma: wgmma_allowed(options),
-        fp8_mma: options.fp8_mma && sm_number(&options.arch) >= 89,
-        wgmma_inflight: std::env::var("TILEBOOK_WGMMA_INFLIGHT").map_or(true, |v| v != "0"),
-        libdevice: options.libdevice
-            && (options.libdevice_path.is_some() || libdevice::bitcode().is_some()),
-    }
-}
-
-/// The optimisation level of LLVM's NVPTX code generator (instruction
-/// selection, scheduling, register allocation): `TILEBOOK_CODEGEN_OPT` =
-/// 0..3, default 2: for the generated kernels 2 gives the same PTX as 3
-/// in two thirds of the time (bench/NOTES.md).
-fn codegen_level() -> OptimizationLevel {
-    match std::env::var("TILEBOOK_CODEGEN_OPT").as_deref() {
-        Ok("0") => OptimizationLevel::None,
-        Ok("1") => OptimizationLevel::Less,
-        Ok("2") => OptimizationLevel::Default,
-        Ok("3") => OptimizationLevel::Aggressive,
-        _ => OptimizationLevel::Default,
-    }
-}
-
 /// The highest PTX ISA LLVM 19 emits.
 pub const PTX_FEATURES: &str = "+ptx85";
 
 /// Compile one specialization to PTX. Should libdevice fail to link (an
 /// unexpected toolkit), the kernel is compiled again without it.
+#[cfg(feature = "llvm")]
 pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
-    match compile_with(k, options) {
+    match compile::compile_with(k, options) {
         Err(e) if options.libdevice && e.contains("libdevice") => {
             let without = GpuOptions {
                 libdevice: false,
                 ..options.clone()
             };
-            compile_with(k, &without)
+            compile::compile_with(k, &without)
         }
         other => other,
     }
 }
 
-fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
-    let mut clock = tilebook_tir::StageClock::new();
-    Target::initialize_nvptx(&InitializationConfig::default());
-    fp_fusion();
-    let context = Context::create();
-    let module = context.create_module(&k.name);
-    let triple = TargetTriple::create("nvptx64-nvidia-cuda");
-    module.set_triple(&triple);
-    let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
-    let machine_for = |arch: &str| {
-        target
-            .create_target_machine(
-                &triple,
-                arch,
-                PTX_FEATURES,
-                codegen_level(),
-                RelocMode::Default,
-                CodeModel::Default,
-            )
-            .ok_or_else(|| format!("LLVM cannot target {arch}"))
-    };
-    let machine = machine_for(&options.arch)?;
-    module.set_data_layout(&machine.get_target_data().get_data_layout());
-    // GPU-only stage: prefetch the next iteration's loads in K loops.
-    let mut k = k.clone();
-    // Each application prefetches one more iteration ahead.
-    for _ in 0..options.num_stages.saturating_sub(1).max(1) {
-        if !tilebook_tir::pipeline::pipeline_loads(&mut k) {
-            break;
-        }
-        tilebook_tir::passes::optimize(&mut k);
-        tilebook_tir::verify::verify(&k)
-            .map_err(|e| format!("internal error: pipelining produced invalid tile IR: {e}"))?;
-    }
-    let k = &k;
-    clock.lap("gpu pipelining");
-    let emitted = codegen::emit(
-        &context,
-        &module,
-        k,
-        options.num_warps,
-        features(options),
-        options.check_bounds,
-    )?;
-    let shared_bytes = emitted.shared_bytes;
-    // `wgmma` is an sm_90a feature: such kernels target the Hopper-specific ISA.
-    let machine = if emitted.wgmma && options.arch == "sm_90" {
-        machine_for("sm_90a")?
-    } else {
-        machine
-    };
-    clock.lap("llvm ir");
-    let linked = libdevice::link_into(&context, &module, options.libdevice_path.as_deref())?;
-    if linked {
-        clock.lap("libdevice");
-    }
-    module.verify().map_err(|e| {
-        format!(
-            "internal error: invalid LLVM IR for `{}`: {}",
-            k.name,
-            e.to_string()
-        )
-    })?;
-    module
-        .run_passes(&llvm_passes(linked), &machine, PassBuilderOptions::create())
-        .map_err(|e| format!("LLVM optimisation failed: {}", e.to_string()))?;
-    clock.lap("llvm passes");
-    let llvm_ir = module.print_to_string().to_string();
-    let buf = machine
-        .write_to_memory_buffer(&module, FileType::Assembly)
-        .map_err(|e| e.to_string())?;
-    let ptx = String::from_utf8_lossy(buf.as_slice()).into_owned();
-    clock.lap("ptx");
-    Ok(GpuKernel {
-        name: k.name.clone(),
-        llvm_ir,
-        ptx,
-        shared_bytes,
-        num_warps: options.num_warps,
-        check_bounds: options.check_bounds,
-        stage_seconds: clock.laps,
-    })
+/// Without LLVM (a build without the `gpu` feature) there is no GPU
+/// backend: compiling for the GPU is an error that says so.
+#[cfg(not(feature = "llvm"))]
+pub fn compile(k: &Kernel, _options: &GpuOptions) -> Result<GpuKernel, String> {
+    Err(format!(
+        "cannot compile `{}` for the GPU: this build of tilebook has no GPU backend (built without the `gpu` feature)",
+        k.name
+    ))
 }
 
 /// The GPU a `--target` names, as LLVM's processor name: `sm_90`, `90`,

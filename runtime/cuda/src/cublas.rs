@@ -7,6 +7,7 @@
 //! cuBLAS 12 and 13; cudarc's bindings target one CUDA version and resolve
 //! every symbol of it, which fails against a newer library.
 
+use crate::{BlasType, Operand};
 use libloading::Library;
 use std::ffi::c_void;
 
@@ -36,23 +37,6 @@ type GemmEx = unsafe extern "C" fn(
     i32,
     i32,
 ) -> i32;
-
-/// `cudaDataType` values.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum BlasType {
-    F32 = 0,
-    F16 = 2,
-    BF16 = 14,
-}
-
-/// One operand in cuBLAS's column-major terms: its device address, whether
-/// it is transposed, and its leading dimension.
-#[derive(Copy, Clone, Debug)]
-pub struct Operand {
-    pub ptr: u64,
-    pub trans: bool,
-    pub ld: i32,
-}
 
 pub struct Blas {
     _lib: Library,

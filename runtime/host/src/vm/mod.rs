@@ -537,6 +537,23 @@ impl Engine {
             .ok()
             .flatten()
     }
+
+    /// Bind `name` in the VM's namespace (starting the VM if needed), or
+    /// remove it when `value` is `None` (the Rust API's `Session::set`).
+    pub fn set_host_global(&mut self, name: &str, value: Option<Val>) -> R<()> {
+        self.run_host(|vm, s| {
+            let host = s.host.clone().expect("run_host started the VM");
+            match value {
+                Some(v) => host.globals.set_item(name, to_py(vm, s, v), vm),
+                None => {
+                    if host.globals.get_item_opt(name, vm)?.is_some() {
+                        host.globals.del_item(name, vm)?;
+                    }
+                    Ok(())
+                }
+            }
+        })
+    }
 }
 
 impl Engine {

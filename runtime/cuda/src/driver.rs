@@ -1,0 +1,487 @@
+//! The driver side (the `driver` feature): cudarc's bindings to libcuda.
+
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
+};
+use cudarc::nvrtc::Ptx;
+
+use crate::cublas;
+use crate::Arg;
+use crate::{BlasType, Operand};
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The device the session uses.
+pub struct Gpu {
+    ctx: ManuallyDrop<Arc<CudaContext>>,
+    stream: ManuallyDrop<Arc<CudaStream>>,
+    /// Set when the context was abandoned after a fault (see the module docs).
+    lost: Arc<AtomicBool>,
+    /// Timing events for reuse by `mark`.
+    events: EventPool,
+    pub name: String,
+    /// `sm_90` style architecture name.
+    pub arch: String,
+    pub total_memory: usize,
+    /// 0 for the first context of the process, +1 per rebuild (compiled
+    /// modules belong to one generation).
+    pub generation: u32,
+    /// Dynamic shared memory a block may opt in to (bytes).
+    pub max_shared: u32,
+    /// Streaming multiprocessors, and 32-bit registers a block may use.
+    pub sm_count: u32,
+    pub max_regs: u32,
+    /// cuBLAS on the stream, opened on first use.
+    blas: ManuallyDrop<std::sync::OnceLock<Result<cublas::Blas, String>>>,
+}
+
+/// Loads PTX modules into a context; `Send`, unlike `Gpu`.
+pub struct Loader {
+    ctx: Arc<CudaContext>,
+    lost: Arc<AtomicBool>,
+    max_shared: u32,
+}
+
+impl Loader {
+    /// Load `ptx` through the driver's JIT and find kernel `name`, raising
+    /// its dynamic shared memory limit when it needs more than 48 KB.
+    pub fn load(
+        &self,
+        ptx: &str,
+        name: &str,
+        shared_bytes: u32,
+        threads: u32,
+    ) -> Result<GpuFunction, String> {
+        // Refused before the driver's JIT spends time on it.
+        if shared_bytes > self.max_shared {
+            return Err(format!(
+                "`{name}` needs {shared_bytes} bytes of shared memory, more than this GPU's {} per block",
+                self.max_shared
+            ));
+        }
+        let module = self
+            .ctx
+            .load_module(Ptx::from_src(ptx))
+            .map_err(|e| format!("the driver rejected the PTX of `{name}`: {e:?}"))?;
+        let func = module.load_function(name).map_err(err)?;
+        if shared_bytes > 48 * 1024 {
+            func.set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared_bytes as i32,
+            )
+            .map_err(|e| format!("`{name}` needs {shared_bytes} bytes of shared memory, more than this GPU allows ({e:?})"))?;
+        }
+        let regs = func.num_regs().unwrap_or(0) as u32;
+        let local_bytes = func.local_size_bytes().unwrap_or(0) as u32;
+        Ok(GpuFunction {
+            func: ManuallyDrop::new(func),
+            lost: self.lost.clone(),
+            shared_bytes,
+            threads,
+            regs,
+            local_bytes,
+        })
+    }
+}
+
+/// A recorded timing event (leaked, like every object of the context, if
+/// the context is lost before it drops).
+pub struct Mark {
+    ev: ManuallyDrop<cudarc::driver::CudaEvent>,
+    lost: Arc<AtomicBool>,
+    /// Where the event goes back for the next mark (creating and destroying
+    /// an event costs more host time than recording one).
+    pool: EventPool,
+}
+
+type EventPool = std::rc::Rc<std::cell::RefCell<Vec<cudarc::driver::CudaEvent>>>;
+
+/// Events kept for reuse at most (two per timed launch are in use at once).
+const POOLED_EVENTS: usize = 1024;
+
+impl Drop for Mark {
+    fn drop(&mut self) {
+        if self.lost.load(Ordering::Relaxed) {
+            return;
+        }
+        // SAFETY: taken once, here; `ev` is not used afterwards.
+        let ev = unsafe { ManuallyDrop::take(&mut self.ev) };
+        let mut pool = self.pool.borrow_mut();
+        if pool.len() < POOLED_EVENTS {
+            pool.push(ev);
+        }
+    }
+}
+
+/// A device allocation.
+pub struct DeviceBuffer {
+    slice: ManuallyDrop<CudaSlice<u8>>,
+    lost: Arc<AtomicBool>,
+    pub bytes: usize,
+}
+
+/// A kernel loaded from PTX.
+pub struct GpuFunction {
+    func: ManuallyDrop<CudaFunction>,
+    lost: Arc<AtomicBool>,
+    pub shared_bytes: u32,
+    pub threads: u32,
+    /// Registers per thread, and local memory per thread (spills), as the
+    /// driver reports them for the loaded code.
+    pub regs: u32,
+    pub local_bytes: u32,
+}
+
+/// Drop `x` unless its context was abandoned (then leak it).
+fn release<T>(x: &mut ManuallyDrop<T>, lost: &AtomicBool) {
+    if !lost.load(Ordering::Relaxed) {
+        // SAFETY: called once, from the owner's `drop`.
+        unsafe { ManuallyDrop::drop(x) }
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        let pooled = std::mem::take(&mut *self.events.borrow_mut());
+        if self.lost.load(Ordering::Relaxed) {
+            // Objects of an abandoned context are leaked, not destroyed.
+            pooled.into_iter().for_each(std::mem::forget);
+        }
+        release(&mut self.blas, &self.lost);
+        release(&mut self.stream, &self.lost);
+        release(&mut self.ctx, &self.lost);
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        release(&mut self.slice, &self.lost);
+    }
+}
+
+impl Drop for GpuFunction {
+    fn drop(&mut self) {
+        release(&mut self.func, &self.lost);
+    }
+}
+
+/// Driver errors after which the context cannot be used again.
+fn is_sticky(code: cudarc::driver::sys::CUresult) -> bool {
+    use cudarc::driver::sys::CUresult::*;
+    matches!(
+        code,
+        CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUDA_ERROR_INVALID_PC
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_LAUNCH_FAILED
+            | CUDA_ERROR_ASSERT
+            | CUDA_ERROR_ECC_UNCORRECTABLE
+            | CUDA_ERROR_CONTEXT_IS_DESTROYED
+    )
+}
+
+/// The device's default memory pool (the one `cuMemAllocAsync` draws from).
+fn default_pool(ctx: &CudaContext) -> Option<cudarc::driver::sys::CUmemoryPool> {
+    use cudarc::driver::sys;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    let _ = ctx.bind_to_thread();
+    // SAFETY: `pool` is a valid out-pointer; the device handle is the context's.
+    let r = unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) };
+    (r == sys::CUresult::CUDA_SUCCESS && !pool.is_null()).then_some(pool)
+}
+
+/// Let the default pool keep freed memory for reuse (see the module docs).
+fn keep_pool_memory(ctx: &CudaContext) {
+    use cudarc::driver::sys;
+    if let Some(pool) = default_pool(ctx) {
+        let mut keep = u64::MAX;
+        // SAFETY: the release threshold attribute takes a pointer to a u64.
+        unsafe {
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                &mut keep as *mut u64 as *mut std::ffi::c_void,
+            );
+        }
+    }
+}
+
+/// Release the default pool's unused memory to the driver.
+fn trim_pool(ctx: &CudaContext) {
+    if let Some(pool) = default_pool(ctx) {
+        // SAFETY: trimming a valid pool to zero unused bytes.
+        unsafe { cudarc::driver::sys::cuMemPoolTrimTo(pool, 0) };
+    }
+}
+
+fn err(e: impl std::fmt::Debug) -> String {
+    format!("{e:?}")
+}
+
+impl Gpu {
+    /// Open device 0, or say why not (no driver, no device).
+    pub fn open() -> Result<Gpu, String> {
+        Gpu::open_generation(0)
+    }
+
+    fn open_generation(generation: u32) -> Result<Gpu, String> {
+        // SAFETY: only probes whether libcuda can be loaded.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err("no CUDA driver (libcuda) on this machine".into());
+        }
+        let ctx = std::panic::catch_unwind(|| CudaContext::new(0))
+            .map_err(|_| "the CUDA driver could not be initialised".to_string())?
+            .map_err(|e| format!("no usable CUDA device: {e:?}"))?;
+        let stream = ctx.default_stream();
+        let name = ctx.name().map_err(err)?;
+        let (major, minor) = ctx.compute_capability().map_err(err)?;
+        let total_memory = ctx.total_mem().map_err(err)?;
+        let max_shared = ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )
+            .map_err(err)? as u32;
+        use cudarc::driver::sys::CUdevice_attribute as A;
+        let sm_count = ctx
+            .attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(err)? as u32;
+        let max_regs = ctx
+            .attribute(A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK)
+            .map_err(err)? as u32;
+        if ctx.has_async_alloc() {
+            keep_pool_memory(&ctx);
+        }
+        Ok(Gpu {
+            ctx: ManuallyDrop::new(ctx),
+            stream: ManuallyDrop::new(stream),
+            lost: Arc::new(AtomicBool::new(false)),
+            events: Default::default(),
+            name,
+            arch: format!("sm_{major}{minor}"),
+            total_memory,
+            generation,
+            max_shared,
+            sm_count,
+            max_regs,
+            blas: ManuallyDrop::new(std::sync::OnceLock::new()),
+        })
+    }
+
+    /// `C = A x B` through cuBLAS's `GemmEx` on the stream (column-major
+    /// terms; see `cublas::Blas::gemm`).
+    pub fn gemm(
+        &self,
+        t: BlasType,
+        dims: (i32, i32, i32),
+        a: Operand,
+        b: Operand,
+        c: u64,
+        ldc: i32,
+    ) -> Result<(), String> {
+        let blas = self
+            .blas
+            // SAFETY: the stream lives as long as `self`, which drops the
+            // handle first.
+            .get_or_init(|| unsafe { cublas::Blas::open(self.stream.cu_stream().cast()) });
+        blas.as_ref()
+            .map_err(|e| e.clone())?
+            .gemm(t, dims, a, b, c, ldc)
+    }
+
+    /// The fault that poisoned this context, if one did (`None` while it is
+    /// usable). Waits for the work in flight, which is where faults surface.
+    pub fn context_fault(&self) -> Option<String> {
+        if self.is_lost() {
+            return Some("the context was abandoned".into());
+        }
+        match self.stream.synchronize() {
+            Err(e) if is_sticky(e.0) => Some(format!("{e:?}")),
+            _ => None,
+        }
+    }
+
+    /// Whether this context was abandoned by `rebuild`.
+    pub fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Relaxed)
+    }
+
+    /// Abandon this (faulted) context, reset the device's primary context and
+    /// open a fresh one. Buffers and modules of this one become unusable.
+    pub fn rebuild(&self) -> Result<Gpu, String> {
+        use cudarc::driver::sys;
+        self.lost.store(true, Ordering::Relaxed);
+        let dev = self.ctx.cu_device();
+        // SAFETY: the abandoned context's objects are leaked, never used or
+        // freed again. Unbind it from this thread and give back the one
+        // retain its `CudaContext` holds (its drop never runs now), so that
+        // the reset destroys the context rather than leaving it poisoned.
+        unsafe {
+            let _ = sys::cuCtxSetCurrent(std::ptr::null_mut());
+            let _ = sys::cuDevicePrimaryCtxRelease_v2(dev);
+            sys::cuDevicePrimaryCtxReset_v2(dev)
+        }
+        .result()
+        .map_err(|e| format!("resetting the GPU failed: {e:?}"))?;
+        Gpu::open_generation(self.generation + 1)
+    }
+
+    pub fn alloc(&self, bytes: usize) -> Result<DeviceBuffer, String> {
+        self.alloc_with(bytes, true)
+    }
+
+    /// A device allocation whose contents are whatever the memory held
+    /// (`torch.empty`): no memset on the stream.
+    pub fn alloc_uninit(&self, bytes: usize) -> Result<DeviceBuffer, String> {
+        self.alloc_with(bytes, false)
+    }
+
+    fn alloc_with(&self, bytes: usize, zero: bool) -> Result<DeviceBuffer, String> {
+        let slice = if zero {
+            self.stream.alloc_zeros::<u8>(bytes.max(1))
+        } else {
+            // SAFETY: bytes need no initialisation to be valid `u8`s; readers
+            // see unspecified values, as `torch.empty` promises.
+            unsafe { self.stream.alloc::<u8>(bytes.max(1)) }
+        };
+        let slice = match slice {
+            Err(_) if self.ctx.has_async_alloc() => {
+                // Give the pool's cached memory back and try once more.
+                let _ = self.synchronize();
+                trim_pool(&self.ctx);
+                if zero {
+                    self.stream.alloc_zeros::<u8>(bytes.max(1))
+                } else {
+                    // SAFETY: as above.
+                    unsafe { self.stream.alloc::<u8>(bytes.max(1)) }
+                }
+            }
+            r => r,
+        };
+        let slice = slice.map_err(|e| {
+            let free = self.ctx.mem_get_info().map(|(f, _)| f).unwrap_or(0);
+            format!("out of GPU memory: asked for {bytes} bytes, {free} bytes free ({e:?})")
+        })?;
+        Ok(DeviceBuffer {
+            slice: ManuallyDrop::new(slice),
+            lost: self.lost.clone(),
+            bytes,
+        })
+    }
+
+    /// (free, total) bytes of device memory.
+    pub fn mem_info(&self) -> (usize, usize) {
+        self.ctx.mem_get_info().unwrap_or((0, self.total_memory))
+    }
+
+    /// The raw device address of a buffer (for kernel arguments).
+    pub fn address(&self, b: &DeviceBuffer) -> u64 {
+        let (p, _sync) = b.slice.device_ptr(&self.stream);
+        p
+    }
+
+    pub fn upload(&self, host: &[u8], b: &mut DeviceBuffer) -> Result<(), String> {
+        self.stream.memcpy_htod(host, &mut *b.slice).map_err(err)
+    }
+
+    pub fn download(&self, b: &DeviceBuffer, host: &mut [u8]) -> Result<(), String> {
+        self.stream.memcpy_dtoh(&*b.slice, host).map_err(err)?;
+        self.synchronize()
+    }
+
+    pub fn synchronize(&self) -> Result<(), String> {
+        self.stream
+            .synchronize()
+            .map_err(|e| format!("the GPU reported an error: {e:?}"))
+    }
+
+    /// Load PTX (JIT-compiled by the driver) and find its kernel.
+    pub fn load(
+        &self,
+        ptx: &str,
+        name: &str,
+        shared_bytes: u32,
+        threads: u32,
+    ) -> Result<GpuFunction, String> {
+        self.loader().load(ptx, name, shared_bytes, threads)
+    }
+
+    /// A handle that loads modules into this context from any thread (the
+    /// driver's JIT runs in parallel for configs compiled together).
+    pub fn loader(&self) -> Loader {
+        Loader {
+            ctx: (*self.ctx).clone(),
+            lost: self.lost.clone(),
+            max_shared: self.max_shared,
+        }
+    }
+
+    /// Launch asynchronously on the stream.
+    pub fn launch(&self, f: &GpuFunction, grid: [u32; 3], args: &[Arg]) -> Result<(), String> {
+        let cfg = LaunchConfig {
+            grid_dim: (grid[0], grid[1], grid[2]),
+            block_dim: (f.threads, 1, 1),
+            shared_mem_bytes: f.shared_bytes,
+        };
+        let mut b = self.stream.launch_builder(&f.func);
+        for a in args {
+            match a {
+                Arg::Ptr(p) => b.arg(p),
+                Arg::I32(v) => b.arg(v),
+                Arg::I64(v) => b.arg(v),
+                Arg::F32(v) => b.arg(v),
+                Arg::F64(v) => b.arg(v),
+            };
+        }
+        // SAFETY: the arguments match the kernel's parameters, which the compiler derived from the same signature.
+        unsafe { b.launch(cfg) }
+            .map(|_| ())
+            .map_err(|e| format!("launch failed: {e:?}"))
+    }
+
+    /// Overwrite `buf` with zeros on the stream (used to flush the L2 cache).
+    pub fn zero(&self, buf: &mut DeviceBuffer) -> Result<(), String> {
+        self.stream.memset_zeros(&mut *buf.slice).map_err(err)
+    }
+
+    /// A timing event recorded now on the stream (pairs of them time the
+    /// work between; see `elapsed_ms`).
+    pub fn mark(&self) -> Result<Mark, String> {
+        let reused = self.events.borrow_mut().pop();
+        let e = match reused {
+            Some(e) => e,
+            None => {
+                let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+                self.ctx.new_event(timing).map_err(err)?
+            }
+        };
+        e.record(&self.stream).map_err(err)?;
+        Ok(Mark {
+            ev: ManuallyDrop::new(e),
+            lost: self.lost.clone(),
+            pool: self.events.clone(),
+        })
+    }
+
+    /// Milliseconds between two marks (waits for the second).
+    pub fn elapsed_ms(&self, start: &Mark, end: &Mark) -> Result<f32, String> {
+        end.ev.synchronize().map_err(err)?;
+        start.ev.elapsed_ms(&end.ev).map_err(err)
+    }
+
+    /// Milliseconds a closure's GPU work takes, measured with events on the stream.
+    pub fn time<T>(&self, f: impl FnOnce() -> Result<T, String>) -> Result<(T, f32), String> {
+        // cudarc's default events cannot be timed; ask for timing explicitly.
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.ctx.new_event(timing).map_err(err)?;
+        let end = self.ctx.new_event(timing).map_err(err)?;
+        start.record(&self.stream).map_err(err)?;
+        let r = f()?;
+        end.record(&self.stream).map_err(err)?;
+        end.synchronize().map_err(err)?;
+        Ok((r, start.elapsed_ms(&end).map_err(err)?))
+    }
+}
