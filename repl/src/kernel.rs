@@ -16,6 +16,8 @@ pub struct Kernel {
     session: Session,
     obj: Rc<KernelObj>,
     name: String,
+    /// What messages call the source (`<kernel source N>` or its path).
+    file: String,
 }
 
 /// One launch argument: a tensor (`&x`, `&mut z`), an integer, a float or
@@ -104,14 +106,20 @@ const ARGS: &str = "__tilebook_args__";
 const META: &str = "__tilebook_meta__";
 
 impl Kernel {
-    pub(crate) fn define(session: &Session, source: &str) -> Result<Kernel, Error> {
+    /// Run `source` in the session (named `file` in messages, or
+    /// `<kernel source N>`) and take its last `@triton.jit` function.
+    pub(crate) fn define(
+        session: &Session,
+        source: &str,
+        file: Option<&str>,
+    ) -> Result<Kernel, Error> {
         session.run_named(
             "import triton\nimport triton.language as tl\n",
             Some("<tilebook imports>"),
         )?;
-        let n = session.shared.borrow().engine.cell_count + 1;
-        session.shared.borrow_mut().engine.cell_count = n;
-        session.run_named(source, Some(&format!("<kernel source {n}>")))?;
+        let n = session.next_source_number();
+        let file_name = file.map_or_else(|| format!("<kernel source {n}>"), str::to_string);
+        session.run_named(source, Some(&file_name))?;
         // The last top-level `def` that is a `@triton.jit` function.
         let names: Vec<&str> = source
             .lines()
@@ -125,6 +133,7 @@ impl Kernel {
                     session: session.clone(),
                     obj,
                     name: name.to_string(),
+                    file: file_name,
                 });
             }
         }
@@ -161,12 +170,26 @@ impl Kernel {
         s.set_value(ARGS, Some(args))?;
         s.set_value(META, Some(meta))?;
         let code = format!("{KERNEL}[{GRID}](*{ARGS}, **{META})\n");
-        let result = s.run_named(&code, Some(&format!("<launch of {}>", self.name)));
+        let launch = format!("<launch of {}>", self.name);
+        let result = s.run_named(&code, Some(&launch));
         // The namespace does not keep the arguments alive.
         for name in [KERNEL, GRID, ARGS, META] {
             s.set_value(name, None)?;
         }
-        result.map(|_| ())
+        result.map(|_| ()).map_err(|mut e| {
+            // An error at the call itself (arguments, grid) would show the
+            // line of host code this launch ran, which the caller never
+            // wrote: it is named by the kernel instead. Errors inside the
+            // kernel keep their excerpt of its source.
+            if e.rendered.contains(&launch) && !e.rendered.contains(&self.file) {
+                e.rendered = format!(
+                    "error: {}: {}\n  (launching `{}` from Rust)\n",
+                    e.kind, e.message, self.name
+                );
+                e.line = None;
+            }
+            e
+        })
     }
 
     /// The tile IR of the specialization launched last (`None` before the

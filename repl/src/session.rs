@@ -9,9 +9,25 @@ use tilebook_session::{CellResult, Output};
 
 type Callback = Box<dyn FnMut(&Output)>;
 
-pub(crate) struct Shared {
-    pub(crate) engine: tilebook_session::Session,
+struct Shared {
+    engine: tilebook_session::Session,
     on_output: Option<Callback>,
+}
+
+/// What a session does, reached through a trait object. In an evcxr
+/// notebook every cell is a library of its own that may hold its own copy
+/// of this crate (with its own statics and thread-locals: the VM's, the
+/// session pointer its natives read). Calls through the session's vtable
+/// run the code of the copy that made the session, so one session always
+/// sees one set of statics, whichever cell calls it.
+pub(crate) trait Core {
+    fn run_named(&self, code: &str, name: Option<&str>) -> Result<Cell, Error>;
+    fn global(&self, name: &str) -> Result<Val, Error>;
+    fn set_value(&self, name: &str, value: Option<Val>) -> Result<(), Error>;
+    fn device(&self) -> String;
+    fn on_output(&self, f: Callback);
+    /// A fresh number for a source the session runs (`<kernel source N>`).
+    fn next_source_number(&self) -> usize;
 }
 
 /// A session: the namespace that persists across cells, the kernels'
@@ -19,7 +35,7 @@ pub(crate) struct Shared {
 /// session). Not `Send`: a session belongs to the thread that made it.
 #[derive(Clone)]
 pub struct Session {
-    pub(crate) shared: Rc<RefCell<Shared>>,
+    core: Rc<dyn Core>,
 }
 
 /// What a cell produced, in order: streams, displays, the value of its
@@ -67,7 +83,7 @@ impl Session {
         // The "runs on the CPU backend" note is for people at a prompt.
         engine.announce = false;
         Session {
-            shared: Rc::new(RefCell::new(Shared {
+            core: Rc::new(RefCell::new(Shared {
                 engine,
                 on_output: None,
             })),
@@ -77,12 +93,12 @@ impl Session {
     /// Deliver every output to `f` as well, as the cell or launch that made
     /// it finishes (a front end's live view).
     pub fn on_output(&self, f: impl FnMut(&Output) + 'static) {
-        self.shared.borrow_mut().on_output = Some(Box::new(f));
+        self.core.on_output(Box::new(f));
     }
 
     /// The device kernels run on, as `%device` names it (`cpu`, `NVIDIA H100 ...`).
     pub fn device(&self) -> String {
-        self.shared.borrow().engine.device_name()
+        self.core.device()
     }
 
     /// Run one cell of Python host code (with `@triton.jit` kernels, magics
@@ -94,26 +110,11 @@ impl Session {
     }
 
     pub(crate) fn run_named(&self, code: &str, name: Option<&str>) -> Result<Cell, Error> {
-        let mut shared = self.shared.try_borrow_mut().map_err(|_| {
-            Error::new(
-                "RuntimeError",
-                "the session is already running a cell (a callback cannot run another)",
-            )
-        })?;
-        let shared = &mut *shared;
-        let result = match name {
-            Some(n) => shared.engine.run_cell_named(code, n),
-            None => shared.engine.run_cell(code),
-        };
-        if let Some(f) = shared.on_output.as_mut() {
-            result.outputs.iter().for_each(f);
-        }
-        match result.outputs.iter().find_map(Error::from_output) {
-            Some(e) if !result.ok => Err(e),
-            _ => Ok(Cell {
-                outputs: result.outputs,
-            }),
-        }
+        self.core.run_named(code, name)
+    }
+
+    pub(crate) fn next_source_number(&self) -> usize {
+        self.core.next_source_number()
     }
 
     /// The value of global `name`, converted to `T`.
@@ -132,11 +133,7 @@ impl Session {
     }
 
     pub(crate) fn global(&self, name: &str) -> Result<Val, Error> {
-        let mut shared = self.borrow()?;
-        shared
-            .engine
-            .get_global(name)
-            .ok_or_else(|| Error::new("NameError", format!("name '{name}' is not defined")))
+        self.core.global(name)
     }
 
     /// Bind global `name` to `value` (a tensor, a number, a string).
@@ -151,20 +148,7 @@ impl Session {
                 format!("'{name}' is not a Python identifier"),
             ));
         }
-        let mut shared = self.borrow()?;
-        shared
-            .engine
-            .set_host_global(name, value)
-            .map_err(|e| Error::new(&e.kind, e.message))
-    }
-
-    fn borrow(&self) -> Result<std::cell::RefMut<'_, Shared>, Error> {
-        self.shared.try_borrow_mut().map_err(|_| {
-            Error::new(
-                "RuntimeError",
-                "the session is busy running a cell (a callback cannot use it)",
-            )
-        })
+        self.core.set_value(name, value)
     }
 
     /// Compile-ready kernel from tile-language source: one or more
@@ -172,8 +156,74 @@ impl Session {
     /// (`triton` and `tl` are imported for it). Compiled on first launch,
     /// once per specialization, as in a notebook.
     pub fn kernel(&self, source: &str) -> Result<Kernel, Error> {
-        Kernel::define(self, source)
+        Kernel::define(self, source, None)
     }
+
+    /// A kernel from a file of tile-language source, as `kernel`.
+    pub fn kernel_file(&self, path: impl AsRef<std::path::Path>) -> Result<Kernel, Error> {
+        let path = path.as_ref();
+        let source = std::fs::read_to_string(path)
+            .map_err(|e| Error::new("FileNotFoundError", format!("{}: {e}", path.display())))?;
+        Kernel::define(self, &source, Some(&path.display().to_string()))
+    }
+}
+
+impl Core for RefCell<Shared> {
+    fn run_named(&self, code: &str, name: Option<&str>) -> Result<Cell, Error> {
+        let mut shared = busy(self)?;
+        let shared = &mut *shared;
+        let result = match name {
+            Some(n) => shared.engine.run_cell_named(code, n),
+            None => shared.engine.run_cell(code),
+        };
+        if let Some(f) = shared.on_output.as_mut() {
+            result.outputs.iter().for_each(f);
+        }
+        match result.outputs.iter().find_map(Error::from_output) {
+            Some(e) if !result.ok => Err(e),
+            _ => Ok(Cell {
+                outputs: result.outputs,
+            }),
+        }
+    }
+
+    fn global(&self, name: &str) -> Result<Val, Error> {
+        busy(self)?
+            .engine
+            .get_global(name)
+            .ok_or_else(|| Error::new("NameError", format!("name '{name}' is not defined")))
+    }
+
+    fn set_value(&self, name: &str, value: Option<Val>) -> Result<(), Error> {
+        busy(self)?
+            .engine
+            .set_host_global(name, value)
+            .map_err(|e| Error::new(&e.kind, e.message))
+    }
+
+    fn device(&self) -> String {
+        self.borrow().engine.device_name()
+    }
+
+    fn on_output(&self, f: Callback) {
+        self.borrow_mut().on_output = Some(f);
+    }
+
+    fn next_source_number(&self) -> usize {
+        let mut shared = self.borrow_mut();
+        shared.engine.cell_count += 1;
+        shared.engine.cell_count
+    }
+}
+
+/// The session's state, or an error when a callback of its own is asking.
+fn busy(shared: &RefCell<Shared>) -> Result<std::cell::RefMut<'_, Shared>, Error> {
+    shared.try_borrow_mut().map_err(|_| {
+        Error::new(
+            "RuntimeError",
+            "the session is busy running a cell (a callback cannot use it)",
+        )
+    })
 }
 
 impl Default for Session {

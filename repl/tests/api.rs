@@ -108,6 +108,9 @@ fn bad_input_returns_the_notebooks_error() -> Result<(), Error> {
         (want.kind.as_str(), want.message.as_str())
     );
     assert_eq!(e.kind, "TypeError", "{e}");
+    // The line of host code the launch ran is not shown; the kernel is named.
+    assert!(!e.to_string().contains("__tilebook"), "{e}");
+    assert!(e.to_string().contains("launching `add` from Rust"), "{e}");
 
     // A missing constexpr.
     let out = Tensor::zeros::<f32>(&[8])?;
@@ -124,6 +127,10 @@ fn bad_input_returns_the_notebooks_error() -> Result<(), Error> {
     assert_eq!(e.kind, "SyntaxError", "{e}");
     assert_eq!(e.line, Some(3), "{e}");
     assert!(e.to_string().contains('^'), "no carets in:\n{e}");
+
+    // A file that is not there.
+    let e = s.kernel_file("/nonexistent/kernel.py").err().unwrap();
+    assert_eq!(e.kind, "FileNotFoundError");
 
     // Source without a kernel.
     let e = s.kernel("def host_only():\n    return 1\n").err().unwrap();
