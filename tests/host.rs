@@ -187,3 +187,40 @@ except RuntimeError as e:
         "composite True\nnormed True\n[102.0, 102.0, 102.0]\nNotImplementedError True\nRuntimeError element 0 of tensors does not require grad and does not have a grad_fn\n"
     );
 }
+
+/// Device indices on the CPU backend: no GPUs are counted, `cuda:0` is the
+/// host-memory 'cuda' device the tutorials use, and any other index is
+/// refused as torch refuses a device that does not exist, never run on
+/// another device than the one named (issue 22's device-index logic).
+#[test]
+fn cuda_indices_are_checked_against_the_devices_present() {
+    let mut s = session();
+    assert_eq!(
+        run(
+            &mut s,
+            "import torch\nprint(torch.cuda.device_count(), torch.cuda.is_available())"
+        ),
+        "0 False\n"
+    );
+    assert_eq!(
+        run(&mut s, "x = torch.ones(2, device='cuda:0')\ntorch.cuda.set_device(0)\nwith torch.cuda.device(0):\n    y = x + 1\nprint(y.device, torch.device('cuda', 0))"),
+        "cuda:0 cuda:0\n"
+    );
+    for (bad, kind) in [
+        ("torch.ones(4, device='cuda:1')", "RuntimeError"),
+        ("x.to('cuda:2')", "RuntimeError"),
+        ("torch.device('cuda', 3)", "RuntimeError"),
+        ("torch.device('cuda', -1)", "RuntimeError"),
+        ("torch.cuda.set_device(1)", "RuntimeError"),
+        ("torch.cuda.get_device_properties(1)", "RuntimeError"),
+        ("with torch.cuda.device(1):\n    pass", "RuntimeError"),
+        ("torch.cuda.set_device('cpu')", "ValueError"),
+    ] {
+        let r = s.run_cell(bad);
+        let (k, msg, _) = r.error().unwrap_or_else(|| panic!("no error from {bad}"));
+        assert_eq!(k, kind, "{bad}: {msg}");
+        if kind == "RuntimeError" && !bad.contains("-1") {
+            assert!(msg.contains("invalid device ordinal"), "{bad}: {msg}");
+        }
+    }
+}

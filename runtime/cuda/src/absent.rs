@@ -45,6 +45,11 @@ pub struct GpuFunction {
     pub local_bytes: u32,
 }
 
+/// No driver in this build: no devices.
+pub fn device_count() -> usize {
+    0
+}
+
 impl Loader {
     pub fn load(&self, _: &str, _: &str, _: u32, _: u32) -> Result<GpuFunction, String> {
         match self.never {}

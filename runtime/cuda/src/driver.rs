@@ -222,6 +222,19 @@ fn err(e: impl std::fmt::Debug) -> String {
     format!("{e:?}")
 }
 
+/// How many CUDA devices the driver shows this process (0 without a
+/// driver or a device).
+pub fn device_count() -> usize {
+    // SAFETY: only probes whether libcuda can be loaded.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return 0;
+    }
+    std::panic::catch_unwind(CudaContext::device_count)
+        .ok()
+        .and_then(Result::ok)
+        .map_or(0, |n| n.max(0) as usize)
+}
+
 impl Gpu {
     /// Open device 0, or say why not (no driver, no device).
     pub fn open() -> Result<Gpu, String> {

@@ -41,16 +41,25 @@ pub use absent::*;
 /// `/proc`, without loading the CUDA driver library (for a REPL banner that
 /// must not wait for CUDA to start). `None` when there is no such GPU.
 pub fn probe_name() -> Option<String> {
-    let mut dirs: Vec<_> = std::fs::read_dir("/proc/driver/nvidia/gpus")
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .collect();
+    probe_names().into_iter().next()
+}
+
+/// The names of every NVIDIA GPU under `/proc`, in bus order (`%device`
+/// lists them).
+pub fn probe_names() -> Vec<String> {
+    let mut dirs: Vec<_> = match std::fs::read_dir("/proc/driver/nvidia/gpus") {
+        Ok(d) => d.flatten().map(|e| e.path()).collect(),
+        Err(_) => return vec![],
+    };
     dirs.sort();
-    let info = std::fs::read_to_string(dirs.first()?.join("information")).ok()?;
-    info.lines()
-        .find_map(|l| l.strip_prefix("Model:"))
-        .map(|m| m.trim().to_string())
+    dirs.iter()
+        .filter_map(|d| std::fs::read_to_string(d.join("information")).ok())
+        .filter_map(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("Model:"))
+                .map(|m| m.trim().to_string())
+        })
+        .collect()
 }
 
 /// The NVIDIA kernel driver's version (`580.95.05`), from

@@ -84,10 +84,52 @@ impl Engine {
                 )))
             }
         };
-        if matches!(d, Device::Cuda(_)) {
+        if let Device::Cuda(i) = d {
+            self.check_cuda_index(i as i64)?;
             self.announce_backend();
         }
         Ok(d)
+    }
+
+    /// The GPUs `torch.cuda.device_count()` reports: those the driver shows
+    /// when the session runs on a GPU, none on the CPU backend (where
+    /// `cuda:0` tensors are host memory, as `is_available()` says).
+    pub fn cuda_device_count(&self) -> usize {
+        match &self.backend {
+            crate::Backend::Cuda(_) => tilebook_cuda::device_count().max(1),
+            crate::Backend::Cpu => 0,
+        }
+    }
+
+    /// `cuda:i` names a device this session can use: index 0 always (the
+    /// session's GPU, or host memory on the CPU backend). Other indices are
+    /// refused: past the machine's devices as torch refuses them, on a
+    /// machine with more GPUs because a session uses one GPU, never by
+    /// running on another device than the one named.
+    pub fn check_cuda_index(&self, i: i64) -> R<u32> {
+        let count = self.cuda_device_count();
+        match i {
+            0 => Ok(0),
+            i if i < 0 => Err(Exc::new(
+                "RuntimeError",
+                format!("Device index must not be negative (got {i})"),
+            )),
+            i if i as u64 >= count as u64 => Err(Exc::new(
+                "RuntimeError",
+                format!(
+                    "CUDA error: invalid device ordinal: cuda:{i} does not exist ({})",
+                    match count {
+                        0 => "the session runs on the CPU backend, whose 'cuda' device is cuda:0".to_string(),
+                        1 => "this machine has 1 GPU, cuda:0".to_string(),
+                        n => format!("this machine has {n} GPUs, cuda:0 to cuda:{}", n - 1),
+                    }
+                ),
+            )),
+            i => Err(Exc::new(
+                "NotImplementedError",
+                format!("cuda:{i}: a tilebook session uses one GPU, cuda:0, for now ({count} are present)"),
+            )),
+        }
     }
 
     pub fn next_u64(&mut self) -> u64 {

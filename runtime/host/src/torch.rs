@@ -448,9 +448,14 @@ The dtype torch's promotion gives a binary operation on a and b.
         doc: "",
     },
     Entry {
+        name: "torch.cuda.set_device",
+        f: torch_cuda_set_device,
+        doc: "torch.cuda.set_device(device): select the current GPU. A session uses one GPU, cuda:0; another index is an error that says why (past the machine's devices: invalid device ordinal).",
+    },
+    Entry {
         name: "torch.cuda.device_count",
         f: torch_cuda_device_count,
-        doc: "",
+        doc: "torch.cuda.device_count(): the GPUs the driver shows, 0 on the CPU backend (as is_available() is False there).",
     },
     Entry {
         name: "torch.cuda.get_device_name",
@@ -502,7 +507,7 @@ fn torch_manual_seed(s: &mut Engine, _name: &str, a: Args) -> R<Val> {
 fn torch_device(s: &mut Engine, _name: &str, a: Args) -> R<Val> {
     let d = s.device_arg(Some(a.req(0, "type")?))?;
     Ok(Val::Device(match (d, a.get(1, "index")) {
-        (Device::Cuda(_), Some(i)) => Device::Cuda(to_int(&i)? as u32),
+        (Device::Cuda(_), Some(i)) => Device::Cuda(s.check_cuda_index(to_int(&i)?)?),
         (d, _) => d,
     }))
 }
@@ -732,7 +737,8 @@ fn torch_cuda_get_device_capability(s: &mut Engine, _name: &str, _a: Args) -> R<
     Ok(Val::tuple(vec![Val::Int(major), Val::Int(minor)]))
 }
 
-fn torch_cuda_get_device_properties(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
+fn torch_cuda_get_device_properties(s: &mut Engine, _name: &str, a: Args) -> R<Val> {
+    cuda_index(s, a.get(0, "device"))?;
     let (major, minor) = capability(s);
     let (name, sms, mem) = match &s.backend {
         crate::Backend::Cuda(g) => (g.name.clone(), g.sm_count as i64, g.total_memory as i64),
@@ -794,8 +800,31 @@ fn torch_cuda_current_device(_s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
     Ok(Val::Int(0))
 }
 
-fn torch_cuda_device_count(_s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
-    Ok(Val::Int(1))
+fn torch_cuda_device_count(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
+    Ok(Val::Int(s.cuda_device_count() as i64))
+}
+
+/// A device argument of `torch.cuda.*`: an index, `'cuda:N'` or a
+/// `torch.device`, checked; `None` is the current device.
+fn cuda_index(s: &mut Engine, v: Option<Val>) -> R<u32> {
+    match v {
+        None | Some(Val::None) => Ok(0),
+        Some(Val::Int(i)) => s.check_cuda_index(i),
+        Some(Val::Device(Device::Cuda(i))) => s.check_cuda_index(i as i64),
+        Some(Val::Str(t)) if t.starts_with("cuda") => match s.device_arg(Some(Val::Str(t)))? {
+            Device::Cuda(i) => Ok(i),
+            Device::Cpu => Ok(0),
+        },
+        Some(other) => Err(Exc::value_error(format!(
+            "Expected a cuda device, but got: {}",
+            other.repr()
+        ))),
+    }
+}
+
+fn torch_cuda_set_device(s: &mut Engine, _name: &str, a: Args) -> R<Val> {
+    cuda_index(s, a.get(0, "device"))?;
+    Ok(Val::None)
 }
 
 fn torch_cuda_get_device_name(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {

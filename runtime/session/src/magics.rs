@@ -171,7 +171,7 @@ impl Magics for Engine {
                     (Backend::Cuda(_), Some(v)) => format!(", driver {v}"),
                     _ => String::new(),
                 };
-                let text = match &self.backend {
+                let mut text = match &self.backend {
                     Backend::Cuda(_) => format!(
                         "{} (cuda{driver}), tilebook {}\n",
                         self.device_name(),
@@ -182,6 +182,19 @@ impl Magics for Engine {
                         env!("CARGO_PKG_VERSION")
                     ),
                 };
+                // Every GPU of the machine, when there is more than the one in use.
+                let gpus = tilebook_cuda::probe_names();
+                let in_use = matches!(self.backend, Backend::Cuda(_));
+                if gpus.len() > 1 || (!in_use && !gpus.is_empty()) {
+                    for (i, g) in gpus.iter().enumerate() {
+                        let note = if in_use && i == 0 {
+                            " (this session's)"
+                        } else {
+                            ""
+                        };
+                        text.push_str(&format!("  cuda:{i}: {g}{note}\n"));
+                    }
+                }
                 self.emit_stream("stdout", &text);
                 Ok(Val::None)
             }

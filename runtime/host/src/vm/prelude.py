@@ -233,6 +233,26 @@ Tensor.size = _size
 _EXTRA = {"torch": {"Tensor": Tensor, "Size": Size}}
 
 
+class _CudaDevice:
+    """`with torch.cuda.device(d):` selects GPU `d` inside the block (checked
+    as `torch.cuda.set_device` checks it; a session uses cuda:0)."""
+
+    def __init__(self, device):
+        import torch
+
+        torch.cuda.set_device(device)
+        self.device = device
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_EXTRA["torch.cuda"] = {"device": _CudaDevice}
+
+
 class TensorDescriptor:
     """A tensor with a block shape, passed to a kernel: there the parameter
     is a tensor descriptor (desc.load(offsets), desc.store(offsets, block));
