@@ -224,3 +224,28 @@ fn cuda_indices_are_checked_against_the_devices_present() {
         }
     }
 }
+
+/// `tilebook.distributed` on one device: collectives over a list of
+/// tensors give NCCL's results (here all on the CPU backend's cuda:0).
+#[test]
+fn collectives_over_a_list_of_tensors_on_one_device() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nimport tilebook.distributed as dist\n\
+         xs = [torch.arange(4, dtype=torch.float32, device='cuda') * (i + 1) for i in range(3)]\n\
+         dist.all_reduce(xs)\nprint(xs[2].tolist())\n\
+         m = [torch.tensor([1., 5.]), torch.tensor([4., 0.])]\ndist.all_reduce(m, op='min')\nprint(m[0].tolist())\n\
+         ins = [torch.tensor([1, 2]), torch.tensor([3, 4])]\nouts = [torch.zeros(4, dtype=torch.int64) for _ in ins]\n\
+         dist.all_gather(outs, ins)\nprint(outs[1].tolist())\n\
+         rs = [torch.zeros(2), torch.zeros(2)]\ndist.reduce_scatter(rs, [torch.arange(4.), torch.arange(4.) * 10])\nprint(rs[1].tolist())\n\
+         b = [torch.zeros(2), torch.ones(2)]\ndist.broadcast(b, root=1)\nprint(b[0].tolist())\n\
+         print(dist.bus_bandwidth('all_reduce', 4e9, 1.0, 4))",
+    );
+    assert_eq!(
+        out,
+        "[0.0, 6.0, 12.0, 18.0]\n[1.0, 0.0]\n[1, 2, 3, 4]\n[22.0, 33.0]\n[1.0, 1.0]\n6.0\n"
+    );
+    let r = s.run_cell("dist.all_reduce([torch.zeros(2), torch.zeros(3)])");
+    assert_eq!(r.error().map(|e| e.0), Some("ValueError"), "{}", r.text());
+}

@@ -36,7 +36,8 @@ const PRELUDE: &str = concat!(
     include_str!("prelude.py"),
     include_str!("profiler.py"),
     include_str!("autograd.py"),
-    include_str!("attention.py")
+    include_str!("attention.py"),
+    include_str!("distributed.py")
 );
 
 /// Stand-ins for pure-Python packages that programs import only for a
