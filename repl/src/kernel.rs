@@ -16,8 +16,6 @@ pub struct Kernel {
     session: Session,
     obj: Rc<KernelObj>,
     name: String,
-    /// What messages call the source (`<kernel source N>` or its path).
-    file: String,
 }
 
 /// One launch argument: a tensor (`&x`, `&mut z`), an integer, a float or
@@ -99,12 +97,6 @@ macro_rules! grids {
 
 grids!(u32, usize, i32, i64);
 
-// The names a launch binds in the namespace while it runs.
-const KERNEL: &str = "__tilebook_kernel__";
-const GRID: &str = "__tilebook_grid__";
-const ARGS: &str = "__tilebook_args__";
-const META: &str = "__tilebook_meta__";
-
 impl Kernel {
     /// Run `source` in the session (named `file` in messages, or
     /// `<kernel source N>`) and take its last `@triton.jit` function.
@@ -133,7 +125,6 @@ impl Kernel {
                     session: session.clone(),
                     obj,
                     name: name.to_string(),
-                    file: file_name,
                 });
             }
         }
@@ -158,38 +149,14 @@ impl Kernel {
         meta: &[(&str, M)],
     ) -> Result<(), Error> {
         let grid = Val::Tuple(Rc::new(grid.dims().into_iter().map(Val::Int).collect()));
-        let args = Val::Tuple(Rc::new(args.into_args()));
+        let launcher = Val::Launcher(self.obj.clone(), Box::new(grid));
         let meta = meta
             .iter()
-            .map(|(k, v)| (Val::Str((*k).into()), v.clone().into_value()))
+            .map(|(k, v)| (k.to_string(), v.clone().into_value()))
             .collect();
-        let meta = Val::Dict(Rc::new(std::cell::RefCell::new(meta)));
-        let s = &self.session;
-        s.set_value(KERNEL, Some(Val::Kernel(self.obj.clone())))?;
-        s.set_value(GRID, Some(grid))?;
-        s.set_value(ARGS, Some(args))?;
-        s.set_value(META, Some(meta))?;
-        let code = format!("{KERNEL}[{GRID}](*{ARGS}, **{META})\n");
-        let launch = format!("<launch of {}>", self.name);
-        let result = s.run_named(&code, Some(&launch));
-        // The namespace does not keep the arguments alive.
-        for name in [KERNEL, GRID, ARGS, META] {
-            s.set_value(name, None)?;
-        }
-        result.map(|_| ()).map_err(|mut e| {
-            // An error at the call itself (arguments, grid) would show the
-            // line of host code this launch ran, which the caller never
-            // wrote: it is named by the kernel instead. Errors inside the
-            // kernel keep their excerpt of its source.
-            if e.rendered.contains(&launch) && !e.rendered.contains(&self.file) {
-                e.rendered = format!(
-                    "error: {}: {}\n  (launching `{}` from Rust)\n",
-                    e.kind, e.message, self.name
-                );
-                e.line = None;
-            }
-            e
-        })
+        self.session
+            .call(&launcher, args.into_args(), meta)
+            .map(|_| ())
     }
 
     /// The tile IR of the specialization launched last (`None` before the

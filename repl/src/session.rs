@@ -22,6 +22,8 @@ struct Shared {
 /// sees one set of statics, whichever cell calls it.
 pub(crate) trait Core {
     fn run_named(&self, code: &str, name: Option<&str>) -> Result<Cell, Error>;
+    /// Call a launcher (`kernel[grid]`) as a cell launching it would.
+    fn call(&self, f: &Val, args: Vec<Val>, kwargs: Vec<(String, Val)>) -> Result<Cell, Error>;
     fn global(&self, name: &str) -> Result<Val, Error>;
     fn set_value(&self, name: &str, value: Option<Val>) -> Result<(), Error>;
     fn device(&self) -> String;
@@ -113,6 +115,15 @@ impl Session {
         self.core.run_named(code, name)
     }
 
+    pub(crate) fn call(
+        &self,
+        f: &Val,
+        args: Vec<Val>,
+        kwargs: Vec<(String, Val)>,
+    ) -> Result<Cell, Error> {
+        self.core.call(f, args, kwargs)
+    }
+
     pub(crate) fn next_source_number(&self) -> usize {
         self.core.next_source_number()
     }
@@ -176,15 +187,13 @@ impl Core for RefCell<Shared> {
             Some(n) => shared.engine.run_cell_named(code, n),
             None => shared.engine.run_cell(code),
         };
-        if let Some(f) = shared.on_output.as_mut() {
-            result.outputs.iter().for_each(f);
-        }
-        match result.outputs.iter().find_map(Error::from_output) {
-            Some(e) if !result.ok => Err(e),
-            _ => Ok(Cell {
-                outputs: result.outputs,
-            }),
-        }
+        shared.deliver(result)
+    }
+
+    fn call(&self, f: &Val, args: Vec<Val>, kwargs: Vec<(String, Val)>) -> Result<Cell, Error> {
+        let mut shared = busy(self)?;
+        let result = shared.engine.call_as_cell(f, args, kwargs);
+        shared.deliver(result)
     }
 
     fn global(&self, name: &str) -> Result<Val, Error> {
@@ -213,6 +222,21 @@ impl Core for RefCell<Shared> {
         let mut shared = self.borrow_mut();
         shared.engine.cell_count += 1;
         shared.engine.cell_count
+    }
+}
+
+impl Shared {
+    /// A cell's outputs to the callback, and its error as an `Err`.
+    fn deliver(&mut self, result: CellResult) -> Result<Cell, Error> {
+        if let Some(f) = self.on_output.as_mut() {
+            result.outputs.iter().for_each(f);
+        }
+        match result.outputs.iter().find_map(Error::from_output) {
+            Some(e) if !result.ok => Err(e),
+            _ => Ok(Cell {
+                outputs: result.outputs,
+            }),
+        }
     }
 }
 

@@ -44,7 +44,7 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use tilebook_frontend::{Diagnostic, SourceFile};
 use tilebook_kernels::gpu_fault::GpuFault;
-use value::Exc;
+use value::{Exc, Val};
 
 /// A notebook session: an `Engine` with cells, magics, sweeps and pictures.
 /// It derefs to the engine (and through it to the kernels runtime).
@@ -134,17 +134,35 @@ impl Session {
 
     /// Run one cell; `name` labels it in messages (`cell [3]`, a path).
     pub fn run_cell_named(&mut self, text: &str, name: &str) -> CellResult {
+        // A cell magic's line is blanked so that the body keeps its line numbers.
+        let (body, cell_magic) = magics::split_cell_magic(text);
+        let file = SourceFile::new(name, body);
+        self.run_guarded(|s| match &cell_magic {
+            Some((magic, args)) => s.cell_magic(magic, args, &file),
+            None => s.run_parsed(&file),
+        })
+    }
+
+    /// Call `f` (a `kernel[grid]` launcher, any callable) with session
+    /// values as a cell that did so would: the same outputs, timing footer
+    /// and errors (the Rust API's `Kernel::launch`).
+    pub fn call_as_cell(
+        &mut self,
+        f: &Val,
+        args: Vec<Val>,
+        kwargs: Vec<(String, Val)>,
+    ) -> CellResult {
+        self.run_guarded(|s| s.in_vm(|e| e.call(f, args, kwargs)).map(|_| ()))
+    }
+
+    /// Run `body` as a cell runs: outputs cleared first, a panic caught and
+    /// reported, a GPU fault handled, the timing footer after.
+    fn run_guarded(&mut self, body: impl FnOnce(&mut Session) -> Result<(), Exc>) -> CellResult {
         self.outputs.clear();
         // An interrupt that arrived between cells is not for this one.
         self.interrupt.store(false, Ordering::Relaxed);
         self.open_pending_device();
-        // A cell magic's line is blanked so that the body keeps its line numbers.
-        let (body, cell_magic) = magics::split_cell_magic(text);
-        let file = SourceFile::new(name, body);
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &cell_magic {
-            Some((magic, args)) => self.cell_magic(magic, args, &file),
-            None => self.run_parsed(&file),
-        }));
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(self)));
         self.flush_host_stream();
         if let Some(notes) = self.disk.as_ref().map(|d| d.take_notes()) {
             for n in notes {

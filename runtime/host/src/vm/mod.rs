@@ -246,6 +246,22 @@ impl Engine {
         result
     }
 
+    /// Run `f` with the VM entered and this session reachable from natives,
+    /// as host code runs (a launch from the Rust API reads the kernel's
+    /// module globals through the VM). Errors pass through unchanged.
+    pub fn in_vm<T>(&mut self, f: impl FnOnce(&mut Engine) -> R<T>) -> R<T> {
+        if self.host.is_none() {
+            self.run_host(|_, _| Ok(()))?;
+        }
+        let host = self.host.clone().expect("host started");
+        let me: *mut Engine = self;
+        let prev = SESSION.with(|c| c.replace(me));
+        // SAFETY: `me` is this call's exclusive borrow; see `session()`.
+        let result = host.interp.enter(|_| f(unsafe { &mut *me }));
+        SESSION.with(|c| c.set(prev));
+        result
+    }
+
     /// Call a Python callable with session values.
     pub fn call_py(
         &mut self,
