@@ -20,7 +20,7 @@ pub struct Kernel {
 
 /// One launch argument: a tensor (`&x`, `&mut z`), an integer, a float or
 /// a bool.
-pub struct Arg(Val);
+pub struct Arg(Result<Val, Error>);
 
 impl<T: IntoValue> From<T> for Arg {
     fn from(v: T) -> Arg {
@@ -31,18 +31,18 @@ impl<T: IntoValue> From<T> for Arg {
 /// The arguments of a launch: a tuple of up to 16 values that convert to
 /// [`Arg`] (`(&x, &y, &mut out, n)`), or a `Vec<Arg>`.
 pub trait KernelArgs {
-    fn into_args(self) -> Vec<Val>;
+    fn into_args(self) -> Result<Vec<Val>, Error>;
 }
 
 impl KernelArgs for Vec<Arg> {
-    fn into_args(self) -> Vec<Val> {
+    fn into_args(self) -> Result<Vec<Val>, Error> {
         self.into_iter().map(|a| a.0).collect()
     }
 }
 
 impl KernelArgs for () {
-    fn into_args(self) -> Vec<Val> {
-        vec![]
+    fn into_args(self) -> Result<Vec<Val>, Error> {
+        Ok(vec![])
     }
 }
 
@@ -50,9 +50,9 @@ macro_rules! tuple_args {
     ($($name:ident)+) => {
         impl<$($name: Into<Arg>),+> KernelArgs for ($($name,)+) {
             #[allow(non_snake_case)]
-            fn into_args(self) -> Vec<Val> {
+            fn into_args(self) -> Result<Vec<Val>, Error> {
                 let ($($name,)+) = self;
-                vec![$($name.into().0),+]
+                Ok(vec![$($name.into().0?),+])
             }
         }
     };
@@ -152,10 +152,10 @@ impl Kernel {
         let launcher = Val::Launcher(self.obj.clone(), Box::new(grid));
         let meta = meta
             .iter()
-            .map(|(k, v)| (k.to_string(), v.clone().into_value()))
-            .collect();
+            .map(|(k, v)| Ok((k.to_string(), v.clone().into_value()?)))
+            .collect::<Result<Vec<_>, Error>>()?;
         self.session
-            .call(&launcher, args.into_args(), meta)
+            .call(&launcher, args.into_args()?, meta)
             .map(|_| ())
     }
 

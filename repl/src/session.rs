@@ -149,7 +149,7 @@ impl Session {
 
     /// Bind global `name` to `value` (a tensor, a number, a string).
     pub fn set(&self, name: &str, value: impl IntoValue) -> Result<(), Error> {
-        self.set_value(name, Some(value.into_value()))
+        self.set_value(name, Some(value.into_value()?))
     }
 
     pub(crate) fn set_value(&self, name: &str, value: Option<Val>) -> Result<(), Error> {
@@ -264,7 +264,7 @@ fn is_identifier(name: &str) -> bool {
 
 /// A Rust value a session variable can become.
 pub trait IntoValue {
-    fn into_value(self) -> Val;
+    fn into_value(self) -> Result<Val, Error>;
 }
 
 /// A Rust value a session variable can be read as.
@@ -273,46 +273,51 @@ pub trait FromValue: Sized {
 }
 
 impl IntoValue for Tensor {
-    fn into_value(self) -> Val {
-        Val::Tensor(self.inner)
+    fn into_value(self) -> Result<Val, Error> {
+        Ok(Val::Tensor(self.inner))
     }
 }
 
 impl IntoValue for &Tensor {
-    fn into_value(self) -> Val {
-        Val::Tensor(self.inner.clone())
+    fn into_value(self) -> Result<Val, Error> {
+        Ok(Val::Tensor(self.inner.clone()))
     }
 }
 
 impl IntoValue for &mut Tensor {
-    fn into_value(self) -> Val {
-        Val::Tensor(self.inner.clone())
+    fn into_value(self) -> Result<Val, Error> {
+        Ok(Val::Tensor(self.inner.clone()))
     }
 }
 
 impl IntoValue for bool {
-    fn into_value(self) -> Val {
-        Val::Bool(self)
+    fn into_value(self) -> Result<Val, Error> {
+        Ok(Val::Bool(self))
     }
 }
 
 impl IntoValue for &str {
-    fn into_value(self) -> Val {
-        Val::Str(self.into())
+    fn into_value(self) -> Result<Val, Error> {
+        Ok(Val::Str(self.into()))
     }
 }
 
 impl IntoValue for String {
-    fn into_value(self) -> Val {
-        Val::Str(self.into())
+    fn into_value(self) -> Result<Val, Error> {
+        Ok(Val::Str(self.into()))
     }
 }
 
 macro_rules! int_values {
     ($($t:ty),*) => {$(
         impl IntoValue for $t {
-            fn into_value(self) -> Val {
-                Val::Int(self as i64)
+            fn into_value(self) -> Result<Val, Error> {
+                i64::try_from(self).map(Val::Int).map_err(|_| {
+                    Error::new(
+                        "OverflowError",
+                        format!("{self} does not fit the session's 64-bit integers"),
+                    )
+                })
             }
         }
         impl FromValue for $t {
@@ -330,14 +335,14 @@ macro_rules! int_values {
 int_values!(i32, i64, u32, usize);
 
 impl IntoValue for f64 {
-    fn into_value(self) -> Val {
-        Val::Float(self)
+    fn into_value(self) -> Result<Val, Error> {
+        Ok(Val::Float(self))
     }
 }
 
 impl IntoValue for f32 {
-    fn into_value(self) -> Val {
-        Val::Float(self as f64)
+    fn into_value(self) -> Result<Val, Error> {
+        Ok(Val::Float(self as f64))
     }
 }
 

@@ -168,6 +168,17 @@ fn bad_input_returns_the_notebooks_error() -> Result<(), Error> {
         "RuntimeError"
     );
     assert_eq!(x.to_device("tpu").unwrap_err().kind, "RuntimeError");
+    // Numbers that do not fit: an error, never a wrapped value.
+    assert_eq!(s.set("big", usize::MAX).unwrap_err().kind, "OverflowError");
+    let k = s.kernel(ADD)?;
+    let e = k
+        .launch(1, (&x, &x, &out, u64::MAX as usize), &[("BLOCK", 8)])
+        .unwrap_err();
+    assert_eq!(e.kind, "OverflowError", "{e}");
+    let e = k
+        .launch(usize::MAX, (&x, &x, &out, 8), &[("BLOCK", 8)])
+        .unwrap_err();
+    assert!(!e.message.is_empty(), "{e}");
     // A failing cell; the session goes on.
     let e = s.run("1 / 0").unwrap_err();
     assert_eq!(e.kind, "ZeroDivisionError");
