@@ -345,6 +345,43 @@ def dot8(a_ptr, b_ptr, c_ptr):
 }
 
 #[test]
+fn fp8_matmul_with_k_major_b_uses_wgmma_on_hopper() {
+    // Tutorial 03's fp8 run: b is pre-transposed (`b.T`), so its `[K, N]`
+    // tiles are contiguous down the columns (`stride_bk == 1`). Both tiles
+    // arrive by 16-byte `cp.async` into K-major swizzled tiles and `wgmma`
+    // reads e5m2/e4m3 directly: 128x128x64 on two warpgroups is two k-steps
+    // of 32 per iteration.
+    for (ty, ptx_ty) in [("fp8e5", "e5m2"), ("fp8e4nv", "e4m3")] {
+        let p = ptx(
+            "matmul.py",
+            &golden_source("matmul.py"),
+            "matmul_kernel",
+            &format!("*{ty}:16, *{ty}:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:1, i32:16, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8"),
+        );
+        let instr = format!("wgmma.mma_async.sync.aligned.m64n128k32.f32.{ptx_ty}.{ptx_ty}");
+        assert_eq!(p.matches(&instr).count(), 2, "{ty}: {p}");
+        assert!(p.contains(".target sm_90a"), "{p}");
+        assert!(!p.contains("ldmatrix"), "{p}");
+        assert!(!p.contains("mma.sync"), "{p}");
+        // Every operand byte moves by 16-byte cp.async: A's 128x64 tile is
+        // two copies per thread of 256, B's 64x128 two more, for each of the
+        // two tiles the prologue prefetches (three stages) and in the loop.
+        assert_eq!(p.matches("cp.async.cg.shared.global").count(), 12, "{p}");
+        assert!(!p.contains("cp.async.ca"), "{p}");
+    }
+    // With B in its plain layout (N contiguous) there are no K-major runs
+    // to copy: the dot stays on the fp16 instructions, through registers.
+    let p = ptx(
+        "matmul.py",
+        &golden_source("matmul.py"),
+        "matmul_kernel",
+        "*fp8e5:16, *fp8e5:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8",
+    );
+    assert!(!p.contains("wgmma.mma_async"), "{p}");
+    assert!(p.contains("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), "{p}");
+}
+
+#[test]
 fn tf32_and_int8_dots_run_on_tensor_cores() {
     let src = r#"
 import triton

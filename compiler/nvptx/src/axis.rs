@@ -43,6 +43,24 @@ fn pow2_factor(v: i64) -> u64 {
 }
 
 pub fn analyze(k: &Kernel) -> HashMap<Value, AxisInfo> {
+    analyze_along(k, None)
+}
+
+/// The same facts along dimension 0 of two-dimensional values (down a
+/// column): what a copy of K-major runs out of a `[K, N]` tile needs to know.
+/// One-dimensional values keep their facts from `base` (their one dimension
+/// becomes dimension 0 under `x[:, None]`).
+pub fn analyze_dim0(
+    k: &Kernel,
+    base: &HashMap<Value, AxisInfo>,
+) -> HashMap<Value, AxisInfo> {
+    analyze_along(k, Some(base))
+}
+
+fn analyze_along(
+    k: &Kernel,
+    base: Option<&HashMap<Value, AxisInfo>>,
+) -> HashMap<Value, AxisInfo> {
     let mut info: HashMap<Value, AxisInfo> = HashMap::new();
     for p in &k.params {
         // Pointers: bytes; integers: the value.
@@ -66,7 +84,7 @@ pub fn analyze(k: &Kernel) -> HashMap<Value, AxisInfo> {
     // Loop-carried values get the meet of their initial and yielded values;
     // a few rounds reach the fixpoint.
     for _ in 0..3 {
-        region(k, &k.body, &ints, &mut info);
+        region(k, &k.body, &ints, base, &mut info);
     }
     info
 }
@@ -83,6 +101,7 @@ fn region(
     k: &Kernel,
     r: &tilebook_tir::Region,
     ints: &HashMap<Value, i64>,
+    base: Option<&HashMap<Value, AxisInfo>>,
     info: &mut HashMap<Value, AxisInfo>,
 ) {
     for op in &r.ops {
@@ -97,7 +116,7 @@ fn region(
                 };
                 info.insert(body.args[i + 1], carried);
             }
-            region(k, body, ints, info);
+            region(k, body, ints, base, info);
             for (i, &res) in op.results.iter().enumerate() {
                 let c = info.get(&body.args[i + 1]).copied().unwrap_or(UNKNOWN);
                 info.insert(res, c);
@@ -105,20 +124,109 @@ fn region(
             continue;
         }
         for sub in &op.regions {
-            region(k, sub, ints, info);
+            region(k, sub, ints, base, info);
         }
-        one(k, op, ints, info);
+        match base {
+            None => one(k, op, ints, info),
+            Some(b) => one_dim0(k, op, ints, b, info),
+        }
     }
 }
 
 fn one(k: &Kernel, op: &Op, ints: &HashMap<Value, i64>, info: &mut HashMap<Value, AxisInfo>) {
+    let Some(&r) = op.results.first() else { return };
+    let last = k.ty(r).shape.last().copied().unwrap_or(1) as u64;
+    let result = match &op.kind {
+        OpKind::Broadcast | OpKind::ExpandDims(_) | OpKind::Reshape => {
+            let x = info.get(&op.args[0]).copied().unwrap_or(UNKNOWN);
+            let src_last = k.ty(op.args[0]).shape.last().copied().unwrap_or(1) as u64;
+            if src_last == 1 && last > 1 {
+                AxisInfo {
+                    contiguity: 1,
+                    divisibility: x.divisibility,
+                    constancy: last,
+                }
+            } else if src_last == last {
+                x
+            } else {
+                UNKNOWN
+            }
+        }
+        _ => elementwise(k, op, ints, last, info),
+    };
+    info.insert(r, result);
+}
+
+/// Along dimension 0 (see `analyze_dim0`): shape ops map dimensions, the
+/// rest is as along the last dimension with the column's length.
+fn one_dim0(
+    k: &Kernel,
+    op: &Op,
+    ints: &HashMap<Value, i64>,
+    base: &HashMap<Value, AxisInfo>,
+    info: &mut HashMap<Value, AxisInfo>,
+) {
+    let Some(&r) = op.results.first() else { return };
+    let shape = &k.ty(r).shape;
+    if shape.len() != 2 {
+        if let Some(&b) = base.get(&r) {
+            info.insert(r, b);
+        }
+        return;
+    }
+    let rows = shape[0] as u64;
+    let src = op.args.first().map(|a| k.ty(*a).shape.clone());
+    let shape_op = matches!(op.kind, OpKind::ExpandDims(_) | OpKind::Reshape);
+    let result = match (&op.kind, src.as_deref()) {
+        // `x[:, None]`: the column is `x`.
+        (_, Some([n])) if shape_op && shape[..] == [*n, 1] => {
+            base.get(&op.args[0]).copied().unwrap_or(UNKNOWN)
+        }
+        // `x[None, :]`: a column of one element each; each is divisible by
+        // what divides every element of `x`.
+        (_, Some([n])) if shape_op && shape[..] == [1, *n] => {
+            let x = base.get(&op.args[0]).copied().unwrap_or(UNKNOWN);
+            AxisInfo {
+                contiguity: 1,
+                divisibility: if x.contiguity == 1 { x.divisibility } else { 1 },
+                constancy: 1,
+            }
+        }
+        (OpKind::Broadcast, Some([1, _])) => {
+            let x = info.get(&op.args[0]).copied().unwrap_or(UNKNOWN);
+            AxisInfo {
+                contiguity: 1,
+                divisibility: x.divisibility,
+                constancy: rows,
+            }
+        }
+        (OpKind::Broadcast, Some([r0, _])) if *r0 as u64 == rows => {
+            info.get(&op.args[0]).copied().unwrap_or(UNKNOWN)
+        }
+        (OpKind::Broadcast | OpKind::ExpandDims(_) | OpKind::Reshape, _) => UNKNOWN,
+        (OpKind::MultipleOf(_) | OpKind::MaxContiguous(_), _) => {
+            info.get(&op.args[0]).copied().unwrap_or(UNKNOWN)
+        }
+        _ => elementwise(k, op, ints, rows, info),
+    };
+    info.insert(r, result);
+}
+
+/// The facts of an elementwise (or constant, range, splat) result whose
+/// analysed dimension has `last` elements.
+fn elementwise(
+    k: &Kernel,
+    op: &Op,
+    ints: &HashMap<Value, i64>,
+    last: u64,
+    info: &HashMap<Value, AxisInfo>,
+) -> AxisInfo {
     {
-        let Some(&r) = op.results.first() else { return };
-        let last = k.ty(r).shape.last().copied().unwrap_or(1) as u64;
+        let r = op.results[0];
         let get = |v: &Value| info.get(v).copied().unwrap_or(UNKNOWN);
         let a = op.args.first().map(get);
         let b = op.args.get(1).map(get);
-        let result = match &op.kind {
+        match &op.kind {
             OpKind::Const(c) => {
                 let div = match c {
                     Const::Int(i) => pow2_factor(*i),
@@ -141,21 +249,6 @@ fn one(k: &Kernel, op: &Op, ints: &HashMap<Value, i64>, info: &mut HashMap<Value
                     contiguity: 1,
                     divisibility: x.divisibility,
                     constancy: last,
-                }
-            }
-            OpKind::Broadcast | OpKind::ExpandDims(_) | OpKind::Reshape => {
-                let x = a.unwrap_or(UNKNOWN);
-                let src_last = k.ty(op.args[0]).shape.last().copied().unwrap_or(1) as u64;
-                if src_last == 1 && last > 1 {
-                    AxisInfo {
-                        contiguity: 1,
-                        divisibility: x.divisibility,
-                        constancy: last,
-                    }
-                } else if src_last == last {
-                    x
-                } else {
-                    UNKNOWN
                 }
             }
             OpKind::MultipleOf(v) => {
@@ -290,7 +383,6 @@ fn one(k: &Kernel, op: &Op, ints: &HashMap<Value, i64>, info: &mut HashMap<Value
                 }
             }
             _ => UNKNOWN,
-        };
-        info.insert(r, result);
+        }
     }
 }

@@ -18,7 +18,7 @@ mod reduce;
 mod tensor_core;
 mod wgmma;
 
-use crate::axis::{analyze, AxisInfo};
+use crate::axis::{analyze, analyze_dim0, AxisInfo};
 use crate::layout::Layout;
 pub use crate::mma::Features;
 use crate::mma::{plan, MmaKind, MmaLayout};
@@ -67,6 +67,8 @@ struct Gen<'ctx, 'a> {
     smem: PointerValue<'ctx>,
     smem_bytes: std::cell::Cell<usize>,
     axis: HashMap<Value, AxisInfo>,
+    /// The same facts down the columns of 2-D values (`axis::analyze_dim0`).
+    axis0: HashMap<Value, AxisInfo>,
     /// Values whose registers are in an MMA layout.
     mma: HashMap<Value, MmaLayout>,
     /// The op defining each value (for rematerialisation).
@@ -77,6 +79,8 @@ struct Gen<'ctx, 'a> {
     depth: usize,
     /// fp16/bf16 dot operands kept in half registers.
     half_regs: std::collections::HashSet<Value>,
+    /// fp8 values used only as dot operands (tile candidates under `wgmma`).
+    fp8_operands: std::collections::HashSet<Value>,
     /// A runtime byte offset added to shared-memory addresses (the double buffer in use).
     /// Math functions may call libdevice (`libdevice.rs`).
     libdevice: bool,
@@ -170,11 +174,13 @@ pub fn emit<'ctx>(
         smem: smem_global.as_pointer_value(),
         smem_bytes: std::cell::Cell::new(0),
         axis: analyze(k),
+        axis0: HashMap::new(),
         mma: HashMap::new(),
         defs: HashMap::new(),
         converted: std::cell::RefCell::new(vec![]),
         depth: 0,
         half_regs: Default::default(),
+        fp8_operands: Default::default(),
         smem_shift: std::cell::Cell::new(None),
         libdevice: features.libdevice,
         pre: ctx.create_builder(),
@@ -194,6 +200,7 @@ pub fn emit<'ctx>(
             g.defs.insert(r, op);
         }
     });
+    g.axis0 = analyze_dim0(k, &g.axis);
     // `wgmma` reads both operands from shared tiles, so a dot whose operands
     // cannot be copied there by `cp.async` falls back to `mma.sync`.
     let mut no_wgmma = HashSet::new();
@@ -204,7 +211,8 @@ pub fn emit<'ctx>(
             no_wgmma: &no_wgmma,
         };
         g.mma = plan(k, &options);
-        g.half_regs = crate::mma::dot_only_operands(k, &g.mma);
+        g.half_regs = crate::mma::dot_only_operands(k, &g.mma, false);
+        g.fp8_operands = crate::mma::dot_only_operands(k, &g.mma, true);
         g.tile_plan = g.plan_tiles();
         let before = no_wgmma.len();
         tilebook_tir::walk_ops(&k.body, &mut |op| {

@@ -96,37 +96,57 @@ impl MmaKind {
     pub fn is_half(self) -> bool {
         matches!(self, MmaKind::F16 | MmaKind::BF16)
     }
+    /// e5m2 or e4m3.
+    pub fn is_fp8(self) -> bool {
+        matches!(self, MmaKind::E5M2 | MmaKind::E4M3)
+    }
+    /// The operand type's name in PTX.
+    pub fn ptx(self) -> &'static str {
+        match self {
+            MmaKind::F16 => "f16",
+            MmaKind::BF16 => "bf16",
+            MmaKind::Tf32 => "tf32",
+            MmaKind::I8 => "s8",
+            MmaKind::E5M2 => "e5m2",
+            MmaKind::E4M3 => "e4m3",
+        }
+    }
 }
 
-/// Where an operand element lives in a `wgmma` tile: rows of `cols` halves
-/// (A: `M x K`, B: `K x N`, both with the contiguous dimension last), cut into
-/// column blocks of `swizzle / 2` halves; each block stores its rows
-/// contiguously, `swizzle` bytes per row, and 16-byte chunks are XORed with
-/// the row within each group of 8 (Swizzle<3,4,3> for 128 bytes) — the
-/// layout `wgmma`'s swizzle modes read.
+/// Where an operand element lives in a `wgmma` tile: rows of `cols`
+/// elements of `elem` bytes (A: `M x K`; B: `K x N` for fp16/bf16, `N x K`
+/// (K-major) for fp8; the contiguous dimension last), cut into column blocks
+/// of `swizzle` bytes; each block stores its rows contiguously, `swizzle`
+/// bytes per row, and 16-byte chunks are XORed with the row within each
+/// group of 8 (Swizzle<3,4,3> for 128 bytes) — the layout `wgmma`'s swizzle
+/// modes read.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Swizzled {
     pub rows: usize,
     pub cols: usize,
+    /// Bytes per element: 2 (fp16, bf16) or 1 (fp8).
+    pub elem: usize,
     /// 32, 64 or 128 bytes.
     pub swizzle: usize,
 }
 
 impl Swizzled {
-    pub fn new(rows: usize, cols: usize) -> Option<Swizzled> {
-        let swizzle = (cols * 2).min(128);
+    pub fn new(rows: usize, cols: usize, elem: usize) -> Option<Swizzled> {
+        let row_bytes = cols * elem;
+        let swizzle = row_bytes.min(128);
         let ok = matches!(swizzle, 32 | 64 | 128)
-            && (cols * 2).is_multiple_of(swizzle)
+            && row_bytes.is_multiple_of(swizzle)
             && rows.is_multiple_of(8);
         ok.then_some(Swizzled {
             rows,
             cols,
+            elem,
             swizzle,
         })
     }
-    /// Halves per column block.
+    /// Elements per column block.
     pub fn block_cols(&self) -> usize {
-        self.swizzle / 2
+        self.swizzle / self.elem
     }
     /// Bytes of one column block (all rows).
     pub fn block_bytes(&self) -> usize {
@@ -137,7 +157,7 @@ impl Swizzled {
     pub fn linear(&self, row: usize, col: usize) -> usize {
         (col / self.block_cols()) * self.block_bytes()
             + row * self.swizzle
-            + (col % self.block_cols()) * 2
+            + (col % self.block_cols()) * self.elem
     }
     /// The mask applied to bits 7.. before XORing them into bits 4..
     pub fn xor_mask(&self) -> usize {
@@ -159,7 +179,7 @@ impl Swizzled {
         }
     }
     pub fn bytes(&self) -> usize {
-        self.rows * self.cols * 2
+        self.rows * self.cols * self.elem
     }
 }
 
@@ -188,14 +208,22 @@ impl MmaLayout {
     pub fn row_n(&self) -> usize {
         self.n + 8
     }
-    /// The swizzled layout of operand 0 (A) or 1 (B) under `wgmma`.
+    /// The swizzled layout of operand 0 (A) or 1 (B) under `wgmma`: fp8
+    /// operands are both K-major (`wgmma` cannot transpose them), so B's
+    /// tile is `N x K`.
     pub fn swizzled(&self, operand: usize) -> Swizzled {
-        let (rows, cols) = if operand == 0 {
-            (self.m, self.k)
-        } else {
-            (self.k, self.n)
+        let (rows, cols) = match operand {
+            0 => (self.m, self.k),
+            _ if self.kind.is_fp8() => (self.n, self.k),
+            _ => (self.k, self.n),
         };
-        Swizzled::new(rows, cols).expect("wgmma layouts are chosen swizzlable")
+        Swizzled::new(rows, cols, self.kind.elem_bytes())
+            .expect("wgmma layouts are chosen swizzlable")
+    }
+    /// Whether operand `operand`'s tile is stored K-major with K running
+    /// down the columns of the loaded `[K, N]` block (fp8's B).
+    pub fn k_major_b(&self, operand: usize) -> bool {
+        operand == 1 && self.kind.is_fp8()
     }
     /// Byte offset of B's tile.
     pub fn b_base(&self) -> usize {
@@ -223,14 +251,20 @@ impl MmaLayout {
 
 /// The `wgmma` layout of an `m x n x k` dot on `warps` warps, if one fits:
 /// warpgroups split M in slabs of 64 rows first, then N; each instruction is
-/// `m64nNk16` with `N = n / warpgroups_n <= 256`, and both operand tiles must
-/// have a swizzled layout (contiguous rows of 16, 32 or a multiple of 64 halves).
+/// `m64nNk16` (`k32` for fp8) with `N = n / warpgroups_n <= 256`, and both
+/// operand tiles must have a swizzled layout (contiguous rows of 32, 64 or a
+/// multiple of 128 bytes).
 fn wgmma_layout(m: usize, n: usize, k: usize, warps: usize, kind: MmaKind) -> Option<MmaLayout> {
-    if !warps.is_multiple_of(4) || !k.is_multiple_of(16) {
+    if !warps.is_multiple_of(4) || !k.is_multiple_of(kind.k_step()) {
         return None;
     }
-    Swizzled::new(m, k)?;
-    Swizzled::new(k, n)?;
+    let e = kind.elem_bytes();
+    Swizzled::new(m, k, e)?;
+    if kind.is_fp8() {
+        Swizzled::new(n, k, e)?;
+    } else {
+        Swizzled::new(k, n, e)?;
+    }
     let groups = warps / 4;
     let (gm, gn) = (0..=groups.trailing_zeros())
         .map(|s| (groups >> s, 1usize << s))
@@ -281,8 +315,20 @@ fn layout_for(k: &Kernel, op: &Op, warps: usize, wgmma: bool, fp8: bool) -> Opti
     if kk % kind.k_step() != 0 || m % 16 != 0 || n % 8 != 0 {
         return None;
     }
-    if wgmma && kind.is_half() {
+    if wgmma && kind.is_half() && matches!(da, DType::F16 | DType::BF16) {
         if let Some(l) = wgmma_layout(m, n, kk, warps, kind) {
+            return Some(l);
+        }
+    }
+    // fp8 on Hopper: `wgmma` takes e5m2/e4m3 operands directly from K-major
+    // tiles (fp32 accumulation).
+    let fp8 = match da {
+        DType::F8E5 => Some(MmaKind::E5M2),
+        DType::F8E4NV => Some(MmaKind::E4M3),
+        _ => None,
+    };
+    if let (true, Some(f), DType::F32) = (wgmma, fp8, acc.dtype()?) {
+        if let Some(l) = wgmma_layout(m, n, kk, warps, f) {
             return Some(l);
         }
     }
@@ -411,9 +457,12 @@ fn visit(
 /// fp16/bf16 values used only as `dot` operands (directly, or carried through
 /// `for` loops into one): their registers can stay in the memory type from
 /// the load to the shared-memory store, skipping a round trip through f32.
+/// With `fp8`, the same for e5m2/e4m3 values (which `wgmma` reads from
+/// shared tiles; they never need registers).
 pub fn dot_only_operands(
     k: &Kernel,
     plan: &HashMap<Value, MmaLayout>,
+    fp8: bool,
 ) -> std::collections::HashSet<Value> {
     use std::collections::HashSet;
     // uses[v] = list of (op kind, operand position, op) for every use.
@@ -443,7 +492,13 @@ pub fn dot_only_operands(
         }
     }
     let is_half = |v: &Value| {
-        matches!(k.ty(*v).dtype(), Some(DType::F16 | DType::BF16)) && k.ty(*v).is_block()
+        let d = k.ty(*v).dtype();
+        let ok = if fp8 {
+            matches!(d, Some(DType::F8E5 | DType::F8E4NV))
+        } else {
+            matches!(d, Some(DType::F16 | DType::BF16))
+        };
+        ok && k.ty(*v).is_block()
     };
     // Start from everything half-typed and remove values with a disqualifying use.
     let mut set: HashSet<Value> = HashSet::new();
@@ -493,7 +548,7 @@ mod tests {
     #[test]
     fn swizzled_offsets_are_a_permutation() {
         for (rows, cols) in [(128, 64), (64, 32), (32, 128), (128, 16)] {
-            let s = Swizzled::new(rows, cols).unwrap();
+            let s = Swizzled::new(rows, cols, 2).unwrap();
             let mut seen = vec![false; s.bytes() / 2];
             for r in 0..rows {
                 for c in 0..cols {
@@ -511,7 +566,7 @@ mod tests {
     /// under the 128-byte swizzle (what makes the `cp.async` writes conflict-free).
     #[test]
     fn a_column_of_chunks_spreads_over_the_banks() {
-        let s = Swizzled::new(64, 64).unwrap();
+        let s = Swizzled::new(64, 64, 2).unwrap();
         let mut groups: Vec<usize> = (0..8).map(|r| (s.offset(r, 0) / 16) % 8).collect();
         groups.sort();
         assert_eq!(groups, (0..8).collect::<Vec<_>>());

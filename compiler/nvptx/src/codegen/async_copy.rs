@@ -44,6 +44,14 @@ pub(super) struct PendingCopies<'ctx> {
     runs: Vec<(IntValue<'ctx>, PointerValue<'ctx>, IntValue<'ctx>)>,
 }
 
+/// A K-major copy (see `Gen::k_major_copy`).
+#[derive(Copy, Clone, Debug)]
+pub(super) struct KMajor {
+    root: Value,
+    /// Bytes (elements) per run.
+    run: usize,
+}
+
 /// What the dots need to know about the loops that carry tiles.
 #[derive(Default)]
 pub(super) struct TilePlan {
@@ -54,6 +62,9 @@ pub(super) struct TilePlan {
     loads_per_iteration: HashMap<Value, usize>,
     /// Stages of each layout's ring.
     pub stages: HashMap<MmaLayout, usize>,
+    /// Loads (by result) copied as K-major runs down the columns of their
+    /// `[K, N]` block (fp8's B under `wgmma`; see `async_load_k_major`).
+    pub k_major: HashMap<Value, KMajor>,
     /// `wgmma` dots (by result) whose group stays in flight into the next
     /// iteration, and the loop results that must wait for it (see `wgmma`).
     pub inflight: HashSet<Value>,
@@ -89,7 +100,8 @@ impl<'ctx> Gen<'ctx, '_> {
                     dots.push((op.args[0], op.args[1]));
                     for operand in 0..2 {
                         let v = op.args[operand];
-                        if self.half_regs.contains(&v) {
+                        let fp8 = layout.wgmma && layout.kind.is_fp8();
+                        if self.half_regs.contains(&v) || (fp8 && self.fp8_operands.contains(&v)) {
                             role.insert(v, TileRole { layout, operand });
                         }
                     }
@@ -153,6 +165,13 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         role.retain(|v, _| !bad.contains(v));
         let mut plan = TilePlan::default();
+        for (v, r) in &role {
+            if let Some(op) = self.defs.get(v) {
+                if let Some(km) = self.k_major_copy(op, *r) {
+                    plan.k_major.insert(*v, km);
+                }
+            }
+        }
         for l in &loops {
             let body = &l.regions[0];
             let loads = body
@@ -208,10 +227,122 @@ impl<'ctx> Gen<'ctx, '_> {
                 return false;
             }
         }
+        if role.layout.k_major_b(role.operand) {
+            return self.k_major_copy(op, role).is_some();
+        }
         let l = self.layout(t);
         let m = if mask { Some(op.args[1]) } else { None };
-        let w = self.vector_width(op.args[0], m, &l, 2);
-        w >= 2 && l.is_pow2() && !l.replicated() && cols % w == 0
+        let e = role.layout.kind.elem_bytes();
+        let w = self.vector_width(op.args[0], m, &l, e);
+        // `cp.async` moves 4, 8 or 16 bytes.
+        w * e >= 4 && l.is_pow2() && !l.replicated() && cols % w == 0
+    }
+
+    /// How a K-major tile (`[K, N]` block, K contiguous in memory) is copied:
+    /// runs of `run` bytes down each column, whose addresses are recomputed
+    /// from `root` (see `k_major_root`) at any element, under a mask that is
+    /// uniform over each run and can be recomputed too.
+    fn k_major_copy(&self, op: &Op, role: TileRole) -> Option<KMajor> {
+        let OpKind::Load { mask, .. } = op.kind else {
+            return None;
+        };
+        let l = role.layout;
+        if !l.k_major_b(role.operand) || self.ty(op.results[0]).shape != [l.k, l.n] {
+            return None;
+        }
+        let root = self.k_major_root(op.args[0], 0)?;
+        if mask && !self.remat_shape_ok(op.args[1], &mut 64) {
+            return None;
+        }
+        let p = self.axis0.get(&op.args[0]).copied()?;
+        let m = mask.then(|| self.axis0.get(&op.args[1]).copied());
+        [16usize, 8, 4]
+            .into_iter()
+            .find(|&w| {
+                p.contiguity >= w as u64
+                    && p.divisibility >= w as u64
+                    && m.is_none_or(|m| m.is_some_and(|m| m.constancy >= w as u64))
+                    && l.k.is_multiple_of(w)
+                    && (l.k / w * l.n).is_multiple_of(self.threads)
+                    && (l.k / w).is_power_of_two()
+            })
+            .map(|run| KMajor { root, run })
+    }
+
+    /// A value from which the pointer block `v` can be recomputed at any
+    /// element: `v` itself when `remat` can, or, for a pointer that loops
+    /// advance by uniform offsets, the recomputable block they started from
+    /// (the offset so far is then read off one register, `async_load_k_major`).
+    fn k_major_root(&self, v: Value, depth: usize) -> Option<Value> {
+        if depth > 8 {
+            return None;
+        }
+        if self.remat_shape_ok(v, &mut 64) {
+            return Some(v);
+        }
+        let uniform = |x: Value| {
+            !self.ty(x).is_block()
+                || matches!(
+                    self.defs.get(&x).map(|o| &o.kind),
+                    Some(OpKind::Splat | OpKind::Const(_))
+                )
+        };
+        if let Some(op) = self.defs.get(&v) {
+            return (op.kind == OpKind::AddPtr && uniform(op.args[1]))
+                .then(|| self.k_major_root(op.args[0], depth + 1))
+                .flatten();
+        }
+        let mut found = None;
+        tilebook_tir::walk_ops(&self.k.body, &mut |op| {
+            if op.kind != OpKind::For || found.is_some() {
+                return;
+            }
+            let region = &op.regions[0];
+            let Some(i) = region.args.iter().skip(1).position(|a| *a == v) else {
+                return;
+            };
+            let (Some(&init), Some(y)) = (op.args.get(3 + i), region.ops.last()) else {
+                return;
+            };
+            let Some(mut x) = y.args.get(i).copied() else {
+                return;
+            };
+            // Every iteration adds uniform offsets to the argument itself.
+            for _ in 0..8 {
+                if x == v {
+                    found = Some(init);
+                    return;
+                }
+                match self.defs.get(&x) {
+                    Some(d) if d.kind == OpKind::AddPtr && uniform(d.args[1]) => x = d.args[0],
+                    _ => return,
+                }
+            }
+        });
+        self.k_major_root(found?, depth + 1)
+    }
+
+    /// Whether `remat` can recompute `v` at any element once the scalars it
+    /// uses exist (the planning-time form of `can_remat`).
+    fn remat_shape_ok(&self, v: Value, budget: &mut usize) -> bool {
+        if *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
+        if !self.ty(v).is_block() {
+            return true;
+        }
+        let Some(op) = self.defs.get(&v).copied() else {
+            return false;
+        };
+        match &op.kind {
+            OpKind::Const(_) | OpKind::Arange(..) | OpKind::Splat => true,
+            OpKind::ExpandDims(_) | OpKind::Reshape | OpKind::Broadcast | OpKind::Trans(_) => {
+                self.remat_shape_ok(op.args[0], budget)
+            }
+            k if k.is_elementwise() => op.args.iter().all(|&a| self.remat_shape_ok(a, budget)),
+            _ => false,
+        }
     }
 
     /// Byte offset of element `(row, col)` in an operand tile of `role`: rows
@@ -243,7 +374,8 @@ impl<'ctx> Gen<'ctx, '_> {
         let inner = b.build_and(col, self.i32c(s.block_cols() as i64 - 1), "")?;
         let off = b.build_int_mul(block, self.i32c(s.block_bytes() as i64), "")?;
         let off = b.build_int_add(off, shift(row, log2(s.swizzle))?, "")?;
-        let off = b.build_int_add(off, shift(inner, 1)?, "")?;
+        let inner = b.build_int_mul(inner, self.i32c(s.elem as i64), "")?;
+        let off = b.build_int_add(off, inner, "")?;
         let bits = b.build_right_shift(off, self.i32c(7), false, "")?;
         let bits = b.build_and(bits, self.i32c(s.xor_mask() as i64), "")?;
         Ok(b.build_xor(off, shift(bits, 4)?, "")?)
@@ -282,13 +414,122 @@ impl<'ctx> Gen<'ctx, '_> {
             self.barrier()?;
             self.scratch = self.ring_bytes;
         }
+        if let Some(km) = self.tile_plan.k_major.get(&r).copied() {
+            return self.async_load_k_major(op, role, mask, km);
+        }
         let ptrs = self.regs(op.args[0], n)?;
         let masks = if mask {
             Some(self.regs(op.args[1], n)?)
         } else {
             None
         };
-        let w = self.vector_width(op.args[0], mask.then(|| op.args[1]), &l, 2);
+        let e = role.layout.kind.elem_bytes();
+        let w = self.vector_width(op.args[0], mask.then(|| op.args[1]), &l, e);
+        let tile = self.next_tile(role)?;
+        let bytes = e * w;
+        let tile_addr = self.smem_u32(tile)?;
+        let mut runs = vec![];
+        for g0 in (0..n).step_by(w) {
+            let rc = self.elem_coords(&l, g0, &t.shape)?;
+            let off = self.operand_offset(role, rc[0], rc[1])?;
+            let dst = self.b.build_int_add(tile_addr, off, "")?;
+            let p = ptrs[g0].into_pointer_value();
+            let m = masks.as_ref().map(|m| m[g0].into_int_value());
+            let m = self.check_access(op, p, bytes, m)?;
+            runs.push((dst, p, self.copy_size(m, bytes)?));
+        }
+        self.record_copies(op, r, bytes, runs, tile)
+    }
+
+    /// The K-major copy of a `[K, N]` block (see `k_major_copy`): copy `c`
+    /// of the `K / run * N` runs goes to thread `c % threads`; consecutive
+    /// copies walk down a column, so neighbouring threads read neighbouring
+    /// bytes. Each run's address is recomputed from the plan's root, plus
+    /// the uniform offset the loops have added since (this thread's first
+    /// register minus the root there).
+    fn async_load_k_major(&mut self, op: &Op, role: TileRole, mask: bool, km: KMajor) -> R<()> {
+        let r = op.results[0];
+        let t = self.ty(r).clone();
+        let (rows, cols) = (t.shape[0], t.shape[1]);
+        let w = km.run;
+        let per_col = rows / w;
+        let copies = per_col * cols / self.threads;
+        let i64t = self.ctx.i64_type();
+        let delta = if km.root != op.args[0] {
+            let l = self.layout(&t);
+            let p0 = self.regs(op.args[0], l.regs())?[0].into_pointer_value();
+            let c0 = self.elem_coords(&l, 0, &t.shape)?;
+            let r0 = self.remat(km.root, &c0)?.into_pointer_value();
+            let a = self.b.build_ptr_to_int(p0, i64t, "")?;
+            let z = self.b.build_ptr_to_int(r0, i64t, "")?;
+            Some(self.b.build_int_sub(a, z, "")?)
+        } else {
+            None
+        };
+        let tile = self.next_tile(role)?;
+        let tile_addr = self.smem_u32(tile)?;
+        let shift = per_col.trailing_zeros() as i64;
+        let mut runs = vec![];
+        for i in 0..copies {
+            let c = self
+                .b
+                .build_int_add(self.tid, self.i32c((i * self.threads) as i64), "")?;
+            let j = self.b.build_and(c, self.i32c(per_col as i64 - 1), "")?;
+            let col = self.b.build_right_shift(c, self.i32c(shift), false, "")?;
+            let row = self.b.build_int_mul(j, self.i32c(w as i64), "")?;
+            let idx = [row, col];
+            let mut p = self.remat(km.root, &idx)?.into_pointer_value();
+            if let Some(d) = delta {
+                // SAFETY: an offset the program itself added to this pointer.
+                p = unsafe { self.b.build_gep(self.ctx.i8_type(), p, &[d], "")? };
+            }
+            let m = if mask {
+                Some(self.remat(op.args[1], &idx)?.into_int_value())
+            } else {
+                None
+            };
+            let m = self.check_access(op, p, w, m)?;
+            // The tile is `N x K`: row `col`, byte `row`.
+            let off = self.operand_offset(role, col, row)?;
+            let dst = self.b.build_int_add(tile_addr, off, "")?;
+            runs.push((dst, p, self.copy_size(m, w)?));
+        }
+        self.record_copies(op, r, w, runs, tile)
+    }
+
+    /// The source bytes of one copy: all of them, or none where masked off.
+    fn copy_size(&self, m: Option<IntValue<'ctx>>, bytes: usize) -> R<IntValue<'ctx>> {
+        Ok(match m {
+            Some(m) => self
+                .b
+                .build_select(m, self.i32c(bytes as i64), self.i32c(0), "")?
+                .into_int_value(),
+            None => self.i32c(bytes as i64),
+        })
+    }
+
+    /// Record a load's copies until they are issued; its value is the tile.
+    fn record_copies(
+        &mut self,
+        op: &Op,
+        r: Value,
+        bytes: usize,
+        runs: Vec<(IntValue<'ctx>, PointerValue<'ctx>, IntValue<'ctx>)>,
+        tile: IntValue<'ctx>,
+    ) -> R<()> {
+        self.report_checks(op, crate::record::LOAD)?;
+        self.pending_copies.borrow_mut().push(PendingCopies {
+            value: r,
+            bytes,
+            runs,
+        });
+        self.async_used.set(true);
+        self.set(r, Reg::B(vec![tile.into()]));
+        Ok(())
+    }
+
+    /// Advance `role`'s stage counter; the byte offset of the stage it was at.
+    fn next_tile(&mut self, role: TileRole) -> R<IntValue<'ctx>> {
         let slot = self.stage_counter(role)?;
         let i32t = self.ctx.i32_type();
         let stage = self.b.build_load(i32t, slot, "")?.into_int_value();
@@ -302,35 +543,7 @@ impl<'ctx> Gen<'ctx, '_> {
             .build_select(wrap, self.i32c(0), next, "")?
             .into_int_value();
         self.b.build_store(slot, next)?;
-        let tile = self.tile_offset(role, stage)?;
-        let bytes = 2 * w;
-        let tile_addr = self.smem_u32(tile)?;
-        let mut runs = vec![];
-        for g0 in (0..n).step_by(w) {
-            let rc = self.elem_coords(&l, g0, &t.shape)?;
-            let off = self.operand_offset(role, rc[0], rc[1])?;
-            let dst = self.b.build_int_add(tile_addr, off, "")?;
-            let p = ptrs[g0].into_pointer_value();
-            let m = masks.as_ref().map(|m| m[g0].into_int_value());
-            let m = self.check_access(op, p, bytes, m)?;
-            let size = match m {
-                Some(m) => self
-                    .b
-                    .build_select(m, self.i32c(bytes as i64), self.i32c(0), "")?
-                    .into_int_value(),
-                None => self.i32c(bytes as i64),
-            };
-            runs.push((dst, p, size));
-        }
-        self.report_checks(op, crate::record::LOAD)?;
-        self.pending_copies.borrow_mut().push(PendingCopies {
-            value: r,
-            bytes,
-            runs,
-        });
-        self.async_used.set(true);
-        self.set(r, Reg::B(vec![tile.into()]));
-        Ok(())
+        self.tile_offset(role, stage)
     }
 
     /// Issue copies still recorded where no dot issued them (before control

@@ -377,7 +377,7 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     pub(super) fn dot_mma(&mut self, op: &Op, l: &MmaLayout) -> R<()> {
-        if !l.kind.is_half() {
+        if !l.kind.is_half() && !l.wgmma {
             return self.dot_mma_narrow(op, l);
         }
         let (a, bm, acc, r) = (op.args[0], op.args[1], op.args[2], op.results[0]);

@@ -22,9 +22,12 @@
 //! address, the leading-dimension and stride-dimension byte offsets (each
 //! shifted right by 4, in bits 0-13, 16-29 and 32-45) and the swizzle mode
 //! (bits 62-63). A is K-major: the stride offset steps 8 rows of M (the
-//! leading offset is unused with a swizzle). B is N-major (`imm-trans-b` = 1):
-//! the leading offset steps from one column block of N to the next, the
-//! stride offset 8 rows of K.
+//! leading offset is unused with a swizzle). For fp16/bf16, B is N-major
+//! (`imm-trans-b` = 1): the leading offset steps from one column block of N
+//! to the next, the stride offset 8 rows of K. fp8 (`m64nNk32`, e5m2/e4m3)
+//! cannot be transposed by the instruction: its B tile is K-major like A
+//! (`N x K`, filled by `async_copy::async_load_k_major` from a B whose
+//! columns are contiguous, as tutorial 03 pre-transposes it).
 
 use super::*;
 use crate::mma::Swizzled;
@@ -138,14 +141,22 @@ impl<'ctx> Gen<'ctx, '_> {
             .b
             .build_int_mul(group, self.i32c((rows * sa.swizzle) as i64), "")?;
         let a_base = self.b.build_int_add(a_off, a_slab, "")?;
-        let b_cols = self.b.build_int_mul(
-            wn,
-            self.i32c(((cols / sb.block_cols().min(cols)) * sb.block_bytes()) as i64),
-            "",
-        )?;
+        // fp8's B is K-major like A (`N x K`): the warpgroup's columns are
+        // rows of the tile.
+        let fp8 = l.kind.is_fp8();
+        let b_step = if fp8 {
+            cols * sb.swizzle
+        } else {
+            (cols / sb.block_cols().min(cols)) * sb.block_bytes()
+        };
+        let b_cols = self.b.build_int_mul(wn, self.i32c(b_step as i64), "")?;
         let b_base = self.b.build_int_add(b_off, b_cols, "")?;
         let a_fields = descriptor_fields(16, 8 * sa.swizzle, &sa);
-        let b_fields = descriptor_fields(sb.block_bytes(), 8 * sb.swizzle, &sb);
+        let b_fields = if fp8 {
+            descriptor_fields(16, 8 * sb.swizzle, &sb)
+        } else {
+            descriptor_fields(sb.block_bytes(), 8 * sb.swizzle, &sb)
+        };
         let f32t = self.ctx.f32_type();
         let i64t = self.ctx.i64_type();
         let i32t = self.ctx.i32_type();
@@ -158,15 +169,15 @@ impl<'ctx> Gen<'ctx, '_> {
             i32t.into(),
         ]);
         let fn_ty = ret.fn_type(&params, false);
-        let ty = if l.kind == MmaKind::BF16 {
-            "bf16"
-        } else {
-            "f16"
-        };
+        let ty = l.kind.ptx();
+        let k_step = l.kind.k_step();
+        // fp16/bf16: scale A and B by 1, A as stored, B transposed (N-major);
+        // fp8 takes no transpose operands (both K-major).
+        let imm = if fp8 { "1, 1" } else { "1, 1, 0, 1" };
         let outs: Vec<String> = (0..per).map(|i| format!("${i}")).collect();
         let text = format!(
             "{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\n\
-             wgmma.mma_async.sync.aligned.m64n{cols}k16.f32.{ty}.{ty} {{{}}}, ${}, ${}, p, 1, 1, 0, 1;\n}}",
+             wgmma.mma_async.sync.aligned.m64n{cols}k{k_step}.f32.{ty}.{ty} {{{}}}, ${}, ${}, p, {imm};\n}}",
             2 * per + 2,
             outs.join(", "),
             2 * per,
@@ -178,10 +189,9 @@ impl<'ctx> Gen<'ctx, '_> {
             .ctx
             .create_inline_asm(fn_ty, text, constraints, true, false, None, false);
         self.ptx_statement("wgmma.fence.sync.aligned;")?;
-        for k0 in (0..l.k).step_by(16) {
-            let b_start = self
-                .b
-                .build_int_add(b_base, self.i32c(sb.linear(k0, 0) as i64), "")?;
+        for k0 in (0..l.k).step_by(k_step) {
+            let b_at = if fp8 { sb.linear(0, k0) } else { sb.linear(k0, 0) };
+            let b_start = self.b.build_int_add(b_base, self.i32c(b_at as i64), "")?;
             let b_desc = self.descriptor(b_start, b_fields)?;
             for rm in 0..l.reps_m() {
                 let a_start =
