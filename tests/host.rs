@@ -249,3 +249,24 @@ fn collectives_over_a_list_of_tensors_on_one_device() {
     let r = s.run_cell("dist.all_reduce([torch.zeros(2), torch.zeros(3)])");
     assert_eq!(r.error().map(|e| e.0), Some("ValueError"), "{}", r.text());
 }
+
+#[test]
+fn dtype_conversions_keep_a_permuted_layout_as_torch_does() {
+    // torch's `preserve_format`: `b.T.to(fp8)` stays column-major (tutorial
+    // 03's pre-transposed fp8 operand relies on it); a tensor with gaps
+    // (a slice) becomes contiguous.
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nb = torch.arange(0, 12, dtype=torch.float32).reshape(3, 4)\n\
+         t = b.T.to(torch.float16)\nprint(t.stride(), t.is_contiguous(), t.shape)\n\
+         print(torch.equal(t.float(), b.T), t.half().stride(), b.T.float().stride())\n\
+         u = b[:, ::2].to(torch.float16)\nprint(u.stride(), u.is_contiguous())\n\
+         p = torch.arange(0, 24).reshape(2, 3, 4).permute(2, 0, 1).double()\nprint(p.stride())\n\
+         print(b.T.to(torch.float8_e5m2).float().T.contiguous().stride())",
+    );
+    assert_eq!(
+        out,
+        "(1, 4) False torch.Size([4, 3])\nTrue (1, 4) (1, 4)\n(2, 1) True\n(1, 12, 4)\n(4, 1)\n"
+    );
+}

@@ -132,6 +132,19 @@ pub struct GpuKernel {
     pub stage_seconds: Vec<(&'static str, f64)>,
 }
 
+impl GpuKernel {
+    /// Whether some `tl.dot` runs as fp8 `wgmma`, whose accumulator keeps
+    /// fewer bits than fp32 while it adds the products of one group (the
+    /// Hopper hardware's behaviour, which Triton's default fp8 dot has too):
+    /// its results differ from an exact fp32 sum by a small fraction of the
+    /// partial sums' size.
+    pub fn fp8_accumulation(&self) -> bool {
+        self.ptx.lines().any(|l| {
+            l.contains("wgmma.mma_async") && (l.contains(".e5m2") || l.contains(".e4m3"))
+        })
+    }
+}
+
 /// The LLVM pass pipeline run on the generated IR, or `TILEBOOK_LLVM_PASSES`
 /// when set. The generated IR is straight-line code per register with a few
 /// stack slots for counters, so promotion, local CSE, combining, CFG cleanup

@@ -619,7 +619,7 @@ fn tensor_to(s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
     let mut out = (**t).clone();
     for v in a.pos.iter().chain(a.kw.iter().map(|(_, v)| v)) {
         match v {
-            Val::DType(d, _) => out = out.to_dtype(*d, false),
+            Val::DType(d, _) => out = out.to_dtype_preserving(*d, false),
             Val::Str(_) | Val::Device(_) => out = out.with_device(s.device_arg(Some(v.clone()))?),
             _ => {}
         }
@@ -647,7 +647,7 @@ fn tensor_cast(_s: &mut Engine, t: &Rc<Tensor>, name: &str, _a: Args) -> R<Val> 
         "long" => DType::I64,
         _ => DType::I1,
     };
-    Ok(Val::tensor(t.to_dtype(d, false)))
+    Ok(Val::tensor(t.to_dtype_preserving(d, false)))
 }
 
 fn tensor_reshape(_s: &mut Engine, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val> {

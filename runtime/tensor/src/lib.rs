@@ -559,6 +559,62 @@ impl Tensor {
         out
     }
 
+    /// `x.to(dtype)` as torch does it (`memory_format=torch.preserve_format`):
+    /// a tensor whose elements tile its storage without gaps or overlaps in
+    /// some order of its dimensions (`b.T` of a contiguous `b`) keeps that
+    /// order, so its strides stay those of `self`; any other is made
+    /// contiguous.
+    pub fn to_dtype_preserving(&self, d: DType, copy: bool) -> Tensor {
+        if d == self.dtype && !copy {
+            return self.clone();
+        }
+        let Some(strides) = self.dense_strides().filter(|_| !self.is_contiguous()) else {
+            return self.to_dtype(d, copy);
+        };
+        let mut out = Tensor::empty(&[self.numel()], d, self.device.clone());
+        out.shape = self.shape.clone();
+        out.strides = strides;
+        let (src_es, dst_es) = (self.dtype.size_bytes(), d.size_bytes());
+        for (off, dst) in self.offsets().into_iter().zip(out.offsets()) {
+            // SAFETY: both addresses are elements of their storages (`out`'s
+            // strides are a permutation of contiguous strides of its shape).
+            unsafe {
+                write(
+                    out.storage.ptr().add(dst * dst_es),
+                    d,
+                    read(self.storage.ptr().add(off * src_es), self.dtype),
+                );
+            }
+        }
+        out
+    }
+
+    /// The strides of `self` with its offset taken away, when its elements
+    /// fill `numel` consecutive slots exactly once (non-overlapping and
+    /// dense, positive strides): the layout `to_dtype_preserving` keeps.
+    pub fn dense_strides(&self) -> Option<Vec<isize>> {
+        let mut dims: Vec<usize> = (0..self.shape.len())
+            .filter(|&i| self.shape[i] != 1)
+            .collect();
+        dims.sort_by_key(|&i| self.strides[i]);
+        let mut expect = 1isize;
+        for &i in &dims {
+            if self.strides[i] != expect {
+                return None;
+            }
+            expect = expect.checked_mul(self.shape[i] as isize)?;
+        }
+        let mut strides = self.strides.clone();
+        // Size-1 dimensions: any stride is valid; give them torch's.
+        let contiguous = contiguous_strides(&self.shape);
+        for (i, s) in strides.iter_mut().enumerate() {
+            if self.shape[i] == 1 {
+                *s = contiguous[i];
+            }
+        }
+        Some(strides)
+    }
+
     pub fn with_device(&self, device: Device) -> Tensor {
         let mut t = self.clone();
         t.device = device;
