@@ -126,7 +126,7 @@ for s in [1024, 4096, 8192]:
 
 # fp8 (e5m2) as tutorial 03 runs it: b pre-transposed, so its tiles are
 # K-major; same tile configs as bench/peers_fp8.py runs through Triton.
-fp8_configs = [(128, 128, 64, 8, 3), (128, 128, 32, 4, 3), (128, 256, 64, 8, 3), (64, 128, 64, 4, 3)]
+fp8_configs = [(128, 128, 64, 8, 3), (128, 128, 32, 4, 3), (128, 256, 64, 8, 3), (64, 128, 64, 4, 3), (128, 128, 128, 8, 3), (128, 256, 128, 8, 3)]
 for s in [4096]:
     a = torch.randn(s, s, device='cuda', dtype=torch.float16).to(torch.float8_e5m2)
     b = torch.randn(s, s, device='cuda', dtype=torch.float16).T.to(torch.float8_e5m2)

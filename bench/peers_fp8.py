@@ -12,7 +12,7 @@ import triton
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "ir"))
 from matmul import matmul_kernel  # noqa: E402
 
-fp8_configs = [(128, 128, 64, 8), (128, 128, 32, 4), (128, 256, 64, 8), (64, 128, 64, 4)]
+fp8_configs = [(128, 128, 64, 8), (128, 128, 32, 4), (128, 256, 64, 8), (64, 128, 64, 4), (128, 128, 128, 8), (128, 256, 128, 8)]
 out = {"matmul_fp8": []}
 for s in [4096]:
     a = torch.randn(s, s, device="cuda", dtype=torch.float16).to(torch.float8_e5m2)
