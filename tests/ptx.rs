@@ -10,20 +10,8 @@ fn ptx(file: &str, source: &str, kernel: &str, signature: &str) -> String {
 }
 
 fn ptx_for(arch: &str, file: &str, source: &str, kernel: &str, signature: &str) -> String {
-    ptx_with(arch, false, file, source, kernel, signature)
-}
-
-fn ptx_with(
-    arch: &str,
-    fp8_mma: bool,
-    file: &str,
-    source: &str,
-    kernel: &str,
-    signature: &str,
-) -> String {
     ptx_options(file, source, kernel, signature, &|o| {
         o.arch = arch.into();
-        o.fp8_mma = fp8_mma;
     })
 }
 
@@ -320,17 +308,11 @@ def dot8(a_ptr, b_ptr, c_ptr):
     c = tl.dot(a, b)
     tl.store(c_ptr + r[:, None] * 32 + r[None, :], c)
 "#;
-    for (ty, native) in [("fp8e5", "e5m2"), ("fp8e4nv", "e4m3")] {
+    for ty in ["fp8e5", "fp8e4nv"] {
         let sig = format!("*{ty}:16, *{ty}:16, *fp32:16");
-        // sm_89+ with the native path asked for: 32x32 over 2x2 warps is two
-        // 16x8 tiles per warp, one k-step of 32.
-        let p = ptx_with("sm_90", true, "dot8.py", src, "dot8", &sig);
-        let instr = format!("mma.sync.aligned.m16n8k32.row.col.f32.{native}.{native}.f32");
-        assert_eq!(p.matches(&instr).count(), 2, "{ty}: {p}");
-        assert!(!p.contains("fma.rn.f32"), "{ty}: {p}");
-        // By default, and on Ampere, which has no fp8 MMA: fp8 values are
-        // exact in fp16, so the fp16 instruction gives the same result, in
-        // two k-steps of 16.
+        // Too small for `wgmma` (32 rows), and on Ampere, which has no fp8
+        // MMA: fp8 values are exact in fp16, so the fp16 instruction gives
+        // the same result, in two k-steps of 16 on two 16x8 tiles per warp.
         for arch in ["sm_80", "sm_90"] {
             let p = ptx_for(arch, "dot8.py", src, "dot8", &sig);
             assert_eq!(
@@ -370,15 +352,22 @@ fn fp8_matmul_with_k_major_b_uses_wgmma_on_hopper() {
         assert!(!p.contains("cp.async.ca"), "{p}");
     }
     // With B in its plain layout (N contiguous) there are no K-major runs
-    // to copy: the dot stays on the fp16 instructions, through registers.
+    // to copy: B's rows arrive by 16-byte cp.async into a staging tile, and
+    // each dot transposes it into a K-major tile (4 x 4-byte blocks through
+    // `prmt`) before the same fp8 `wgmma`s read it.
     let p = ptx(
         "matmul.py",
         &golden_source("matmul.py"),
         "matmul_kernel",
         "*fp8e5:16, *fp8e5:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8",
     );
-    assert!(!p.contains("wgmma.mma_async"), "{p}");
-    assert!(p.contains("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), "{p}");
+    let instr = "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2";
+    assert_eq!(p.matches(instr).count(), 2, "{p}");
+    assert!(!p.contains("mma.sync"), "{p}");
+    assert_eq!(p.matches("cp.async.cg.shared.global").count(), 12, "{p}");
+    // 64x128 bytes in 4x4 blocks over 256 threads: two blocks per thread,
+    // eight `prmt` each.
+    assert_eq!(p.matches("prmt.b32").count(), 16, "{p}");
 }
 
 #[test]

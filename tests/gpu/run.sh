@@ -34,9 +34,6 @@ for f in tests/conformance/*.py; do
     { echo "SEED = $SEED"; cat tests/conformance/prelude.py; cat "$f"; } > "$tmp/$name"
     run_case "conformance/$name" "$tmp/$name"
 done
-# The native fp8 MMA is off by default (slower until K-major tiles exist);
-# keep it checked.
-TILEBOOK_FP8_MMA=1 run_case "conformance/dot.py (native fp8 mma)" "$tmp/dot.py"
 # The tutorial's benchmark sweeps up to 2^28 elements: run it as a user
 # would, without the CPU cross-check (gpu/tutorial_kernels.py checks its
 # kernel against the CPU backend).

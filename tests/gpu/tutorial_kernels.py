@@ -59,3 +59,18 @@ for (bm, bn, bk, nw, ns) in [(128, 128, 64, 8, 3), (128, 128, 32, 4, 3), (128, 2
             ref = torch.matmul(a.float(), b.float())
             assert torch.allclose(c.float(), ref, atol=0.25, rtol=2e-2), (bm, bn, bk, nw, ns, dt, m, n, k, torch.max(torch.abs(c.float() - ref)))
 print("fp8 matmul (K-major b) ok")
+
+# fp8 with b in its plain layout (rows contiguous): B's tiles are copied as
+# loaded and transposed into K-major tiles before each `wgmma`.
+for (bm, bn, bk, nw, ns) in [(128, 128, 64, 8, 3), (128, 128, 32, 4, 3), (64, 128, 64, 4, 3), (128, 256, 128, 8, 3)]:
+    for dt in [torch.float8_e5m2, torch.float8_e4m3fn]:
+        for m, n, k in [(256, 256, 512), (384, 256, 208)]:
+            a = torch.randn((m, k), device='cuda', dtype=torch.float16).to(dt)
+            b = torch.randn((k, n), device='cuda', dtype=torch.float16).to(dt)
+            c = torch.empty((m, n), device='cuda', dtype=torch.float16)
+            grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
+            matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                                BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, ACTIVATION="", num_warps=nw, num_stages=ns)
+            ref = torch.matmul(a.float(), b.float())
+            assert torch.allclose(c.float(), ref, atol=0.25, rtol=2e-2), (bm, bn, bk, nw, ns, dt, m, n, k, torch.max(torch.abs(c.float() - ref)))
+print("fp8 matmul (plain b) ok")

@@ -50,17 +50,11 @@ pub fn analyze(k: &Kernel) -> HashMap<Value, AxisInfo> {
 /// column): what a copy of K-major runs out of a `[K, N]` tile needs to know.
 /// One-dimensional values keep their facts from `base` (their one dimension
 /// becomes dimension 0 under `x[:, None]`).
-pub fn analyze_dim0(
-    k: &Kernel,
-    base: &HashMap<Value, AxisInfo>,
-) -> HashMap<Value, AxisInfo> {
+pub fn analyze_dim0(k: &Kernel, base: &HashMap<Value, AxisInfo>) -> HashMap<Value, AxisInfo> {
     analyze_along(k, Some(base))
 }
 
-fn analyze_along(
-    k: &Kernel,
-    base: Option<&HashMap<Value, AxisInfo>>,
-) -> HashMap<Value, AxisInfo> {
+fn analyze_along(k: &Kernel, base: Option<&HashMap<Value, AxisInfo>>) -> HashMap<Value, AxisInfo> {
     let mut info: HashMap<Value, AxisInfo> = HashMap::new();
     for p in &k.params {
         // Pointers: bytes; integers: the value.

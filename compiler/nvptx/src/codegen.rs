@@ -16,6 +16,7 @@ mod memory;
 mod mma_narrow;
 mod reduce;
 mod tensor_core;
+mod transpose;
 mod wgmma;
 
 use crate::axis::{analyze, analyze_dim0, AxisInfo};

@@ -61,19 +61,10 @@ fn fp_fusion() {
     });
 }
 
-/// The compute capability of an `sm_XY[a]` name (90 for `sm_90a`).
-fn sm_number(arch: &str) -> u32 {
-    arch.trim_start_matches("sm_")
-        .trim_end_matches('a')
-        .parse()
-        .unwrap_or(0)
-}
-
 /// Tensor-core instructions the target offers beyond Ampere's.
 fn features(options: &GpuOptions) -> codegen::Features {
     codegen::Features {
         wgmma: wgmma_allowed(options),
-        fp8_mma: options.fp8_mma && sm_number(&options.arch) >= 89,
         wgmma_inflight: std::env::var("TILEBOOK_WGMMA_INFLIGHT").map_or(true, |v| v != "0"),
         libdevice: options.libdevice
             && (options.libdevice_path.is_some() || libdevice::bitcode().is_some()),

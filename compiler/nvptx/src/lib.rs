@@ -76,11 +76,6 @@ pub struct GpuOptions {
     pub num_stages: u32,
     /// `sm_80`, `sm_90`, ...
     pub arch: String,
-    /// Use the native fp8 `mma.sync` (sm_89+) rather than converting fp8
-    /// operands to fp16. Off unless `TILEBOOK_FP8_MMA=1`: until operand tiles
-    /// can arrive K-contiguous (tutorial 03's `b.T`), the native path builds
-    /// its tiles byte by byte and measured slower (bench/NOTES.md).
-    pub fp8_mma: bool,
     /// Call NVIDIA's libdevice for math functions when the CUDA toolkit is
     /// there (`TILEBOOK_LIBDEVICE=off` turns it off).
     pub libdevice: bool,
@@ -102,7 +97,6 @@ impl GpuOptions {
             num_warps,
             num_stages,
             arch: arch.into(),
-            fp8_mma: std::env::var("TILEBOOK_FP8_MMA").is_ok_and(|v| v == "1"),
             libdevice: std::env::var("TILEBOOK_LIBDEVICE").map_or(true, |v| v != "off"),
             libdevice_path: None,
             check_bounds: false,
@@ -139,9 +133,9 @@ impl GpuKernel {
     /// its results differ from an exact fp32 sum by a small fraction of the
     /// partial sums' size.
     pub fn fp8_accumulation(&self) -> bool {
-        self.ptx.lines().any(|l| {
-            l.contains("wgmma.mma_async") && (l.contains(".e5m2") || l.contains(".e4m3"))
-        })
+        self.ptx
+            .lines()
+            .any(|l| l.contains("wgmma.mma_async") && (l.contains(".e5m2") || l.contains(".e4m3")))
     }
 }
 
@@ -162,7 +156,6 @@ pub const DEFAULT_PASSES: &str =
 /// built under another setting).
 pub fn env_settings() -> String {
     [
-        "TILEBOOK_FP8_MMA",
         "TILEBOOK_WGMMA",
         "TILEBOOK_WGMMA_INFLIGHT",
         "TILEBOOK_LLVM_PASSES",

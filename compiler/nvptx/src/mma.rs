@@ -66,8 +66,6 @@ pub enum MmaKind {
 pub struct Features {
     /// Hopper's `wgmma` (sm_90a).
     pub wgmma: bool,
-    /// `mma.sync` on fp8 operands (sm_89+).
-    pub fp8_mma: bool,
     /// Let a loop's `wgmma` group run on while the next iteration starts
     /// (`wgmma.wait_group 1`), where the loop allows it (`wgmma::plan_inflight`).
     pub wgmma_inflight: bool,
@@ -289,19 +287,16 @@ fn wgmma_layout(m: usize, n: usize, k: usize, warps: usize, kind: MmaKind) -> Op
 
 /// Which dots run on tensor cores, for a CTA of `warps` warps; `wgmma` when
 /// allowed and the shapes fit.
-fn layout_for(k: &Kernel, op: &Op, warps: usize, wgmma: bool, fp8: bool) -> Option<MmaLayout> {
+fn layout_for(k: &Kernel, op: &Op, warps: usize, wgmma: bool) -> Option<MmaLayout> {
     let (a, b, acc) = (k.ty(op.args[0]), k.ty(op.args[1]), k.ty(op.args[2]));
     let da = a.dtype()?;
     let tf32 = matches!(op.kind, OpKind::Dot { tf32: true });
-    // fp8 operands use the native `m16n8k32` fp8 instructions on sm_89+
-    // when K allows; otherwise the fp16 instructions: every e5m2 and e4m3
-    // value is exactly an fp16 value, so products and fp32 sums are the same
-    // (at a quarter of the fp8 rate). Either way they reach shared memory
-    // through registers, never `wgmma`.
-    let k32 = a.shape[1] % 32 == 0;
+    // fp8 operands run on Hopper's fp8 `wgmma` (below) or else on the fp16
+    // `mma.sync`: every e5m2 and e4m3 value is exactly an fp16 value, so
+    // products and fp32 sums are the same. (The native fp8 `mma.sync` of
+    // sm_89 needs its tiles built byte by byte through registers and measured
+    // slower than the fp16 path on the H100, bench/NOTES.md; it is not used.)
     let kind = match (da, acc.dtype()?) {
-        (DType::F8E5, DType::F32) if fp8 && k32 => MmaKind::E5M2,
-        (DType::F8E4NV, DType::F32) if fp8 && k32 => MmaKind::E4M3,
         (DType::F16 | DType::F8E5 | DType::F8E4NV, DType::F32) => MmaKind::F16,
         (DType::BF16, DType::F32) => MmaKind::BF16,
         (DType::F32, DType::F32) if tf32 => MmaKind::Tf32,
@@ -429,7 +424,7 @@ fn visit(
         match op.kind {
             OpKind::Dot { .. } => {
                 let wgmma = o.features.wgmma && !o.no_wgmma.contains(&op.results[0]);
-                if let Some(l) = layout_for(k, op, o.warps, wgmma, o.features.fp8_mma) {
+                if let Some(l) = layout_for(k, op, o.warps, wgmma) {
                     out.insert(op.results[0], l);
                 }
             }

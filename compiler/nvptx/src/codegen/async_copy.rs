@@ -32,7 +32,8 @@ use crate::mma::MmaLayout;
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct TileRole {
     pub layout: MmaLayout,
-    /// 0 for A, 1 for B.
+    /// 0 for A, 1 for B (2 names the counter of a layout's transposed B
+    /// tiles, see `transpose`).
     pub operand: usize,
 }
 
@@ -65,6 +66,9 @@ pub(super) struct TilePlan {
     /// Loads (by result) copied as K-major runs down the columns of their
     /// `[K, N]` block (fp8's B under `wgmma`; see `async_load_k_major`).
     pub k_major: HashMap<Value, KMajor>,
+    /// Layouts whose fp8 B tiles are staged as loaded and transposed by
+    /// each dot (b not pre-transposed; see `transpose`).
+    pub transposed: HashSet<MmaLayout>,
     /// `wgmma` dots (by result) whose group stays in flight into the next
     /// iteration, and the loop results that must wait for it (see `wgmma`).
     pub inflight: HashSet<Value>,
@@ -167,11 +171,21 @@ impl<'ctx> Gen<'ctx, '_> {
         let mut plan = TilePlan::default();
         for (v, r) in &role {
             if let Some(op) = self.defs.get(v) {
-                if let Some(km) = self.k_major_copy(op, *r) {
-                    plan.k_major.insert(*v, km);
+                match self.k_major_copy(op, *r) {
+                    Some(km) => {
+                        plan.k_major.insert(*v, km);
+                    }
+                    None if r.layout.k_major_b(r.operand) => {
+                        plan.transposed.insert(r.layout);
+                    }
+                    None => {}
                 }
             }
         }
+        // One ring holds one kind of B tile: where some B load of a layout
+        // must be staged, all of them are.
+        plan.k_major
+            .retain(|v, _| !plan.transposed.contains(&role[v].layout));
         for l in &loops {
             let body = &l.regions[0];
             let loads = body
@@ -228,7 +242,13 @@ impl<'ctx> Gen<'ctx, '_> {
             }
         }
         if role.layout.k_major_b(role.operand) {
-            return self.k_major_copy(op, role).is_some();
+            if self.k_major_copy(op, role).is_some() {
+                return true;
+            }
+            // Otherwise copied as loaded and transposed by the dot.
+            if !self.transpose_ok(&role.layout) {
+                return false;
+            }
         }
         let l = self.layout(t);
         let m = if mask { Some(op.args[1]) } else { None };
@@ -429,9 +449,14 @@ impl<'ctx> Gen<'ctx, '_> {
         let bytes = e * w;
         let tile_addr = self.smem_u32(tile)?;
         let mut runs = vec![];
+        let staged = role.operand == 1 && self.tile_plan.transposed.contains(&role.layout);
         for g0 in (0..n).step_by(w) {
             let rc = self.elem_coords(&l, g0, &t.shape)?;
-            let off = self.operand_offset(role, rc[0], rc[1])?;
+            let off = if staged {
+                self.staging_offset(&role.layout, rc[0], rc[1])?
+            } else {
+                self.operand_offset(role, rc[0], rc[1])?
+            };
             let dst = self.b.build_int_add(tile_addr, off, "")?;
             let p = ptrs[g0].into_pointer_value();
             let m = masks.as_ref().map(|m| m[g0].into_int_value());
@@ -598,7 +623,15 @@ impl<'ctx> Gen<'ctx, '_> {
     /// thread (and, for `wgmma`, to the async proxy that reads them), then
     /// issue the copies recorded since (the next tiles). Issuing them after
     /// an in-flight `wgmma` group instead was slower on the H100 (bench/NOTES.md).
-    pub(super) fn wait_tiles(&self, a: Value, b: Value, async_proxy: bool) -> R<()> {
+    /// A staged B (`transpose`) is transposed first; the offset of its
+    /// K-major tile is returned for the dot to read instead of `b`'s.
+    pub(super) fn wait_tiles(
+        &self,
+        l: &MmaLayout,
+        a: Value,
+        b: Value,
+        async_proxy: bool,
+    ) -> R<Option<IntValue<'ctx>>> {
         let own = self
             .pending_copies
             .borrow()
@@ -621,7 +654,14 @@ impl<'ctx> Gen<'ctx, '_> {
             self.ptx_statement("fence.proxy.async.shared::cta;")?;
         }
         self.barrier()?;
-        self.flush_copies()
+        let b_tile = if self.tile_plan.transposed.contains(l) {
+            let staging = self.raw(b)?[0].into_int_value();
+            Some(self.transpose_b(l, staging)?)
+        } else {
+            None
+        };
+        self.flush_copies()?;
+        Ok(b_tile)
     }
 
     /// After a loop that carried tiles: let the last (masked-off) copies land,
@@ -666,7 +706,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let mut at = 0;
         for (l, stages) in ring_order(&self.tile_plan.stages) {
             self.ring_base.insert(l, (at, stages));
-            at += ring_bytes(&l, stages);
+            at += ring_bytes(&l, stages, &self.tile_plan.transposed);
         }
         at
     }
@@ -679,12 +719,24 @@ fn ring_order(stages: &HashMap<MmaLayout, usize>) -> Vec<(MmaLayout, usize)> {
     layouts
 }
 
-/// Shared bytes one ring takes (rings start at 1024-byte boundaries).
-fn ring_bytes(l: &MmaLayout, stages: usize) -> usize {
-    (stages * l.smem_bytes()).next_multiple_of(1024)
+/// Shared bytes one ring takes (rings start at 1024-byte boundaries), with
+/// the two K-major tiles after it where its B is transposed.
+fn ring_bytes(l: &MmaLayout, stages: usize, transposed: &HashSet<MmaLayout>) -> usize {
+    let extra = if transposed.contains(l) {
+        super::transpose::transposed_bytes(l)
+    } else {
+        0
+    };
+    (stages * l.smem_bytes()).next_multiple_of(1024) + extra
 }
 
 /// Shared bytes all rings take.
-pub(super) fn rings_total(stages: &HashMap<MmaLayout, usize>) -> usize {
-    stages.iter().map(|(l, s)| ring_bytes(l, *s)).sum()
+pub(super) fn rings_total(
+    stages: &HashMap<MmaLayout, usize>,
+    transposed: &HashSet<MmaLayout>,
+) -> usize {
+    stages
+        .iter()
+        .map(|(l, s)| ring_bytes(l, *s, transposed))
+        .sum()
 }

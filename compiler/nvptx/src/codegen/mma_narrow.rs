@@ -1,13 +1,13 @@
 //! `tl.dot` on tensor cores for fp32 inputs under `input_precision="tf32"`
 //! (`mma.sync.m16n8k8…tf32`, fp32 accumulators) and for int8
-//! (`mma.sync.m16n8k32…s8`, int32 accumulators) and, on sm_89+, for fp8
-//! (`mma.sync.m16n8k32…e5m2/e4m3`, fp32 accumulators).
+//! (`mma.sync.m16n8k32…s8`, int32 accumulators). (fp8 dots run on `wgmma`
+//! or on the fp16 instructions, `mma.rs`.)
 //!
 //! The operands reach shared memory from registers in their own element type
-//! (fp32 rounded to tf32, or one byte: int8 or the fp8 encoding), A as `M x K` and B transposed as `N x K`:
+//! (fp32 rounded to tf32, or one int8 byte), A as `M x K` and B transposed as `N x K`:
 //! both K-contiguous with padded rows (`MmaLayout::row_k`). A thread's
 //! fragment registers are then plain 32-bit shared loads — one tf32 value, or
-//! four int8 or fp8 values along K — at
+//! four int8 values along K — at
 //!
 //! ```text
 //! A: (row0 | row0 + 8, k0 + t * per [+ step / 2])      row0 = slab + 16 * rep_m + g
@@ -95,16 +95,8 @@ impl<'ctx> Gen<'ctx, '_> {
                 .b
                 .build_int_truncate_or_bit_cast(x.into_int_value(), i8t, "")?
                 .into(),
-            MmaKind::E5M2 | MmaKind::E4M3 => {
-                let d = if kind == MmaKind::E5M2 {
-                    DType::F8E5
-                } else {
-                    DType::F8E4NV
-                };
-                let byte = self.encode_fp8(x, d)?;
-                self.b.build_int_truncate_or_bit_cast(byte, i8t, "")?.into()
-            }
-            _ => self.round_tf32(x)?,
+            MmaKind::Tf32 => self.round_tf32(x)?,
+            _ => return Err(GenError(format!("no mma.sync operand of kind {kind:?}"))),
         };
         self.b.build_store(p, v)?;
         Ok(())
@@ -176,12 +168,11 @@ impl<'ctx> Gen<'ctx, '_> {
         let f32t: BasicTypeEnum = self.ctx.f32_type().into();
         let (acc_ty, instr) = match l.kind {
             MmaKind::Tf32 => (f32t, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
-            MmaKind::E5M2 => (f32t, "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32"),
-            MmaKind::E4M3 => (f32t, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"),
-            _ => (
+            MmaKind::I8 => (
                 self.ctx.i32_type().into(),
                 "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
             ),
+            k => return Err(GenError(format!("no narrow mma.sync of kind {k:?}"))),
         };
         let mma = self.mma_sync_asm(instr, acc_ty);
         let second = step / 2 * eb;

@@ -394,7 +394,7 @@ impl<'ctx> Gen<'ctx, '_> {
             // Copied there by `cp.async` (see `async_copy`).
             let a_off = self.raw(a)?[0].into_int_value();
             let b_off = self.raw(bm)?[0].into_int_value();
-            self.wait_tiles(a, bm, l.wgmma)?;
+            let b_off = self.wait_tiles(l, a, bm, l.wgmma)?.unwrap_or(b_off);
             if l.wgmma {
                 let inflight = self.tile_plan.inflight.contains(&r);
                 let accs = self.dot_wgmma(l, a_off, b_off, accs, inflight)?;

@@ -96,7 +96,7 @@ impl<'ctx> Gen<'ctx, '_> {
             let mut stages = plan.stages.clone();
             let s = stages.entry(layout).or_insert(2);
             *s = (*s).max(d + 2);
-            if async_copy::rings_total(&stages) > MAX_SHARED {
+            if async_copy::rings_total(&stages, &self.tile_plan.transposed) > MAX_SHARED {
                 continue;
             }
             self.tile_plan.stages = stages;
@@ -190,7 +190,11 @@ impl<'ctx> Gen<'ctx, '_> {
             .create_inline_asm(fn_ty, text, constraints, true, false, None, false);
         self.ptx_statement("wgmma.fence.sync.aligned;")?;
         for k0 in (0..l.k).step_by(k_step) {
-            let b_at = if fp8 { sb.linear(0, k0) } else { sb.linear(k0, 0) };
+            let b_at = if fp8 {
+                sb.linear(0, k0)
+            } else {
+                sb.linear(k0, 0)
+            };
             let b_start = self.b.build_int_add(b_base, self.i32c(b_at as i64), "")?;
             let b_desc = self.descriptor(b_start, b_fields)?;
             for rm in 0..l.reps_m() {

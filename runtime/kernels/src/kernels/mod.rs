@@ -661,7 +661,11 @@ fn compare_with_cpu(
         let gv = g.values();
         let cv = cpu.values();
         let tol_abs = if fp8_acc && g.dtype.is_float() {
-            let largest = cv.iter().map(|v| v.f().abs()).filter(|v| v.is_finite()).fold(0.0, f64::max);
+            let largest = cv
+                .iter()
+                .map(|v| v.f().abs())
+                .filter(|v| v.is_finite())
+                .fold(0.0, f64::max);
             tol_abs + largest / 512.0
         } else {
             tol_abs
