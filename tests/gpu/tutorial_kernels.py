@@ -42,35 +42,32 @@ for (bm, bn, bk, nw, ns) in [(128, 128, 32, 4, 4), (128, 128, 32, 8, 3), (256, 1
         assert torch.allclose(c.float(), ref.float(), atol=0.25, rtol=2e-2), (bm, bn, bk, nw, ns, dt, torch.max(torch.abs(c.float() - ref.float())))
 print("matmul tile configs ok")
 
-# fp8 as tutorial 03 runs it: b pre-transposed (its columns contiguous), so
-# both tiles are K-major and `wgmma` reads e5m2/e4m3 directly on Hopper.
-# K not a multiple of the block (the K mask cuts runs of 16 at whole runs),
-# and the tile configs of the benchmark; e4m3 too. The CPU backend runs the
-# same launches (TILEBOOK_CHECK_GPU) and must agree.
-for (bm, bn, bk, nw, ns) in [(128, 128, 64, 8, 3), (128, 128, 32, 4, 3), (128, 256, 64, 8, 3), (64, 128, 64, 4, 3)]:
-    for dt in [torch.float8_e5m2, torch.float8_e4m3fn]:
-        for m, n, k in [(256, 256, 512), (384, 256, 208)]:
-            a = torch.randn((m, k), device='cuda', dtype=torch.float16).to(dt)
-            b = torch.randn((n, k), device='cuda', dtype=torch.float16).to(dt).T
-            c = torch.empty((m, n), device='cuda', dtype=torch.float16)
-            grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
-            matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                                BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, ACTIVATION="", num_warps=nw, num_stages=ns)
-            ref = torch.matmul(a.float(), b.float())
-            assert torch.allclose(c.float(), ref, atol=0.25, rtol=2e-2), (bm, bn, bk, nw, ns, dt, m, n, k, torch.max(torch.abs(c.float() - ref)))
-print("fp8 matmul (K-major b) ok")
+def check_fp8(configs, make_b):
+    """fp8 matmuls with b from make_b(k, n, dtype), against torch; the CPU
+    backend runs the same launches (TILEBOOK_CHECK_GPU) and must agree. K
+    not a multiple of the block (the K mask cuts runs of 16 at whole runs);
+    e5m2 and e4m3."""
+    for (bm, bn, bk, nw, ns) in configs:
+        for dt in [torch.float8_e5m2, torch.float8_e4m3fn]:
+            for m, n, k in [(256, 256, 512), (384, 256, 208)]:
+                a = torch.randn((m, k), device='cuda', dtype=torch.float16).to(dt)
+                b = make_b(k, n, dt)
+                c = torch.empty((m, n), device='cuda', dtype=torch.float16)
+                grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
+                matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                                    BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, ACTIVATION="", num_warps=nw, num_stages=ns)
+                ref = torch.matmul(a.float(), b.float())
+                assert torch.allclose(c.float(), ref, atol=0.25, rtol=2e-2), (bm, bn, bk, nw, ns, dt, m, n, k, torch.max(torch.abs(c.float() - ref)))
 
-# fp8 with b in its plain layout (rows contiguous): B's tiles are copied as
-# loaded and transposed into K-major tiles before each `wgmma`.
-for (bm, bn, bk, nw, ns) in [(128, 128, 64, 8, 3), (128, 128, 32, 4, 3), (64, 128, 64, 4, 3), (128, 256, 128, 8, 3)]:
-    for dt in [torch.float8_e5m2, torch.float8_e4m3fn]:
-        for m, n, k in [(256, 256, 512), (384, 256, 208)]:
-            a = torch.randn((m, k), device='cuda', dtype=torch.float16).to(dt)
-            b = torch.randn((k, n), device='cuda', dtype=torch.float16).to(dt)
-            c = torch.empty((m, n), device='cuda', dtype=torch.float16)
-            grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
-            matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                                BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, ACTIVATION="", num_warps=nw, num_stages=ns)
-            ref = torch.matmul(a.float(), b.float())
-            assert torch.allclose(c.float(), ref, atol=0.25, rtol=2e-2), (bm, bn, bk, nw, ns, dt, m, n, k, torch.max(torch.abs(c.float() - ref)))
+
+# fp8 as tutorial 03 runs it: b pre-transposed (its columns contiguous), so
+# both tiles are K-major and `wgmma` reads e5m2/e4m3 directly on Hopper; the
+# tile configs of the benchmark.
+check_fp8([(128, 128, 64, 8, 3), (128, 128, 32, 4, 3), (128, 256, 64, 8, 3), (64, 128, 64, 4, 3)],
+          lambda k, n, dt: torch.randn((n, k), device='cuda', dtype=torch.float16).to(dt).T)
+print("fp8 matmul (K-major b) ok")
+# b in its plain layout (rows contiguous): B's tiles are copied as loaded
+# and transposed into K-major tiles before each `wgmma`.
+check_fp8([(128, 128, 64, 8, 3), (128, 128, 32, 4, 3), (64, 128, 64, 4, 3), (128, 256, 128, 8, 3)],
+          lambda k, n, dt: torch.randn((k, n), device='cuda', dtype=torch.float16).to(dt))
 print("fp8 matmul (plain b) ok")
