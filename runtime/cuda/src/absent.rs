@@ -17,6 +17,7 @@ pub struct Gpu {
     never: Never,
     pub name: String,
     pub arch: String,
+    pub driver_version: i32,
     pub total_memory: usize,
     pub generation: u32,
     pub max_shared: u32,
@@ -43,6 +44,7 @@ pub struct GpuFunction {
     pub threads: u32,
     pub regs: u32,
     pub local_bytes: u32,
+    pub cubin: Option<std::sync::Arc<[u8]>>,
 }
 
 /// No driver in this build: no devices.
@@ -52,6 +54,12 @@ pub fn device_count() -> usize {
 
 impl Loader {
     pub fn load(&self, _: &str, _: &str, _: u32, _: u32) -> Result<GpuFunction, String> {
+        match self.never {}
+    }
+    pub fn load_cubin(&self, _: &[u8], _: &str, _: u32, _: u32) -> Result<GpuFunction, String> {
+        match self.never {}
+    }
+    pub fn target(&self) -> &str {
         match self.never {}
     }
 }

@@ -23,6 +23,8 @@ pub struct Gpu {
     pub name: String,
     /// `sm_90` style architecture name.
     pub arch: String,
+    /// `cuDriverGetVersion` (13000 for CUDA 13.0).
+    pub driver_version: i32,
     pub total_memory: usize,
     /// 0 for the first context of the process, +1 per rebuild (compiled
     /// modules belong to one generation).
@@ -41,11 +43,14 @@ pub struct Loader {
     ctx: Arc<CudaContext>,
     lost: Arc<AtomicBool>,
     max_shared: u32,
+    target: String,
 }
 
 impl Loader {
-    /// Load `ptx` through the driver's JIT and find kernel `name`, raising
-    /// its dynamic shared memory limit when it needs more than 48 KB.
+    /// Compile `ptx` to a cubin with the driver's JIT (its linker, so the
+    /// cubin can be kept), load it and find kernel `name`, raising its
+    /// dynamic shared memory limit when it needs more than 48 KB. The
+    /// function keeps the cubin (`GpuFunction::cubin`).
     pub fn load(
         &self,
         ptx: &str,
@@ -54,16 +59,54 @@ impl Loader {
         threads: u32,
     ) -> Result<GpuFunction, String> {
         // Refused before the driver's JIT spends time on it.
+        self.check_shared(name, shared_bytes)?;
+        self.ctx.bind_to_thread().map_err(err)?;
+        let cubin = crate::link::ptx_to_cubin(ptx)
+            .map_err(|e| format!("the driver rejected the PTX of `{name}`: {e}"))?;
+        let mut f = self.load_cubin(&cubin, name, shared_bytes, threads)?;
+        f.cubin = Some(cubin.into());
+        Ok(f)
+    }
+
+    /// Load a cubin this loader's `target` made (`GpuFunction::cubin`).
+    pub fn load_cubin(
+        &self,
+        cubin: &[u8],
+        name: &str,
+        shared_bytes: u32,
+        threads: u32,
+    ) -> Result<GpuFunction, String> {
+        self.check_shared(name, shared_bytes)?;
+        let module = self
+            .ctx
+            .load_module(Ptx::from_binary(cubin.to_vec()))
+            .map_err(|e| format!("the driver rejected the code of `{name}`: {e:?}"))?;
+        self.function(&module, name, shared_bytes, threads)
+    }
+
+    /// What a cubin from this loader runs on: the architecture and the
+    /// driver that compiled it (a cubin is reused only under the same).
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    fn check_shared(&self, name: &str, shared_bytes: u32) -> Result<(), String> {
         if shared_bytes > self.max_shared {
             return Err(format!(
                 "`{name}` needs {shared_bytes} bytes of shared memory, more than this GPU's {} per block",
                 self.max_shared
             ));
         }
-        let module = self
-            .ctx
-            .load_module(Ptx::from_src(ptx))
-            .map_err(|e| format!("the driver rejected the PTX of `{name}`: {e:?}"))?;
+        Ok(())
+    }
+
+    fn function(
+        &self,
+        module: &Arc<cudarc::driver::CudaModule>,
+        name: &str,
+        shared_bytes: u32,
+        threads: u32,
+    ) -> Result<GpuFunction, String> {
         let func = module.load_function(name).map_err(err)?;
         if shared_bytes > 48 * 1024 {
             func.set_attribute(
@@ -81,6 +124,7 @@ impl Loader {
             threads,
             regs,
             local_bytes,
+            cubin: None,
         })
     }
 }
@@ -131,6 +175,8 @@ pub struct GpuFunction {
     /// driver reports them for the loaded code.
     pub regs: u32,
     pub local_bytes: u32,
+    /// The cubin the driver made from PTX (`Loader::load`), for the disk cache.
+    pub cubin: Option<Arc<[u8]>>,
 }
 
 /// Drop `x` unless its context was abandoned (then leak it).
@@ -275,6 +321,7 @@ impl Gpu {
             events: Default::default(),
             name,
             arch: format!("sm_{major}{minor}"),
+            driver_version: crate::link::driver_version(),
             total_memory,
             generation,
             max_shared,
@@ -429,6 +476,7 @@ impl Gpu {
             ctx: (*self.ctx).clone(),
             lost: self.lost.clone(),
             max_shared: self.max_shared,
+            target: format!("{} driver {}", self.arch, self.driver_version),
         }
     }
 

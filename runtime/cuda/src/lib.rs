@@ -30,6 +30,8 @@ mod cublas;
 #[cfg(feature = "driver")]
 mod driver;
 #[cfg(feature = "driver")]
+mod link;
+#[cfg(feature = "driver")]
 pub use driver::*;
 
 #[cfg(not(feature = "driver"))]

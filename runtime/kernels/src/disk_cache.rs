@@ -4,7 +4,9 @@
 //! A kernel entry holds what a new session needs to skip the front end and
 //! the GPU code generator: the optimised tile IR (its text form round-trips,
 //! so the CPU backend recompiles it in milliseconds), the PTX and LLVM IR
-//! when it was built for a GPU, and the `tl.static_print` output of the
+//! when it was built for a GPU, the cubin the driver made of that PTX (with
+//! the architecture and driver that made it: used only under the same, so a
+//! hit skips the driver's JIT too), and the `tl.static_print` output of the
 //! compile (replayed on a hit, so a hit looks like a compile). A tuning entry
 //! holds the best config for one tuning key.
 //!
@@ -53,6 +55,12 @@ pub struct GpuEntry {
     pub ptx: String,
     pub shared_bytes: u32,
     pub num_warps: u32,
+    /// The driver's cubin of `ptx`, base64, and what made it
+    /// (`tilebook_cuda::Loader::target`); empty when there is none.
+    #[serde(default)]
+    pub cubin: String,
+    #[serde(default)]
+    pub cubin_target: String,
 }
 
 #[derive(Serialize, Deserialize)]

@@ -52,7 +52,9 @@ pub(crate) fn compiled(s: &mut dyn Host, k: &Rc<KernelObj>, p: &Prepared) -> R<R
             let (front, built) = match stored::load(s, p) {
                 Some((front, gk)) => {
                     let built = match (&s.backend, gk) {
-                        (Backend::Cuda(g), Some(gk)) => Some(load_module(&g.loader(), gk)),
+                        (Backend::Cuda(g), Some((gk, cubin))) => {
+                            Some(load_module(&g.loader(), gk, cubin))
+                        }
                         _ => None,
                     };
                     (front, built)
@@ -109,8 +111,8 @@ pub(crate) fn compile_all(
                     let kernel = &f.kernel;
                     let stored = stored.take();
                     scope.spawn(move || match stored {
-                        Some(gk) => load_module(loader, gk),
-                        None => load_module(loader, tilebook_nvptx::compile(kernel, &o)?),
+                        Some((gk, cubin)) => load_module(loader, gk, cubin),
+                        None => load_module(loader, tilebook_nvptx::compile(kernel, &o)?, None),
                     })
                 })
                 .collect();
@@ -344,10 +346,27 @@ fn gpu_options(arch: &str, p: &Prepared) -> tilebook_nvptx::GpuOptions {
 }
 
 /// Load generated code into the GPU context (the driver's JIT runs here).
-fn load_module(loader: &tilebook_cuda::Loader, gk: tilebook_nvptx::GpuKernel) -> GpuBuilt {
+/// With `cubin` (from the disk cache, made by this GPU's driver), load it and
+/// skip the JIT; if the driver refuses it, compile the PTX as usual.
+fn load_module(
+    loader: &tilebook_cuda::Loader,
+    gk: tilebook_nvptx::GpuKernel,
+    cubin: Option<Vec<u8>>,
+) -> GpuBuilt {
     let t = Instant::now();
-    let func = loader
-        .load(&gk.ptx, &gk.name, gk.shared_bytes, 32 * gk.num_warps)
+    let threads = 32 * gk.num_warps;
+    let from_cubin = cubin.and_then(|c| {
+        let mut f = loader
+            .load_cubin(&c, &gk.name, gk.shared_bytes, threads)
+            .ok()?;
+        f.cubin = Some(c.into());
+        Some(f)
+    });
+    let func = from_cubin
+        .map_or_else(
+            || loader.load(&gk.ptx, &gk.name, gk.shared_bytes, threads),
+            Ok,
+        )
         .map_err(|e| match gk.ptx.find(".extern .func") {
             // Math library calls left external: no libdevice was linked.
             Some(_) if gk.ptx.contains("__nv_") => format!(
@@ -471,7 +490,7 @@ fn back_end(
                 None => {
                     let opts = gpu_options(&g.arch, p);
                     tilebook_nvptx::compile(&kernel, &opts)
-                        .and_then(|gk| load_module(&g.loader(), gk))
+                        .and_then(|gk| load_module(&g.loader(), gk, None))
                 }
             };
             let (gk, f, load_s) = built.map_err(codegen_error)?;

@@ -5,6 +5,7 @@
 use super::{Compiled, Front, Prepared};
 use crate::disk_cache::{DiskCache, GpuEntry, KernelEntry};
 use crate::{Backend, Host};
+use base64::Engine;
 use std::time::Instant;
 use tilebook_nvptx::GpuKernel;
 
@@ -15,24 +16,38 @@ fn disk_key(p: &Prepared) -> String {
     DiskCache::kernel_key(base)
 }
 
+/// Generated GPU code from disk, still to be loaded, with its cubin when
+/// one was stored for this GPU and driver.
+pub(super) type StoredGpu = (GpuKernel, Option<Vec<u8>>);
+
 /// A specialization from disk: its tile IR (parsed back) and, on a GPU, its
-/// generated code, still to be loaded. `None` when there is no usable entry.
-pub(super) fn load(s: &mut dyn Host, p: &Prepared) -> Option<(Front, Option<GpuKernel>)> {
+/// generated code. `None` when there is no usable entry.
+pub(super) fn load(s: &mut dyn Host, p: &Prepared) -> Option<(Front, Option<StoredGpu>)> {
     let start = Instant::now();
     let mut clock = tilebook_tir::StageClock::new();
     let disk = s.disk.as_ref()?;
     let e = disk.load_kernel(&disk_key(p))?;
     let kernel = tilebook_tir::parse::parse_kernel(&e.tir).ok()?;
     let gpu = match (&s.backend, e.gpu) {
-        (Backend::Cuda(_), Some(g)) => Some(GpuKernel {
-            name: g.name,
-            llvm_ir: g.llvm_ir,
-            ptx: g.ptx,
-            shared_bytes: g.shared_bytes,
-            num_warps: g.num_warps,
-            check_bounds: p.check_bounds,
-            stage_seconds: vec![],
-        }),
+        (Backend::Cuda(gpu), Some(g)) => {
+            let cubin = (!g.cubin.is_empty() && g.cubin_target == gpu.loader().target())
+                .then(|| {
+                    base64::engine::general_purpose::STANDARD
+                        .decode(&g.cubin)
+                        .ok()
+                })
+                .flatten();
+            let gk = GpuKernel {
+                name: g.name,
+                llvm_ir: g.llvm_ir,
+                ptx: g.ptx,
+                shared_bytes: g.shared_bytes,
+                num_warps: g.num_warps,
+                check_bounds: p.check_bounds,
+                stage_seconds: vec![],
+            };
+            Some((gk, cubin))
+        }
         (Backend::Cuda(_), None) => return None,
         (Backend::Cpu, _) => None,
     };
@@ -57,12 +72,26 @@ pub(super) fn load(s: &mut dyn Host, p: &Prepared) -> Option<(Front, Option<GpuK
 /// Write a specialization compiled in this session.
 pub(super) fn store(s: &dyn Host, p: &Prepared, name: &str, c: &Compiled, static_out: &str) {
     let Some(disk) = &s.disk else { return };
-    let gpu = c.gpu.as_ref().map(|(gk, _)| GpuEntry {
+    let target = match &s.backend {
+        Backend::Cuda(g) => g.loader().target().to_string(),
+        Backend::Cpu => String::new(),
+    };
+    let gpu = c.gpu.as_ref().map(|(gk, f)| GpuEntry {
         name: gk.name.clone(),
         llvm_ir: gk.llvm_ir.clone(),
         ptx: gk.ptx.clone(),
         shared_bytes: gk.shared_bytes,
         num_warps: gk.num_warps,
+        cubin: f
+            .cubin
+            .as_ref()
+            .map(|b| base64::engine::general_purpose::STANDARD.encode(b))
+            .unwrap_or_default(),
+        cubin_target: if f.cubin.is_some() {
+            target.clone()
+        } else {
+            String::new()
+        },
     });
     disk.store_kernel(&KernelEntry {
         key: disk_key(p),
