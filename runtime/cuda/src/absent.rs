@@ -56,7 +56,13 @@ impl Loader {
     pub fn load(&self, _: &str, _: &str, _: u32, _: u32) -> Result<GpuFunction, String> {
         match self.never {}
     }
-    pub fn load_cubin(&self, _: &[u8], _: &str, _: u32, _: u32) -> Result<GpuFunction, String> {
+    pub fn load_cubin(
+        &self,
+        _: std::sync::Arc<[u8]>,
+        _: &str,
+        _: u32,
+        _: u32,
+    ) -> Result<GpuFunction, String> {
         match self.never {}
     }
     pub fn target(&self) -> &str {

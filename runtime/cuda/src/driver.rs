@@ -63,15 +63,14 @@ impl Loader {
         self.ctx.bind_to_thread().map_err(err)?;
         let cubin = crate::link::ptx_to_cubin(ptx)
             .map_err(|e| format!("the driver rejected the PTX of `{name}`: {e}"))?;
-        let mut f = self.load_cubin(&cubin, name, shared_bytes, threads)?;
-        f.cubin = Some(cubin.into());
-        Ok(f)
+        self.load_cubin(cubin.into(), name, shared_bytes, threads)
     }
 
-    /// Load a cubin this loader's `target` made (`GpuFunction::cubin`).
+    /// Load a cubin this loader's `target` made; the function keeps it
+    /// (`GpuFunction::cubin`).
     pub fn load_cubin(
         &self,
-        cubin: &[u8],
+        cubin: Arc<[u8]>,
         name: &str,
         shared_bytes: u32,
         threads: u32,
@@ -81,7 +80,9 @@ impl Loader {
             .ctx
             .load_module(Ptx::from_binary(cubin.to_vec()))
             .map_err(|e| format!("the driver rejected the code of `{name}`: {e:?}"))?;
-        self.function(&module, name, shared_bytes, threads)
+        let mut f = self.function(&module, name, shared_bytes, threads)?;
+        f.cubin = Some(cubin);
+        Ok(f)
     }
 
     /// What a cubin from this loader runs on: the architecture and the

@@ -412,7 +412,7 @@ impl<'ctx> Gen<'ctx, '_> {
 
     /// The stage counter of a role: a stack slot in the entry block holding the
     /// next stage to fill (LLVM promotes it to a register).
-    fn stage_counter(&self, role: TileRole) -> R<PointerValue<'ctx>> {
+    pub(super) fn stage_counter(&self, role: TileRole) -> R<PointerValue<'ctx>> {
         if let Some(p) = self.stage_counters.borrow().get(&role) {
             return Ok(*p);
         }

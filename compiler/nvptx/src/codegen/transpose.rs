@@ -65,8 +65,12 @@ impl<'ctx> Gen<'ctx, '_> {
         };
         let i32t = self.ctx.i32_type();
         let i8t = self.ctx.i8_type();
-        // Which of the two tiles: a counter flipped by every dot.
-        let slot = self.transpose_toggle(l)?;
+        // Which of the two tiles: a counter flipped by every dot (the role
+        // with operand 2 names it).
+        let slot = self.stage_counter(async_copy::TileRole {
+            layout: *l,
+            operand: 2,
+        })?;
         let which = self.b.build_load(i32t, slot, "")?.into_int_value();
         self.b
             .build_store(slot, self.b.build_xor(which, self.i32c(1), "")?)?;
@@ -151,19 +155,5 @@ impl<'ctx> Gen<'ctx, '_> {
         self.ptx_statement("fence.proxy.async.shared::cta;")?;
         self.barrier()?;
         Ok(dst)
-    }
-
-    /// The counter choosing between a layout's two K-major tiles.
-    fn transpose_toggle(&self, l: &MmaLayout) -> R<PointerValue<'ctx>> {
-        let role = async_copy::TileRole {
-            layout: *l,
-            operand: 2,
-        };
-        if let Some(p) = self.stage_counters.borrow().get(&role) {
-            return Ok(*p);
-        }
-        let slot = self.counter_slot()?;
-        self.stage_counters.borrow_mut().insert(role, slot);
-        Ok(slot)
     }
 }

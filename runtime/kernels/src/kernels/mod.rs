@@ -356,11 +356,9 @@ fn load_module(
     let t = Instant::now();
     let threads = 32 * gk.num_warps;
     let from_cubin = cubin.and_then(|c| {
-        let mut f = loader
-            .load_cubin(&c, &gk.name, gk.shared_bytes, threads)
-            .ok()?;
-        f.cubin = Some(c.into());
-        Some(f)
+        loader
+            .load_cubin(c.into(), &gk.name, gk.shared_bytes, threads)
+            .ok()
     });
     let func = from_cubin
         .map_or_else(
