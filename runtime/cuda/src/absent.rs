@@ -3,7 +3,7 @@
 //! there is no GPU support, so no `Gpu`, buffer or function is ever made and
 //! their methods cannot be reached.
 
-use crate::{Arg, BlasType, Operand};
+use crate::{Arg, BlasType, Collective, NcclType, Operand};
 
 /// No value of this type exists.
 #[derive(Clone, Copy, Debug)]
@@ -16,6 +16,7 @@ pub const NO_DRIVER: &str =
 pub struct Gpu {
     never: Never,
     pub name: String,
+    pub ordinal: u32,
     pub arch: String,
     pub driver_version: i32,
     pub total_memory: usize,
@@ -70,9 +71,66 @@ impl Loader {
     }
 }
 
+/// No NCCL without the driver.
+pub fn nccl_available() -> bool {
+    false
+}
+
+pub fn nccl_version() -> Result<i32, String> {
+    Err(NO_DRIVER.into())
+}
+
+pub struct Communicator {
+    never: Never,
+    pub ordinals: Vec<u32>,
+}
+
+impl Communicator {
+    pub fn new(_: &[&Gpu]) -> Result<Communicator, String> {
+        Err(NO_DRIVER.into())
+    }
+
+    pub fn run(
+        &self,
+        _: &[&Gpu],
+        _: Collective,
+        _: &[(u64, u64)],
+        _: usize,
+        _: NcclType,
+    ) -> Result<(), String> {
+        match self.never {}
+    }
+}
+
 impl Gpu {
     pub fn open() -> Result<Gpu, String> {
         Err(NO_DRIVER.into())
+    }
+
+    pub fn open_device(_: u32) -> Result<Gpu, String> {
+        Err(NO_DRIVER.into())
+    }
+
+    pub fn can_access_peer(&self, _: &Gpu) -> bool {
+        match self.never {}
+    }
+
+    pub fn enable_peer_access(&self, _: &Gpu) -> Result<(), String> {
+        match self.never {}
+    }
+
+    pub fn wait_for(&self, _: &Gpu) -> Result<(), String> {
+        match self.never {}
+    }
+
+    pub fn copy_from_peer(
+        &self,
+        _: &mut DeviceBuffer,
+        _: &Gpu,
+        _: &DeviceBuffer,
+        _: usize,
+    ) -> Result<(), String> {
+        match self.never {}
     }
 
     pub fn gemm(

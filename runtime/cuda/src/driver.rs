@@ -14,13 +14,15 @@ use std::sync::Arc;
 
 /// The device the session uses.
 pub struct Gpu {
-    ctx: ManuallyDrop<Arc<CudaContext>>,
-    stream: ManuallyDrop<Arc<CudaStream>>,
+    pub(crate) ctx: ManuallyDrop<Arc<CudaContext>>,
+    pub(crate) stream: ManuallyDrop<Arc<CudaStream>>,
     /// Set when the context was abandoned after a fault (see the module docs).
     lost: Arc<AtomicBool>,
     /// Timing events for reuse by `mark`.
     events: EventPool,
     pub name: String,
+    /// The device's index as the driver counts them (`cuda:N`).
+    pub ordinal: u32,
     /// `sm_90` style architecture name.
     pub arch: String,
     /// `cuDriverGetVersion` (13000 for CUDA 13.0).
@@ -161,7 +163,7 @@ impl Drop for Mark {
 
 /// A device allocation.
 pub struct DeviceBuffer {
-    slice: ManuallyDrop<CudaSlice<u8>>,
+    pub(crate) slice: ManuallyDrop<CudaSlice<u8>>,
     lost: Arc<AtomicBool>,
     pub bytes: usize,
 }
@@ -232,7 +234,7 @@ fn is_sticky(code: cudarc::driver::sys::CUresult) -> bool {
 }
 
 /// The device's default memory pool (the one `cuMemAllocAsync` draws from).
-fn default_pool(ctx: &CudaContext) -> Option<cudarc::driver::sys::CUmemoryPool> {
+pub(crate) fn default_pool(ctx: &CudaContext) -> Option<cudarc::driver::sys::CUmemoryPool> {
     use cudarc::driver::sys;
     let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
     let _ = ctx.bind_to_thread();
@@ -285,15 +287,20 @@ pub fn device_count() -> usize {
 impl Gpu {
     /// Open device 0, or say why not (no driver, no device).
     pub fn open() -> Result<Gpu, String> {
-        Gpu::open_generation(0)
+        Gpu::open_device(0)
     }
 
-    fn open_generation(generation: u32) -> Result<Gpu, String> {
+    /// Open device `ordinal` (`cuda:N`): its primary context and stream.
+    pub fn open_device(ordinal: u32) -> Result<Gpu, String> {
+        Gpu::open_generation(ordinal, 0)
+    }
+
+    fn open_generation(ordinal: u32, generation: u32) -> Result<Gpu, String> {
         // SAFETY: only probes whether libcuda can be loaded.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err("no CUDA driver (libcuda) on this machine".into());
         }
-        let ctx = std::panic::catch_unwind(|| CudaContext::new(0))
+        let ctx = std::panic::catch_unwind(|| CudaContext::new(ordinal as usize))
             .map_err(|_| "the CUDA driver could not be initialised".to_string())?
             .map_err(|e| format!("no usable CUDA device: {e:?}"))?;
         let stream = ctx.default_stream();
@@ -321,6 +328,7 @@ impl Gpu {
             lost: Arc::new(AtomicBool::new(false)),
             events: Default::default(),
             name,
+            ordinal,
             arch: format!("sm_{major}{minor}"),
             driver_version: crate::link::driver_version(),
             total_memory,
@@ -387,7 +395,7 @@ impl Gpu {
         }
         .result()
         .map_err(|e| format!("resetting the GPU failed: {e:?}"))?;
-        Gpu::open_generation(self.generation + 1)
+        Gpu::open_generation(self.ordinal, self.generation + 1)
     }
 
     pub fn alloc(&self, bytes: usize) -> Result<DeviceBuffer, String> {

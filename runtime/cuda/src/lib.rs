@@ -1,5 +1,6 @@
-//! The CUDA runtime: one device, its default stream, device memory, modules
-//! loaded from PTX by the driver's JIT, launches and timing events.
+//! The CUDA runtime: each device's context and default stream, device
+//! memory, modules loaded from PTX by the driver's JIT, launches, timing
+//! events, copies between devices and NCCL collectives across them.
 //!
 //! libcuda is opened at run time (cudarc's dynamic loading); `Gpu::open`
 //! checks for it first, so a machine without a driver gets an error value and
@@ -32,7 +33,13 @@ mod driver;
 #[cfg(feature = "driver")]
 mod link;
 #[cfg(feature = "driver")]
+mod nccl;
+#[cfg(feature = "driver")]
+mod peer;
+#[cfg(feature = "driver")]
 pub use driver::*;
+#[cfg(feature = "driver")]
+pub use nccl::{nccl_available, nccl_version, Communicator};
 
 #[cfg(not(feature = "driver"))]
 mod absent;
@@ -101,4 +108,40 @@ pub struct Operand {
     pub ptr: u64,
     pub trans: bool,
     pub ld: i32,
+}
+
+/// The element types NCCL reduces.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum NcclType {
+    I8,
+    U8,
+    I32,
+    I64,
+    F16,
+    BF16,
+    F32,
+    F64,
+}
+
+/// Reductions.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum NcclOp {
+    Sum,
+    Prod,
+    Max,
+    Min,
+    Avg,
+}
+
+/// One collective; buffers are device addresses on each rank's device.
+#[derive(Copy, Clone, Debug)]
+pub enum Collective {
+    /// `count` elements in, `count` out.
+    AllReduce(NcclOp),
+    /// `count` elements from the root's send buffer into every receive buffer.
+    Broadcast { root: usize },
+    /// `count` elements in from each rank, `count * ranks` out.
+    AllGather,
+    /// `count * ranks` in, `count` out (rank i's chunk of the reduction).
+    ReduceScatter(NcclOp),
 }

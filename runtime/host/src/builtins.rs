@@ -76,6 +76,8 @@ impl Engine {
         let d = match v {
             None | Some(Val::None) => Device::Cpu,
             Some(Val::Device(d)) => d,
+            // A bare 'cuda' is the current device, as in torch.
+            Some(Val::Str(s)) if &*s == "cuda" => Device::Cuda(self.current_device),
             Some(Val::Str(s)) => crate::tensor_lib::parse_device(&s)?,
             Some(other) => {
                 return Err(Exc::type_error(format!(
@@ -101,35 +103,11 @@ impl Engine {
         }
     }
 
-    /// `cuda:i` names a device this session can use: index 0 always (the
-    /// session's GPU, or host memory on the CPU backend). Other indices are
-    /// refused: past the machine's devices as torch refuses them, on a
-    /// machine with more GPUs because a session uses one GPU, never by
-    /// running on another device than the one named.
+    /// `cuda:i` names a device of the machine (`devices::check_index`):
+    /// on the CPU backend only cuda:0, which is host memory.
     pub fn check_cuda_index(&self, i: i64) -> R<u32> {
-        let count = self.cuda_device_count();
-        match i {
-            0 => Ok(0),
-            i if i < 0 => Err(Exc::new(
-                "RuntimeError",
-                format!("Device index must not be negative (got {i})"),
-            )),
-            i if i as u64 >= count as u64 => Err(Exc::new(
-                "RuntimeError",
-                format!(
-                    "CUDA error: invalid device ordinal: cuda:{i} does not exist ({})",
-                    match count {
-                        0 => "the session runs on the CPU backend, whose 'cuda' device is cuda:0".to_string(),
-                        1 => "this machine has 1 GPU, cuda:0".to_string(),
-                        n => format!("this machine has {n} GPUs, cuda:0 to cuda:{}", n - 1),
-                    }
-                ),
-            )),
-            i => Err(Exc::new(
-                "NotImplementedError",
-                format!("cuda:{i}: a tilebook session uses one GPU, cuda:0, for now ({count} are present)"),
-            )),
-        }
+        tilebook_kernels::devices::check_index(i, self.cuda_device_count())
+            .map_err(|(kind, m)| Exc::new(kind, m))
     }
 
     pub fn next_u64(&mut self) -> u64 {

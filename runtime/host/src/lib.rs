@@ -26,6 +26,7 @@
 pub mod args;
 pub mod builtins;
 pub mod device_ops;
+mod distributed;
 pub mod docs;
 pub mod format;
 pub mod indexing;
@@ -255,6 +256,7 @@ impl Engine {
         Engine {
             registry: registry::Registry::with_tables(&[
                 builtins::TABLE,
+                distributed::TABLE,
                 torch::TABLE,
                 triton::TABLE,
                 docs::TABLE,
@@ -414,9 +416,8 @@ impl Engine {
         device: tensor::Device,
         zero: bool,
     ) -> R<tensor::Tensor> {
-        match (&self.backend, &device) {
-            (Backend::Cuda(g), tensor::Device::Cuda(_)) => {
-                let g = g.clone();
+        match self.gpu_of(&device)? {
+            Some(g) => {
                 tensor::checked_bytes(shape, dtype)
                     .map_err(|m| value::Exc::new("RuntimeError", m))?;
                 tensor::Tensor::on_gpu(shape, dtype, device, &g, zero).map_err(|e| {
@@ -427,7 +428,7 @@ impl Engine {
                     }
                 })
             }
-            _ => tensor::Tensor::try_empty(shape, dtype, device)
+            None => tensor::Tensor::try_empty(shape, dtype, device)
                 .map_err(|(kind, m)| value::Exc::new(kind, m)),
         }
     }

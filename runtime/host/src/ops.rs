@@ -759,10 +759,17 @@ fn cublas_matmul(
     (m, n, k): (usize, usize, usize),
 ) -> R<Option<Tensor>> {
     use tilebook_cuda::{BlasType, Operand};
-    let crate::Backend::Cuda(g) = &s.backend else {
+    if !matches!(s.backend, crate::Backend::Cuda(_)) {
         return Ok(None);
-    };
-    let g = g.clone();
+    }
+    if let (Device::Cuda(x), Device::Cuda(y)) = (&a.device, &b.device) {
+        if x != y {
+            return Err(Exc::new(
+                "RuntimeError",
+                format!("Expected all tensors to be on the same device, but found at least two devices, cuda:{x} and cuda:{y}!"),
+            ));
+        }
+    }
     let t = match a.dtype {
         DType::F16 => BlasType::F16,
         DType::BF16 => BlasType::BF16,
@@ -789,6 +796,9 @@ fn cublas_matmul(
         }
     };
     let (Some((a, ta, lda)), Some((b, tb, ldb))) = (operand(a)?, operand(b)?) else {
+        return Ok(None);
+    };
+    let Some(g) = s.gpu_of(&a.device)? else {
         return Ok(None);
     };
     let out = s.new_tensor(&[m, n], a.dtype, a.device.clone(), false)?;

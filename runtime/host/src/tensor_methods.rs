@@ -557,10 +557,10 @@ fn tensor_element_size(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -
 /// is), and the storage is marked as escaped: kernels may reach it through
 /// that address (tensors of pointers).
 fn tensor_data_ptr(s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
-    if let (crate::Backend::Cuda(g), crate::tensor::Device::Cuda(_)) = (&s.backend, &t.device) {
+    if let (Some(g), crate::tensor::Device::Cuda(_)) = (s.gpu_of(&t.device)?, &t.device) {
         let base = t
             .storage
-            .device_address(g)
+            .device_address(&g)
             .map_err(|e| Exc::new("RuntimeError", e))?;
         crate::tensor::live::escape(&t.storage);
         return Ok(Val::Int(
@@ -620,20 +620,55 @@ fn tensor_to(s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
     for v in a.pos.iter().chain(a.kw.iter().map(|(_, v)| v)) {
         match v {
             Val::DType(d, _) => out = out.to_dtype_preserving(*d, false),
-            Val::Str(_) | Val::Device(_) => out = out.with_device(s.device_arg(Some(v.clone()))?),
+            Val::Str(_) | Val::Device(_) => {
+                let d = s.device_arg(Some(v.clone()))?;
+                out = to_device(s, &out, d)?;
+            }
             _ => {}
         }
     }
     Ok(Val::tensor(out))
 }
 
-fn tensor_cpu(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
-    Ok(Val::tensor(t.with_device(Device::Cpu)))
+/// A tensor on `device`: itself when it is there already, else a copy, as
+/// in torch (from one GPU to another over NVLink or PCIe where there is a
+/// path; between the host and a GPU through host memory, uploaded when a
+/// kernel first uses it).
+pub(crate) fn to_device(s: &mut Engine, t: &Tensor, device: Device) -> R<Tensor> {
+    if t.device == device {
+        return Ok(t.clone());
+    }
+    let gpu = match (&t.device, &device) {
+        (Device::Cuda(_), Device::Cuda(_)) => s.gpu_of(&device)?,
+        _ => None,
+    };
+    // The source's owner is opened too, so that its device copy is found.
+    s.gpu_of(&t.device)?;
+    let storage = match gpu {
+        Some(g) => t.storage.copy_to_gpu(&g),
+        None => t.storage.copy_on_host(),
+    }
+    .map_err(|e| {
+        tilebook_kernels::gpu_fault::GpuFault::gpu_failure(s, Exc::new("RuntimeError", e))
+    })?;
+    let mut out = t.with_device(device);
+    out.storage = storage;
+    Ok(out)
 }
 
-fn tensor_cuda(s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+fn tensor_cpu(s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    Ok(Val::tensor(to_device(s, t, Device::Cpu)?))
+}
+
+/// `x.cuda(device=None)`: to the current GPU, or the one named.
+fn tensor_cuda(s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
     s.announce_backend();
-    Ok(Val::tensor(t.with_device(Device::Cuda(0))))
+    let d = match a.get(0, "device") {
+        None | Some(Val::None) => Device::Cuda(s.current_device),
+        Some(Val::Int(i)) => Device::Cuda(s.check_cuda_index(i)?),
+        Some(v) => s.device_arg(Some(v))?,
+    };
+    Ok(Val::tensor(to_device(s, t, d)?))
 }
 
 /// `x.float()`, `x.half()`, ...: a copy in the dtype the method names.

@@ -450,7 +450,7 @@ The dtype torch's promotion gives a binary operation on a and b.
     Entry {
         name: "torch.cuda.set_device",
         f: torch_cuda_set_device,
-        doc: "torch.cuda.set_device(device): select the current GPU. A session uses one GPU, cuda:0; another index is an error that says why (past the machine's devices: invalid device ordinal).",
+        doc: "torch.cuda.set_device(device): select the current GPU (where 'cuda' tensors and launches without tensor arguments go). An index past the machine's devices is an error (invalid device ordinal).",
     },
     Entry {
         name: "torch.cuda.device_count",
@@ -738,11 +738,11 @@ fn torch_cuda_get_device_capability(s: &mut Engine, _name: &str, _a: Args) -> R<
 }
 
 fn torch_cuda_get_device_properties(s: &mut Engine, _name: &str, a: Args) -> R<Val> {
-    cuda_index(s, a.get(0, "device"))?;
+    let i = cuda_index(s, a.get(0, "device"))?;
     let (major, minor) = capability(s);
-    let (name, sms, mem) = match &s.backend {
-        crate::Backend::Cuda(g) => (g.name.clone(), g.sm_count as i64, g.total_memory as i64),
-        crate::Backend::Cpu => (
+    let (name, sms, mem) = match s.gpu(i)? {
+        Some(g) => (g.name.clone(), g.sm_count as i64, g.total_memory as i64),
+        None => (
             "CPU backend (no GPU)".to_string(),
             std::thread::available_parallelism().map_or(1, |n| n.get()) as i64,
             0,
@@ -761,14 +761,14 @@ fn torch_cuda_get_device_properties(s: &mut Engine, _name: &str, a: Args) -> R<V
     ))
 }
 
+/// Waits for every GPU the session has used (torch waits for the current
+/// one; waiting for all is what a notebook that times work across GPUs wants).
 fn torch_cuda_synchronize(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
-    if let crate::Backend::Cuda(g) = &s.backend {
-        if let Err(e) = g.synchronize() {
-            let e = Exc::new("RuntimeError", e);
-            return Err(s.gpu_failure(e));
-        }
-        s.launched_since_sync.clear();
+    if let Err(e) = s.synchronize_all() {
+        let e = Exc::new("RuntimeError", e);
+        return Err(s.gpu_failure(e));
     }
+    s.launched_since_sync.clear();
     Ok(Val::None)
 }
 
@@ -776,16 +776,17 @@ fn torch_cuda_empty_cache(_s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
     Ok(Val::None)
 }
 
-fn torch_cuda_mem_get_info(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
-    match &s.backend {
-        crate::Backend::Cuda(g) => {
+fn torch_cuda_mem_get_info(s: &mut Engine, _name: &str, a: Args) -> R<Val> {
+    let i = cuda_index(s, a.get(0, "device"))?;
+    match s.gpu(i)? {
+        Some(g) => {
             let (free, total) = g.mem_info();
             Ok(Val::tuple(vec![
                 Val::Int(free as i64),
                 Val::Int(total as i64),
             ]))
         }
-        crate::Backend::Cpu => Err(Exc::new(
+        None => Err(Exc::new(
             "RuntimeError",
             "torch.cuda.mem_get_info: no GPU in use (the CPU backend runs 'cuda' tensors)",
         )),
@@ -796,8 +797,8 @@ fn torch_cuda_is_available(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
     Ok(Val::Bool(s.backend_name() == "cuda"))
 }
 
-fn torch_cuda_current_device(_s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
-    Ok(Val::Int(0))
+fn torch_cuda_current_device(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
+    Ok(Val::Int(s.current_device as i64))
 }
 
 fn torch_cuda_device_count(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
@@ -808,7 +809,7 @@ fn torch_cuda_device_count(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
 /// `torch.device`, checked; `None` is the current device.
 fn cuda_index(s: &mut Engine, v: Option<Val>) -> R<u32> {
     match v {
-        None | Some(Val::None) => Ok(0),
+        None | Some(Val::None) => Ok(s.current_device),
         Some(Val::Int(i)) => s.check_cuda_index(i),
         Some(Val::Device(Device::Cuda(i))) => s.check_cuda_index(i as i64),
         Some(Val::Str(t)) if t.starts_with("cuda") => match s.device_arg(Some(Val::Str(t)))? {
@@ -823,12 +824,19 @@ fn cuda_index(s: &mut Engine, v: Option<Val>) -> R<u32> {
 }
 
 fn torch_cuda_set_device(s: &mut Engine, _name: &str, a: Args) -> R<Val> {
-    cuda_index(s, a.get(0, "device"))?;
+    let i = cuda_index(s, a.get(0, "device"))?;
+    // Opened now, so that a device that cannot be used says so here.
+    s.gpu(i)?;
+    s.current_device = i;
     Ok(Val::None)
 }
 
-fn torch_cuda_get_device_name(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
-    Ok(Val::str(&s.device_name()))
+fn torch_cuda_get_device_name(s: &mut Engine, _name: &str, a: Args) -> R<Val> {
+    let i = cuda_index(s, a.get(0, "device"))?;
+    match s.gpu(i)? {
+        Some(g) => Ok(Val::str(&g.name)),
+        None => Ok(Val::str(&s.device_name())),
+    }
 }
 
 fn torch_cuda_stream(_s: &mut Engine, _name: &str, _a: Args) -> R<Val> {

@@ -12,7 +12,7 @@
 //! the fastest per key. Heuristics run inside `kernels::prepare`, after a
 //! config's meta-parameters are known, as Triton's nesting does.
 
-use crate::kernels::{compile_all, prepare, run, KernelObj, Prepared};
+use crate::kernels::{compile_all, prepare, run, run_with, KernelArg, KernelObj, Prepared};
 use crate::value::R;
 use crate::value::{to_f64, Args};
 use crate::value::{Config, Exc, Object, Val};
@@ -418,7 +418,43 @@ fn tune(
     let was_gpu = on_gpu(s);
     let mut timings: Vec<(f64, usize)> = vec![];
     let (mut notes, mut failed) = (vec![], vec![]);
+    // With several GPUs of one model and nothing to reset or restore
+    // between calls, the configs are timed side by side, one per device.
+    let spread =
+        if zero.is_empty() && restore.is_empty() && configs.iter().all(|c| c.pre_hook.is_none()) {
+            s.bench_gpus()?
+        } else {
+            vec![]
+        };
+    let results: Vec<R<f64>> = if spread.len() > 1 {
+        match spread_args(s, &spread, &preps) {
+            Ok(per_device) => measure_over(s, k, t, &spread, &per_device, &preps, &compiled),
+            Err(e) => {
+                s.check_gpu = check;
+                return Err(e);
+            }
+        }
+    } else {
+        vec![]
+    };
     for (i, (p, c)) in preps.iter().zip(&compiled).enumerate() {
+        if let Some(r) = results.get(i) {
+            match r {
+                Ok(ms) => timings.push((*ms, i)),
+                Err(e) if e.kind == "KeyboardInterrupt" || (was_gpu && !on_gpu(s)) => {
+                    s.check_gpu = check;
+                    return Err(e.clone());
+                }
+                Err(e) => {
+                    let note = format!("  {}: {}", text(&configs[i]), e.message);
+                    if t.reported.borrow_mut().insert(note.clone()) {
+                        notes.push(note);
+                    }
+                    failed.push(format!("  {}: {}", text(&configs[i]), e.message));
+                }
+            }
+            continue;
+        }
         let result = match c {
             Ok(c) => crate::bench::measure(s, t.warmup, t.rep, &mut |s| {
                 for z in &zero {
@@ -493,8 +529,12 @@ fn tune(
         s.emit_stream(
             "stderr",
             &format!(
-                "autotune {name}: {} configs in {total:.2} s (compiling {compile_s:.2} s); best {} at {ms:.3} ms\n",
+                "autotune {name}: {} configs in {total:.2} s (compiling {compile_s:.2} s{}); best {} at {ms:.3} ms\n",
                 configs.len(),
+                match spread.len() {
+                    n if n > 1 => format!(", timed on {n} GPUs"),
+                    _ => String::new(),
+                },
                 text(&configs[best])
             ),
         );
@@ -506,6 +546,94 @@ fn tune(
 
 fn on_gpu(s: &dyn Host) -> bool {
     matches!(s.backend, crate::Backend::Cuda(_))
+}
+
+/// The launch's tensor arguments copied to each GPU of `gpus` after the
+/// first (the same tensors for every config: copied once), as argument lists
+/// per device and config; the first device uses the originals.
+fn spread_args(
+    s: &mut dyn Host,
+    gpus: &[Rc<tilebook_cuda::Gpu>],
+    preps: &[Prepared],
+) -> R<Vec<Vec<Vec<KernelArg>>>> {
+    let mut per_device = vec![preps.iter().map(|p| p.args.clone()).collect::<Vec<_>>()];
+    for g in &gpus[1..] {
+        let mut copies: Vec<(*const crate::tensor::Tensor, Rc<crate::tensor::Tensor>)> = vec![];
+        let mut lists = vec![];
+        for p in preps {
+            let mut args = vec![];
+            for a in &p.args {
+                args.push(match a {
+                    KernelArg::Tensor(t) => {
+                        let key = Rc::as_ptr(t);
+                        let copy = match copies.iter().find(|(k, _)| *k == key) {
+                            Some((_, c)) => c.clone(),
+                            None => {
+                                // Its owner's context first, so the device copy is found.
+                                s.gpu_of(&t.device)?;
+                                let storage = t
+                                    .storage
+                                    .copy_to_gpu(g)
+                                    .map_err(|e| Exc::new("RuntimeError", e))?;
+                                let mut c = t.with_device(crate::tensor::Device::Cuda(g.ordinal));
+                                c.storage = storage;
+                                let c = Rc::new(c);
+                                copies.push((key, c.clone()));
+                                c
+                            }
+                        };
+                        KernelArg::Tensor(copy)
+                    }
+                    other => other.clone(),
+                });
+            }
+            lists.push(args);
+        }
+        per_device.push(lists);
+    }
+    Ok(per_device)
+}
+
+/// Time the configs in rounds of one per GPU (`bench::measure_spread`);
+/// returns each config's median, or why it failed.
+fn measure_over(
+    s: &mut dyn Host,
+    k: &Rc<KernelObj>,
+    t: &Autotuner,
+    gpus: &[Rc<tilebook_cuda::Gpu>],
+    per_device: &[Vec<Vec<KernelArg>>],
+    preps: &[Prepared],
+    compiled: &[R<Rc<crate::value::kernel::Compiled>>],
+) -> Vec<R<f64>> {
+    let n = gpus.len();
+    let mut out: Vec<R<f64>> = compiled
+        .iter()
+        .map(|c| c.as_ref().map(|_| 0.0).map_err(|e| e.clone()))
+        .collect();
+    let runnable: Vec<usize> = (0..preps.len()).filter(|&i| compiled[i].is_ok()).collect();
+    let name = k.jit.borrow().name.clone();
+    let start = Instant::now();
+    for (r, round) in runnable.chunks(n).enumerate() {
+        let slots = &gpus[..round.len()];
+        let times = crate::bench::measure_spread(s, t.warmup, t.rep, slots, &mut |s, slot| {
+            let i = round[slot];
+            let Ok(c) = &compiled[i] else {
+                return Ok(());
+            };
+            run_with(s, k, &preps[i], c, &per_device[slot][i]).map(|_| ())
+        });
+        for (slot, r) in times.into_iter().enumerate() {
+            out[round[slot]] = r.map(|times| crate::bench::quantile(&times, 0.5));
+        }
+        if start.elapsed().as_secs_f64() > 1.0 {
+            s.progress(
+                &format!("autotune {name}"),
+                ((r + 1) * n).min(runnable.len()),
+                runnable.len(),
+            );
+        }
+    }
+    out
 }
 
 /// A config as Triton prints it.

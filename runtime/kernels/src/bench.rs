@@ -7,23 +7,30 @@
 use crate::value::R;
 use crate::value::{to_f64, Args};
 use crate::value::{Exc, Val};
-use crate::{Backend, Host};
+use crate::Host;
 use std::time::Instant;
 
+/// Overwrite GPU `g`'s L2 flush buffer (allocated on first use).
+pub(crate) fn flush_l2(s: &mut dyn Host, g: &tilebook_cuda::Gpu) -> R<()> {
+    let rt = |e: String| Exc::new("RuntimeError", e);
+    if !s.l2_flush.iter().any(|(o, _)| *o == g.ordinal) {
+        let buf = g.alloc(256 << 20).map_err(rt)?;
+        s.l2_flush.push((g.ordinal, buf));
+    }
+    if let Some((_, buf)) = s.l2_flush.iter_mut().find(|(o, _)| *o == g.ordinal) {
+        g.zero(buf).map_err(rt)?;
+    }
+    Ok(())
+}
+
 /// Milliseconds of one call of `f`, with the L2 cache flushed first on the
-/// GPU (device events) or by wall clock on the CPU backend.
+/// GPU (device events on the current device) or by wall clock on the CPU
+/// backend.
 fn time_once(s: &mut dyn Host, f: &mut dyn FnMut(&mut dyn Host) -> R<()>) -> R<f64> {
-    match s.backend.clone() {
-        Backend::Cuda(g) => {
-            if s.l2_flush.is_none() {
-                s.l2_flush = Some(
-                    g.alloc(256 << 20)
-                        .map_err(|e| Exc::new("RuntimeError", e))?,
-                );
-            }
-            if let Some(buf) = s.l2_flush.as_mut() {
-                g.zero(buf).map_err(|e| Exc::new("RuntimeError", e))?;
-            }
+    let current = s.current_device;
+    match s.gpu(current)? {
+        Some(g) => {
+            flush_l2(s, &g)?;
             let mut inner = Ok(());
             let (_, ms) = g
                 .time(|| {
@@ -34,7 +41,7 @@ fn time_once(s: &mut dyn Host, f: &mut dyn FnMut(&mut dyn Host) -> R<()>) -> R<f
             inner?;
             Ok(ms as f64)
         }
-        Backend::Cpu => {
+        None => {
             let t = Instant::now();
             f(s)?;
             Ok(t.elapsed().as_secs_f64() * 1e3)
@@ -143,4 +150,101 @@ pub fn do_bench(s: &mut dyn Host, a: &Args) -> R<Val> {
             )))
         }
     })
+}
+
+/// Triton's measurement for several calls at once, call `i` on GPU
+/// `gpus[i]` (autotuning's configs spread over devices). Each step queues
+/// every call with its L2 flush and events before waiting for any, so the
+/// GPUs run side by side from this one host thread; the step count is
+/// sized as `measure` sizes it, from the time a step takes. Returns each
+/// call's sorted times, or the error that stopped it (the others go on).
+pub fn measure_spread(
+    s: &mut dyn Host,
+    warmup: f64,
+    rep: f64,
+    gpus: &[std::rc::Rc<tilebook_cuda::Gpu>],
+    f: &mut dyn FnMut(&mut dyn Host, usize) -> R<()>,
+) -> Vec<R<Vec<f64>>> {
+    s.measuring += 1;
+    let mut out: Vec<R<Vec<f64>>> = gpus.iter().map(|_| Ok(vec![])).collect();
+    let r = spread_loop(s, warmup, rep, gpus, f, &mut out);
+    s.measuring -= 1;
+    let end = if s.measuring == 0 {
+        crate::kernels::finish_pending_check(s)
+    } else {
+        Ok(())
+    };
+    // An interrupt (or a failed pending check) ends every call.
+    if let Err(e) = r.and(end) {
+        return gpus.iter().map(|_| Err(e.clone())).collect();
+    }
+    for times in out.iter_mut().flatten() {
+        times.sort_by(|x, y| x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal));
+    }
+    out
+}
+
+fn spread_loop(
+    s: &mut dyn Host,
+    warmup: f64,
+    rep: f64,
+    gpus: &[std::rc::Rc<tilebook_cuda::Gpu>],
+    f: &mut dyn FnMut(&mut dyn Host, usize) -> R<()>,
+    out: &mut [R<Vec<f64>>],
+) -> R<()> {
+    let rt = |e: String| Exc::new("RuntimeError", e);
+    // One step: every live call once; `timed` records its time.
+    let mut step = |s: &mut dyn Host, out: &mut [R<Vec<f64>>], timed: bool| -> R<()> {
+        let mut marks = vec![];
+        for (i, g) in gpus.iter().enumerate() {
+            if out[i].is_err() {
+                continue;
+            }
+            let r = (|| {
+                if !timed {
+                    return f(s, i).map(|_| None);
+                }
+                flush_l2(s, g)?;
+                let a = g.mark().map_err(rt)?;
+                f(s, i)?;
+                let b = g.mark().map_err(rt)?;
+                Ok(Some((a, b)))
+            })();
+            match r {
+                Ok(m) => marks.push((i, m)),
+                Err(e) if e.kind == "KeyboardInterrupt" => return Err(e),
+                Err(e) => out[i] = Err(e),
+            }
+        }
+        for (i, m) in marks {
+            if let (Some((a, b)), Ok(times)) = (m, &mut out[i]) {
+                match gpus[i].elapsed_ms(&a, &b) {
+                    Ok(ms) => times.push(ms as f64),
+                    Err(e) => out[i] = Err(rt(e)),
+                }
+            }
+        }
+        Ok(())
+    };
+    step(s, out, true)?;
+    let t = Instant::now();
+    for _ in 0..5 {
+        step(s, out, true)?;
+    }
+    let est = (t.elapsed().as_secs_f64() * 1e3 / 5.0).max(1e-4);
+    let n_warmup = ((warmup / est) as usize).clamp(1, 10_000);
+    let n_rep = ((rep / est) as usize).clamp(1, 10_000);
+    for _ in 0..n_warmup {
+        s.check_interrupt()?;
+        step(s, out, false)?;
+    }
+    // The estimate's steps were warm-up too.
+    for times in out.iter_mut().flatten() {
+        times.clear();
+    }
+    for _ in 0..n_rep {
+        s.check_interrupt()?;
+        step(s, out, true)?;
+    }
+    Ok(())
 }

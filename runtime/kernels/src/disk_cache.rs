@@ -251,13 +251,22 @@ impl DiskCache {
     /// Remove every entry tilebook wrote (`kind/xx/<62 hex digits>.json`
     /// and leftover temporary files); anything else in the folder stays.
     pub fn clear(&self) -> std::io::Result<()> {
+        self.clear_kinds(&[KERNELS, TUNINGS])
+    }
+
+    /// Remove the tuning results only (compiled kernels stay).
+    pub fn clear_tunings(&self) -> std::io::Result<()> {
+        self.clear_kinds(&[TUNINGS])
+    }
+
+    fn clear_kinds(&self, kinds: &[&str]) -> std::io::Result<()> {
         let ours = |name: &str| {
             let entry = name.len() == 67
                 && name.ends_with(".json")
                 && name[..62].bytes().all(|b| b.is_ascii_hexdigit());
             entry || (name.starts_with('.') && name.ends_with(".tmp"))
         };
-        for kind in [KERNELS, TUNINGS] {
+        for &kind in kinds {
             let Ok(shards) = std::fs::read_dir(self.dir.join(kind)) else {
                 continue;
             };

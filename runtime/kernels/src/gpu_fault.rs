@@ -71,7 +71,7 @@ impl<H: Host + ?Sized> GpuFault for H {
         note += ".";
         // The L2 flush buffer and the footer's timing events belong to the
         // old context (`rebuild` marks it lost, so dropping them leaks them).
-        self.l2_flush = None;
+        self.l2_flush.clear();
         let rebuilt = g.rebuild();
         for r in &mut self.launch_log {
             r.times

@@ -18,6 +18,7 @@
 
 pub mod autotune;
 pub mod bench;
+pub mod devices;
 pub mod disk_cache;
 pub mod gpu_fault;
 pub mod kernels;
@@ -137,7 +138,23 @@ pub trait Host: DerefMut<Target = Runtime> + Any {
 
 /// The kernels runtime's state in a session.
 pub struct Runtime {
+    /// The backend; on a GPU, the context of the device the session opened
+    /// (cuda:0).
     pub backend: Backend,
+    /// Contexts of the other GPUs (`cuda:1`, ...), opened on first use
+    /// (`devices.rs`).
+    pub other_gpus: Vec<Rc<tilebook_cuda::Gpu>>,
+    /// `torch.cuda.current_device()`.
+    pub current_device: u32,
+    /// How many GPUs autotuning and `Benchmark.run` spread their
+    /// measurements over (`TILEBOOK_BENCH_DEVICES`, `%config
+    /// bench_devices`): 0 means every GPU of the backend's model, 1 only
+    /// the current device.
+    pub bench_devices: u32,
+    /// (device, owner) pairs with peer access enabled.
+    pub peer_enabled: Vec<(u32, u32)>,
+    /// NCCL communicators made so far, by the devices they span.
+    pub communicators: Vec<tilebook_cuda::Communicator>,
     pub interrupt: Arc<Interrupt>,
     pub total_compiles: usize,
     /// Run every GPU launch on the CPU backend too and compare (`TILEBOOK_CHECK_GPU=1`).
@@ -146,16 +163,17 @@ pub struct Runtime {
     /// GPU kernels check every access against its tensor and the first
     /// violation stops the launch with the kernel line (`kernels/checked.rs`).
     pub check_bounds: bool,
-    /// The record checked GPU launches write into, with the generation of
-    /// the context it belongs to (allocated on first use).
-    pub check_record: Option<(u32, tilebook_cuda::DeviceBuffer)>,
+    /// The record checked GPU launches write into, with the generation and
+    /// device of the context it belongs to (allocated on first use).
+    pub check_record: Option<(u32, u32, tilebook_cuda::DeviceBuffer)>,
     /// A checked launch inside a measurement whose record is read when the
     /// measurement ends (reading it per launch would be timed too).
     pub(crate) check_pending: Option<kernels::PendingCheck>,
     /// Without a GPU, also compile every kernel to PTX (`TILEBOOK_CHECK_PTX=1`).
     pub check_ptx: bool,
-    /// A 256 MB device buffer overwritten between timed runs to flush the L2.
-    pub l2_flush: Option<tilebook_cuda::DeviceBuffer>,
+    /// A 256 MB device buffer per GPU (by ordinal) overwritten between
+    /// timed runs to flush the L2.
+    pub l2_flush: Vec<(u32, tilebook_cuda::DeviceBuffer)>,
     /// GPU kernels launched since the last synchronisation (the suspects
     /// when a fault surfaces; see `gpu_fault`).
     pub launched_since_sync: Vec<String>,
@@ -189,6 +207,14 @@ impl Runtime {
     pub fn new() -> Runtime {
         Runtime {
             backend: Backend::Cpu,
+            other_gpus: vec![],
+            current_device: 0,
+            peer_enabled: vec![],
+            bench_devices: std::env::var("TILEBOOK_BENCH_DEVICES")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0),
+            communicators: vec![],
             interrupt: Arc::new(Interrupt::default()),
             total_compiles: 0,
             check_gpu: std::env::var("TILEBOOK_CHECK_GPU").is_ok_and(|v| v == "1"),
@@ -196,7 +222,7 @@ impl Runtime {
             check_record: None,
             check_pending: None,
             check_ptx: std::env::var("TILEBOOK_CHECK_PTX").is_ok_and(|v| v == "1"),
-            l2_flush: None,
+            l2_flush: vec![],
             launched_since_sync: vec![],
             timing: true,
             measuring: 0,

@@ -187,8 +187,8 @@ impl Magics for Engine {
                 let in_use = matches!(self.backend, Backend::Cuda(_));
                 if gpus.len() > 1 || (!in_use && !gpus.is_empty()) {
                     for (i, g) in gpus.iter().enumerate() {
-                        let note = if in_use && i == 0 {
-                            " (this session's)"
+                        let note = if in_use && i as u32 == self.current_device {
+                            " (current)"
                         } else {
                             ""
                         };
@@ -318,10 +318,27 @@ impl Magics for Engine {
                 }
                 self.emit_stream("stdout", "Cleared the kernel cache (memory and disk).\n");
             }
+            "clear tuning" => {
+                // Compiled kernels stay: the next launch of an autotuned
+                // kernel times its configs again without compiling them.
+                for (_, v) in self.global_values() {
+                    if let Val::Kernel(k) = v {
+                        if let Some(t) = k.autotune.borrow().as_ref() {
+                            t.cache.borrow_mut().clear();
+                        }
+                    }
+                }
+                if let Some(d) = &self.disk {
+                    d.clear_tunings().map_err(|e| {
+                        Exc::new("OSError", format!("%cache clear tuning: {}: {e}", d.dir.display()))
+                    })?;
+                }
+                self.emit_stream("stdout", "Cleared the autotuning results (memory and disk).\n");
+            }
             other => {
                 return Err(Exc::new(
                     "UsageError",
-                    format!("%cache {other}: expected `%cache info` or `%cache clear`"),
+                    format!("%cache {other}: expected `%cache info`, `%cache clear` or `%cache clear tuning`"),
                 ))
             }
         }
@@ -344,12 +361,13 @@ impl Magics for Engine {
     fn magic_config(&mut self, arg: &str) -> R<Val> {
         if arg.is_empty() {
             let text = format!(
-                "num_warps = {}    (launch default)\nnum_stages = {}   (launch default)\ntiming = {}       (per-kernel footer)\ncheck_gpu = {}    (run GPU launches on the CPU backend too and compare)\ncheck_bounds = {} (GPU kernels check every access against its tensor)\n",
+                "num_warps = {}    (launch default)\nnum_stages = {}   (launch default)\ntiming = {}       (per-kernel footer)\ncheck_gpu = {}    (run GPU launches on the CPU backend too and compare)\ncheck_bounds = {} (GPU kernels check every access against its tensor)\nbench_devices = {} (GPUs autotuning spreads its timings over; 0 = every GPU of the same model)\n",
                 self.compile_defaults.num_warps,
                 self.compile_defaults.num_stages,
                 self.timing,
                 self.check_gpu,
-                self.check_bounds
+                self.check_bounds,
+                self.bench_devices
             );
             self.emit_stream("stdout", &text);
             return Ok(Val::None);
@@ -388,11 +406,19 @@ impl Magics for Engine {
             "timing" => self.timing = flag(value)?,
             "check_gpu" => self.check_gpu = flag(value)?,
             "check_bounds" => self.check_bounds = flag(value)?,
+            "bench_devices" => {
+                self.bench_devices = value.parse::<u32>().map_err(|_| {
+                    Exc::new(
+                        "UsageError",
+                        "%config bench_devices: expected a number of GPUs (0: all of the same model)",
+                    )
+                })?
+            }
             other => {
                 return Err(Exc::new(
                     "UsageError",
                     format!(
-                        "%config: no setting `{other}` (num_warps, num_stages, timing, check_gpu, check_bounds)"
+                        "%config: no setting `{other}` (num_warps, num_stages, timing, check_gpu, check_bounds, bench_devices)"
                     ),
                 ))
             }
@@ -438,12 +464,8 @@ impl Magics for Engine {
     /// Run `code` as statements in the global scope; returns the value of a
     /// final expression.
     fn sync_device(&mut self) -> R<()> {
-        if let Backend::Cuda(g) = &self.backend {
-            let g = g.clone();
-            g.synchronize()
-                .map_err(|e| self.gpu_failure(Exc::new("RuntimeError", e)))?;
-        }
-        Ok(())
+        self.synchronize_all()
+            .map_err(|e| self.gpu_failure(Exc::new("RuntimeError", e)))
     }
 
     fn magic_time(&mut self, code: &str) -> R<Val> {

@@ -378,9 +378,36 @@ fn escapes(stmts: &[Stmt]) -> Vec<(usize, usize, String)> {
                     ));
                 }
             }
+            // Escapes inside blocks are rewritten too, as IPython does.
+            Stmt::For(f) => {
+                edits.extend(escapes(&f.body));
+                edits.extend(escapes(&f.orelse));
+            }
+            Stmt::While(w) => {
+                edits.extend(escapes(&w.body));
+                edits.extend(escapes(&w.orelse));
+            }
+            Stmt::If(i) => {
+                edits.extend(escapes(&i.body));
+                for c in &i.elif_else_clauses {
+                    edits.extend(escapes(&c.body));
+                }
+            }
+            Stmt::With(w) => edits.extend(escapes(&w.body)),
+            Stmt::Try(t) => {
+                edits.extend(escapes(&t.body));
+                for h in &t.handlers {
+                    let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
+                    edits.extend(escapes(&h.body));
+                }
+                edits.extend(escapes(&t.orelse));
+                edits.extend(escapes(&t.finalbody));
+            }
+            Stmt::FunctionDef(f) => edits.extend(escapes(&f.body)),
             _ => {}
         }
     }
+    edits.sort_by_key(|e| e.0);
     edits
 }
 

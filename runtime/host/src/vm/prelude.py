@@ -234,19 +234,25 @@ _EXTRA = {"torch": {"Tensor": Tensor, "Size": Size}}
 
 
 class _CudaDevice:
-    """`with torch.cuda.device(d):` selects GPU `d` inside the block (checked
-    as `torch.cuda.set_device` checks it; a session uses cuda:0)."""
+    """`with torch.cuda.device(d):` makes GPU `d` the current device inside
+    the block and restores the previous one after (`d` is checked when the
+    block starts, as `torch.cuda.set_device` checks it)."""
 
     def __init__(self, device):
-        import torch
-
-        torch.cuda.set_device(device)
         self.device = device
+        self.previous = None
 
     def __enter__(self):
+        import torch
+
+        self.previous = torch.cuda.current_device()
+        torch.cuda.set_device(self.device)
         return self
 
     def __exit__(self, *exc):
+        import torch
+
+        torch.cuda.set_device(self.previous)
         return False
 
 

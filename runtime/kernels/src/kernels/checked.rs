@@ -54,11 +54,11 @@ pub(super) fn extra_args(
     };
     let words = record::words(listed.len());
     let fresh = !matches!(&s.check_record,
-        Some((gen, b)) if *gen == g.generation && b.bytes >= words * 8);
+        Some((gen, dev, b)) if *gen == g.generation && *dev == g.ordinal && b.bytes >= words * 8);
     if fresh {
-        s.check_record = Some((g.generation, g.alloc(words * 8).map_err(rt)?));
+        s.check_record = Some((g.generation, g.ordinal, g.alloc(words * 8).map_err(rt)?));
     }
-    let Some((_, buf)) = s.check_record.as_mut() else {
+    let Some((_, _, buf)) = s.check_record.as_mut() else {
         return Err(Exc::new("InternalError", "no check record"));
     };
     if !listed.is_empty() {
@@ -87,7 +87,7 @@ pub(super) fn read_record(
     jit: &JitFunction,
     args: &[KernelArg],
 ) -> R<()> {
-    let Some((_, buf)) = s.check_record.as_mut() else {
+    let Some((_, _, buf)) = s.check_record.as_mut() else {
         return Ok(());
     };
     let mut bytes = vec![0u8; buf.bytes];

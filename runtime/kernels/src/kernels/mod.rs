@@ -166,12 +166,21 @@ pub(crate) fn run(
     p: &Prepared,
     compiled: &Compiled,
 ) -> R<Val> {
+    run_with(s, k, p, compiled, &p.args)
+}
+
+/// `run` with other arguments of the same specialization (copies of the
+/// tensors on another GPU, for autotuning spread over devices).
+pub(crate) fn run_with(
+    s: &mut dyn Host,
+    k: &Rc<KernelObj>,
+    p: &Prepared,
+    compiled: &Compiled,
+    args: &[KernelArg],
+) -> R<Val> {
     let jit = k.jit.borrow().clone();
-    let (grid, args) = (p.grid, &p.args);
-    let gpu = match &s.backend {
-        Backend::Cuda(g) => Some(g.clone()),
-        Backend::Cpu => None,
-    };
+    let grid = p.grid;
+    let gpu = launch_gpus(s, k, args)?;
     s.announce_backend();
     let total = grid.iter().map(|&g| g as u64).product::<u64>();
     if total == 0 {
@@ -185,11 +194,13 @@ pub(crate) fn run(
         0.0
     };
     let started = std::time::Instant::now();
-    let mark = s.launch_mark();
+    // The footer's timing events are the backend device's.
+    let on_primary = gpu.as_ref().is_none_or(|g| g.is_primary);
+    let mark = if on_primary { s.launch_mark() } else { None };
     let r = launch_on(s, &jit, compiled, &gpu, grid, args);
     if r.is_ok() {
         let time = match (mark, &gpu) {
-            (Some(a), Some(g)) => g.mark().ok().map(|b| crate::timing::Time::Gpu(a, b)),
+            (Some(a), Some(g)) => g.run_on.mark().ok().map(|b| crate::timing::Time::Gpu(a, b)),
             (_, None) => Some(crate::timing::Time::Wall(
                 started.elapsed().as_secs_f64() * 1e3,
             )),
@@ -198,6 +209,76 @@ pub(crate) fn run(
         s.log_launch(&jit.name, grid, compile_s, compiled.from_disk, time);
     }
     r
+}
+
+/// The GPUs of a launch: the one that runs it, the owner of each tensor
+/// argument (by position), and whether it is the backend's own device.
+pub(crate) struct LaunchGpus {
+    pub(crate) run_on: Rc<tilebook_cuda::Gpu>,
+    owners: Vec<Option<Rc<tilebook_cuda::Gpu>>>,
+    is_primary: bool,
+}
+
+/// Decide where a launch runs (`devices::launch_device`) and make the
+/// devices involved ready: peer access from the running device to each
+/// other one, and its stream ordered after theirs. `None` on the CPU backend.
+fn launch_gpus(s: &mut dyn Host, k: &KernelObj, args: &[KernelArg]) -> R<Option<LaunchGpus>> {
+    let Backend::Cuda(primary) = s.backend.clone() else {
+        return Ok(None);
+    };
+    let devices: Vec<Option<u32>> = args
+        .iter()
+        .map(|a| match a {
+            KernelArg::Tensor(t) => match t.device {
+                crate::tensor::Device::Cuda(i) => Some(i),
+                crate::tensor::Device::Cpu => Some(primary.ordinal),
+            },
+            _ => None,
+        })
+        .collect();
+    let listed: Vec<u32> = devices.iter().flatten().copied().collect();
+    // The common case, everything on the backend's device, costs nothing more.
+    if listed.iter().all(|&d| d == primary.ordinal)
+        && (!listed.is_empty() || s.current_device == primary.ordinal)
+    {
+        return Ok(Some(LaunchGpus {
+            owners: devices.iter().map(|d| d.map(|_| primary.clone())).collect(),
+            run_on: primary,
+            is_primary: true,
+        }));
+    }
+    let name = k.jit.borrow().name.clone();
+    let placed = crate::devices::launch_device(&listed, s.current_device, k.namespace.is_some())
+        .map_err(|m| Exc::new("RuntimeError", m))?;
+    let run_on = s
+        .gpu(placed.run_on)?
+        .ok_or_else(|| Exc::new("RuntimeError", "no GPU"))?;
+    for &p in &placed.peers {
+        let owner = s
+            .gpu(p)?
+            .ok_or_else(|| Exc::new("RuntimeError", "no GPU"))?;
+        s.ensure_peer_access(&run_on, &owner).map_err(|e| {
+            Exc::new(
+                "RuntimeError",
+                format!("kernel `{name}` runs on cuda:{} with tensors on cuda:{p}: {}; copy them to one device with .to()", placed.run_on, e.message),
+            )
+        })?;
+        run_on
+            .wait_for(&owner)
+            .map_err(|e| Exc::new("RuntimeError", e))?;
+    }
+    let mut owners = vec![];
+    for d in &devices {
+        owners.push(match d {
+            Some(d) => s.gpu(*d)?,
+            None => None,
+        });
+    }
+    Ok(Some(LaunchGpus {
+        is_primary: run_on.ordinal == primary.ordinal,
+        run_on,
+        owners,
+    }))
 }
 
 /// Whether a CPU kernel accesses memory through pointers of unknown origin
@@ -212,14 +293,15 @@ fn launch_on(
     s: &mut dyn Host,
     jit: &Rc<JitFunction>,
     compiled: &Compiled,
-    gpu: &Option<Rc<tilebook_cuda::Gpu>>,
+    gpu: &Option<LaunchGpus>,
     grid: [u32; 3],
     args: &[KernelArg],
 ) -> R<Val> {
     let jit_rc = jit;
     let jit = &**jit;
     match (gpu, &compiled.gpu) {
-        (Some(g), Some(gk)) => {
+        (Some(lg), Some(gk)) => {
+            let g = &lg.run_on;
             // With the check on, run the CPU backend on copies first and compare after.
             // Addresses loaded from memory are the GPU's: the CPU backend
             // cannot follow them, so such kernels are not cross-checked.
@@ -234,13 +316,45 @@ fn launch_on(
                 None
             };
             s.note_gpu_launch(&jit.name);
+            // Each tensor's address on the device that owns it (uploading
+            // host data there first).
+            let mut addrs = Vec::with_capacity(args.len());
+            for (a, owner) in args.iter().zip(&lg.owners) {
+                addrs.push(match (a, owner) {
+                    (KernelArg::Tensor(t), Some(o)) => Some(
+                        t.storage
+                            .device_address(o)
+                            .map_err(|e| s.gpu_failure(Exc::new("RuntimeError", e)))?
+                            + (t.offset * t.dtype.size_bytes()) as u64,
+                    ),
+                    _ => None,
+                });
+            }
+            let func = if lg.is_primary {
+                None
+            } else {
+                Some(compiled.function_on(g).map_err(|e| {
+                    Exc::new(
+                        "RuntimeError",
+                        format!("kernel `{}` on cuda:{}: {e}", jit.name, g.ordinal),
+                    )
+                })?)
+            };
+            let func = func.as_deref().unwrap_or(&gk.1);
             let extra = if gk.0.check_bounds {
                 checked::extra_args(s, g, &gk.0, args)?
             } else {
                 vec![]
             };
-            if let Err(e) = launch_gpu(g, jit, gk, grid, args, &extra) {
+            if let Err(e) = launch_gpu(g, jit, func, grid, args, &addrs, &extra) {
                 return Err(s.gpu_failure(e));
+            }
+            // Work queued later on the owners' streams (a read-back, the next
+            // kernel there) comes after this launch.
+            for o in lg.owners.iter().flatten() {
+                if o.ordinal != g.ordinal {
+                    o.wait_for(g).map_err(|e| Exc::new("RuntimeError", e))?;
+                }
             }
             if gk.0.check_bounds {
                 if s.measuring > 0 {
@@ -256,6 +370,7 @@ fn launch_on(
                     }
                     if s.check_pending.is_none() {
                         s.check_pending = Some(PendingCheck {
+                            gpu: g.clone(),
                             jit: jit_rc.clone(),
                             args: args.to_vec(),
                         });
@@ -287,6 +402,7 @@ fn launch_on(
 
 /// A checked launch whose record is still to be read (see `Runtime::check_pending`).
 pub(crate) struct PendingCheck {
+    gpu: Rc<tilebook_cuda::Gpu>,
     jit: Rc<JitFunction>,
     args: Vec<KernelArg>,
 }
@@ -310,10 +426,7 @@ pub(crate) fn finish_pending_check(s: &mut dyn Host) -> R<()> {
     let Some(p) = s.check_pending.take() else {
         return Ok(());
     };
-    let Backend::Cuda(g) = s.backend.clone() else {
-        return Ok(());
-    };
-    checked::read_record(s, &g, &p.jit, &p.args)
+    checked::read_record(s, &p.gpu, &p.jit, &p.args)
 }
 
 /// A launch argument as the host holds it.
@@ -509,6 +622,7 @@ fn back_end(
         stages: clock.laps,
         from_disk,
         num_warps: p.options.num_warps,
+        on_other_gpus: Default::default(),
     };
     if !from_disk {
         stored::store(s, p, &jit.name, &c, &static_out);
@@ -576,22 +690,17 @@ pub(crate) fn run_cpu(
 fn launch_gpu(
     g: &Rc<tilebook_cuda::Gpu>,
     jit: &JitFunction,
-    gk: &(tilebook_nvptx::GpuKernel, tilebook_cuda::GpuFunction),
+    func: &tilebook_cuda::GpuFunction,
     grid: [u32; 3],
     args: &[KernelArg],
+    addrs: &[Option<u64>],
     extra: &[tilebook_cuda::Arg],
 ) -> R<()> {
     use tilebook_cuda::Arg;
     let mut raw = Vec::with_capacity(args.len() + extra.len());
-    for a in args {
+    for (a, addr) in args.iter().zip(addrs) {
         raw.push(match a {
-            KernelArg::Tensor(t) => {
-                let base = t
-                    .storage
-                    .device_address(g)
-                    .map_err(|e| Exc::new("RuntimeError", e))?;
-                Arg::Ptr(base + (t.offset * t.dtype.size_bytes()) as u64)
-            }
+            KernelArg::Tensor(_) => Arg::Ptr(addr.unwrap_or(0)),
             KernelArg::Int(i, DType::I64) => Arg::I64(*i),
             KernelArg::Int(i, _) => Arg::I32(*i as i32),
             KernelArg::Float(f) => Arg::F32(*f),
@@ -602,9 +711,9 @@ fn launch_gpu(
     static SYNC: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let sync = *SYNC.get_or_init(|| std::env::var("TILEBOOK_SYNC_LAUNCH").is_ok_and(|v| v == "1"));
     let result = if sync {
-        g.launch(&gk.1, grid, &raw).and_then(|_| g.synchronize())
+        g.launch(func, grid, &raw).and_then(|_| g.synchronize())
     } else {
-        g.launch(&gk.1, grid, &raw)
+        g.launch(func, grid, &raw)
     };
     for a in args {
         if let KernelArg::Tensor(t) = a {

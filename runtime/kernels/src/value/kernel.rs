@@ -30,6 +30,41 @@ pub struct Compiled {
     pub from_disk: bool,
     /// The launch's `num_warps` (the CPU backend reports it as given).
     pub num_warps: u32,
+    /// The GPU code loaded on devices other than the backend's, by ordinal
+    /// (from the driver's cubin, loaded on a device's first launch).
+    pub on_other_gpus: RefCell<Vec<(u32, Rc<tilebook_cuda::GpuFunction>)>>,
+}
+
+impl Compiled {
+    /// The GPU function for another device than the one it was compiled
+    /// for: loaded there from the cubin (or the PTX) on first use.
+    pub fn function_on(
+        &self,
+        g: &tilebook_cuda::Gpu,
+    ) -> Result<Rc<tilebook_cuda::GpuFunction>, String> {
+        if let Some((_, f)) = self
+            .on_other_gpus
+            .borrow()
+            .iter()
+            .find(|(o, _)| *o == g.ordinal)
+        {
+            return Ok(f.clone());
+        }
+        let Some((gk, f)) = &self.gpu else {
+            return Err("no GPU code was compiled".into());
+        };
+        let loader = g.loader();
+        let threads = 32 * gk.num_warps;
+        let loaded = match &f.cubin {
+            Some(c) => loader
+                .load_cubin(c.clone(), &gk.name, gk.shared_bytes, threads)
+                .or_else(|_| loader.load(&gk.ptx, &gk.name, gk.shared_bytes, threads)),
+            None => loader.load(&gk.ptx, &gk.name, gk.shared_bytes, threads),
+        };
+        let f = Rc::new(loaded?);
+        self.on_other_gpus.borrow_mut().push((g.ordinal, f.clone()));
+        Ok(f)
+    }
 }
 
 /// A `@triton.jit` function as the session holds it.
