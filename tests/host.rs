@@ -250,6 +250,32 @@ fn collectives_over_a_list_of_tensors_on_one_device() {
     assert_eq!(r.error().map(|e| e.0), Some("ValueError"), "{}", r.text());
 }
 
+/// `.to(device)`, `.cuda()` and `.cpu()` copy, as torch does: writing to
+/// the result leaves the source as it was (they used to share memory when
+/// the device changed between the host and a GPU).
+#[test]
+fn moving_a_tensor_between_devices_copies_it() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nx = torch.zeros(3)\ny = x.cuda()\ny.fill_(2.0)\nz = y.cpu()\nz.fill_(5.0)\n\
+         w = x.to('cuda:0')\nw.fill_(7.0)\n\
+         print(x.tolist(), y.tolist(), z.tolist(), w.tolist(), y.to('cuda:0') is not None, str(y.device))",
+    );
+    assert_eq!(
+        out,
+        "[0.0, 0.0, 0.0] [2.0, 2.0, 2.0] [5.0, 5.0, 5.0] [7.0, 7.0, 7.0] True cuda:0\n"
+    );
+    // A collective over tensors on different devices needs them all on GPUs.
+    let r = s.run_cell(
+        "import tilebook.distributed as dist
+dist.all_reduce([torch.zeros(2), torch.zeros(2, device='cuda')])",
+    );
+    let (kind, msg, _) = r.error().expect("an error");
+    assert_eq!(kind, "ValueError");
+    assert!(msg.contains("needs every tensor on a GPU"), "{msg}");
+}
+
 #[test]
 fn dtype_conversions_keep_a_permuted_layout_as_torch_does() {
     // torch's `preserve_format`: `b.T.to(fp8)` stays column-major (tutorial

@@ -307,3 +307,31 @@ fn completion_offers_names_attributes_members_and_magics() {
         }
     }
 }
+
+/// Magics inside blocks are run as IPython runs them (the multi-GPU
+/// tutorial switches `%config bench_devices` inside a loop), and `%cache
+/// clear tuning` forgets tuning results while compiled code stays.
+#[test]
+fn magics_run_inside_blocks_and_tuning_results_can_be_cleared() {
+    let mut s = session();
+    let out = ok(
+        &mut s,
+        "for n in [1, 2]:\n    if n == 1:\n        %config bench_devices=1\n    else:\n        %config bench_devices=2\n    %config",
+    );
+    assert!(out.contains("bench_devices = 1") && out.contains("bench_devices = 2"), "{out}");
+    let out = ok(
+        &mut s,
+        "import torch, triton\nimport triton.language as tl\n\
+         @triton.autotune(configs=[triton.Config({'B': 64}), triton.Config({'B': 128})], key=['n'])\n\
+         @triton.jit\ndef k(x_ptr, n, B: tl.constexpr):\n    offs = tl.program_id(0) * B + tl.arange(0, B)\n    tl.store(x_ptr + offs, offs, mask=offs < n)\n\
+         x = torch.zeros(300, dtype=torch.int32)\nk[lambda m: (triton.cdiv(300, m['B']),)](x, 300)\nprint(k.compile_count)",
+    );
+    assert!(out.trim_end().ends_with('2'), "{out}");
+    let out = ok(
+        &mut s,
+        "%cache clear tuning\nk[lambda m: (triton.cdiv(300, m['B']),)](x, 300)\nprint(k.compile_count, x[299].item())",
+    );
+    assert!(out.contains("Cleared the autotuning results"), "{out}");
+    // Tuned again without compiling again.
+    assert!(out.trim_end().ends_with("2 299"), "{out}");
+}

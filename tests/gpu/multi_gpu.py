@@ -47,7 +47,7 @@ else:
     h = torch.randn(4096)
     a0 = h.to("cuda:0")
     a1 = a0.to("cuda:1")
-    a0.add_(1.0)
+    a0.copy_(a0 + 1.0)
     assert torch.equal(a1.cpu(), h) and torch.equal(a0.cpu(), h + 1.0)
 
     # torch operations on the second GPU run there.
@@ -73,7 +73,7 @@ else:
     # Mixed: runs on the current device (cuda:0) through peer access.
     out0 = torch.empty(n, device="cuda:0")
     x_on_1 = hx.to("cuda:1")
-    x_on_1.mul_(2.0)  # work on cuda:1 the launch must see
+    x_on_1 = x_on_1 * 2.0  # a kernel on cuda:1 whose result the launch must see
     axpy[(triton.cdiv(n, 1024),)](x_on_1, hy.to("cuda:0"), out0, 1.0, n, BLOCK=1024)
     assert torch.allclose(out0.cpu(), 2.0 * hx + hy)
     # Writing the other GPU's memory from cuda:0, then reading it on cuda:1.

@@ -350,6 +350,7 @@ impl Magics for Engine {
         for (_, v) in self.global_values() {
             if let Val::Kernel(k) = v {
                 k.cache.borrow_mut().clear();
+                k.failed.borrow_mut().clear();
                 if let Some(t) = k.autotune.borrow().as_ref() {
                     t.cache.borrow_mut().clear();
                 }

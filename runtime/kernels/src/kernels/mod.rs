@@ -82,7 +82,10 @@ pub(crate) fn compile_all(
     let jit = k.jit.borrow().clone();
     let mut out: Vec<Option<R<Rc<Compiled>>>> = preps
         .iter()
-        .map(|p| k.cache.borrow().get(&p.key).cloned().map(Ok))
+        .map(|p| {
+            let hit = k.cache.borrow().get(&p.key).cloned().map(Ok);
+            hit.or_else(|| k.failed.borrow().get(&p.key).cloned().map(Err))
+        })
         .collect();
     // Fronts with, for disk hits on a GPU, the stored code to load.
     let mut fronts = vec![];
@@ -134,6 +137,13 @@ pub(crate) fn compile_all(
             remember(s, k, &jit, &preps[i], c.clone());
         }
         out[i] = Some(r);
+    }
+    for (p, r) in preps.iter().zip(&out) {
+        if let Some(Err(e)) = r {
+            if e.kind != "KeyboardInterrupt" {
+                k.failed.borrow_mut().insert(p.key.clone(), e.clone());
+            }
+        }
     }
     out.into_iter()
         .map(|r| r.unwrap_or_else(|| Err(Exc::new("InternalError", "not compiled"))))
@@ -248,7 +258,7 @@ fn launch_gpus(s: &mut dyn Host, k: &KernelObj, args: &[KernelArg]) -> R<Option<
         }));
     }
     let name = k.jit.borrow().name.clone();
-    let placed = crate::devices::launch_device(&listed, s.current_device, k.namespace.is_some())
+    let placed = crate::devices::launch_device(&listed, s.current_device, k.is_library())
         .map_err(|m| Exc::new("RuntimeError", m))?;
     let run_on = s
         .gpu(placed.run_on)?

@@ -72,6 +72,10 @@ pub struct KernelObj {
     pub jit: RefCell<Rc<JitFunction>>,
     pub defaults: RefCell<HashMap<String, Val>>,
     pub cache: RefCell<HashMap<String, Rc<Compiled>>>,
+    /// Specializations whose compile failed, with the error (an autotuning
+    /// config that needs more shared memory than the GPU has is refused
+    /// again at once, not generated again each time the tuner runs).
+    pub failed: RefCell<HashMap<String, crate::value::Exc>>,
     /// How many specializations were compiled (for tests and `%cache`).
     pub compiles: Cell<usize>,
     /// The specialization launched or compiled last (what `%ptx` shows).
@@ -144,6 +148,12 @@ impl KernelObj {
         }
     }
 
+    /// Whether it is one of tilebook's own kernels (behind a torch
+    /// operation), whose names resolve in a fixed module namespace.
+    pub fn is_library(&self) -> bool {
+        matches!(self.namespace, Some(Namespace::Scope(_)))
+    }
+
     /// Whether its names resolve in a Python module's globals.
     pub fn is_host(&self) -> bool {
         matches!(self.namespace, Some(Namespace::Host(_)))
@@ -163,6 +173,7 @@ impl KernelObj {
             jit: RefCell::new(jit),
             defaults: RefCell::new(defaults),
             cache: RefCell::new(HashMap::new()),
+            failed: RefCell::new(HashMap::new()),
             compiles: Cell::new(0),
             last: RefCell::new(None),
             autotune: RefCell::new(None),
