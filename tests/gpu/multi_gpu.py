@@ -69,7 +69,7 @@ else:
     hx, hy = torch.randn(n), torch.randn(n)
     out1 = torch.empty(n, device="cuda:1")
     axpy[(triton.cdiv(n, 1024),)](hx.to("cuda:1"), hy.to("cuda:1"), out1, 3.0, n, BLOCK=1024)
-    assert torch.allclose(out1.cpu(), 3.0 * hx + hy)
+    assert torch.allclose(out1.cpu(), 3.0 * hx + hy, atol=1e-5)  # the kernel may fuse the multiply-add
     # Mixed: runs on the current device (cuda:0) through peer access.
     out0 = torch.empty(n, device="cuda:0")
     x_on_1 = hx.to("cuda:1")

@@ -123,7 +123,7 @@ impl Storage {
 
     /// A copy of this storage on `gpu` (`.to('cuda:N')` from another GPU):
     /// device to device when its current data are on a GPU, else uploaded
-    /// from the host bytes when first used.
+    /// from the host bytes.
     pub fn copy_to_gpu(&self, gpu: &Rc<Gpu>) -> Result<Rc<Storage>, String> {
         let dev = self.device.borrow();
         match dev.as_ref() {
@@ -135,8 +135,15 @@ impl Storage {
                 Ok(out)
             }
             _ => {
+                // Current on the host: uploaded straight to the new device.
                 drop(dev);
-                self.copy_on_host()
+                let src = self.read_ptr()?;
+                let out = Storage::on_device(gpu, self.bytes, false)?;
+                if let Some((_, dst)) = out.device.borrow_mut().as_mut() {
+                    // SAFETY: `src` holds `bytes` bytes of this storage's host copy.
+                    gpu.upload(unsafe { std::slice::from_raw_parts(src, self.bytes) }, dst)?;
+                }
+                Ok(out)
             }
         }
     }
