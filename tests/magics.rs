@@ -318,7 +318,10 @@ fn magics_run_inside_blocks_and_tuning_results_can_be_cleared() {
         &mut s,
         "for n in [1, 2]:\n    if n == 1:\n        %config bench_devices=1\n    else:\n        %config bench_devices=2\n    %config",
     );
-    assert!(out.contains("bench_devices = 1") && out.contains("bench_devices = 2"), "{out}");
+    assert!(
+        out.contains("bench_devices = 1") && out.contains("bench_devices = 2"),
+        "{out}"
+    );
     let out = ok(
         &mut s,
         "import torch, triton\nimport triton.language as tl\n\

@@ -17,7 +17,7 @@
 # a collective over one device is a copy, and the two-GPU experiments say
 # that they need two GPUs.
 
-# %%
+# %% tags=["tilebook-device-dependent"]
 import time
 import torch
 import triton
@@ -39,11 +39,17 @@ for i in range(N_GPUS):
 # and `with torch.cuda.device(i):` choose where a bare `'cuda'` goes. A kernel
 # runs on the device of its tensor arguments. `x.to('cuda:1')` copies over
 # NVLink when the GPUs have a direct path (`nvidia-smi topo -m` shows it).
+# (`torch.ones(..., device='cuda:0')` fills the tensor on the GPU, so the
+# copy starts from GPU memory, as it would in torch.)
+#
+# Cells whose outputs depend on the machine are tagged
+# `tilebook-device-dependent`: `tilebook notebook check` on another backend
+# skips them.
 #
 # We time copies of growing size from `cuda:0` to the last GPU. With one
 # device this copies within it.
 
-# %%
+# %% tags=["tilebook-device-dependent"]
 LAST = f"cuda:{max(N_GPUS - 1, 0)}"
 SIZES = [1 << 20, 16 << 20, 64 << 20, 256 << 20] if ON_GPU else [1 << 16, 1 << 20]
 
@@ -77,7 +83,7 @@ assert torch.equal(y.cpu(), x.cpu()) and str(y.device) == LAST
 # time, times `2(n-1)/n` (as nccl-tests reports it). It can be compared
 # across GPU counts and with the links' peak.
 
-# %%
+# %% tags=["tilebook-device-dependent"]
 devices = [f"cuda:{i}" for i in range(max(N_GPUS, 1))]
 ranks = len(devices)
 for nbytes in SIZES:
@@ -141,7 +147,7 @@ else:
     theirs = [total, total.clone()]
 print("tile all-reduce equals NCCL's:", all(torch.equal(a.cpu(), b.cpu()) for a, b in zip(ours, theirs)))
 
-# %%
+# %% tags=["tilebook-device-dependent"]
 for nbytes in SIZES:
     x = torch.ones(nbytes // 4, device="cuda:0")
     y = torch.ones(nbytes // 4, device=second)
@@ -229,7 +235,7 @@ def tune_seconds(a, b):
     return time.perf_counter() - t0, c
 
 
-# %%
+# %% tags=["tilebook-device-dependent"]
 # 4096^3 on GPUs; a small size elsewhere, where the cells still run the same way.
 S = 4096 if ON_GPU else 64
 a = torch.randn((S, S), device="cuda:0", dtype=torch.float16)
@@ -238,7 +244,7 @@ b = torch.randn((S, S), device="cuda:0", dtype=torch.float16)
 compile_and_tune, _ = tune_seconds(a, b)
 print(f"first launch (compiling 16 configs, tuning on 1 GPU): {compile_and_tune:.2f} s")
 
-# %%
+# %% tags=["tilebook-device-dependent"]
 %cache clear tuning
 one, _ = tune_seconds(a, b)
 best_one = str(matmul_tuned.best_config)

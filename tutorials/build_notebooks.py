@@ -14,19 +14,23 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 
 def cells_of(text):
-    cells, kind, lines = [], None, []
+    """(kind, body, tags) per cell; `# %% tags=["a", "b"]` tags a code cell
+    (jupytext's spelling; `tilebook-device-dependent` marks outputs that
+    `notebook check` on another backend skips)."""
+    cells, kind, lines, tags = [], None, [], []
     def flush():
         if kind is None:
             return
         body = "\n".join(lines).strip("\n")
         if kind == "markdown":
             body = "\n".join(l[2:] if l.startswith("# ") else l.lstrip("#") for l in body.split("\n"))
-        cells.append((kind, body))
+        cells.append((kind, body, tags))
     for line in text.split("\n"):
         if line.startswith("# %%"):
             flush()
             kind = "markdown" if "[markdown]" in line else "code"
             lines = []
+            tags = json.loads(line.split("tags=", 1)[1]) if "tags=" in line else []
         else:
             lines.append(line)
     flush()
@@ -43,18 +47,22 @@ def build(py, check):
     old = json.loads(nb_path.read_text()) if nb_path.exists() else {"cells": []}
     saved = {"".join(c["source"]): c for c in old.get("cells", []) if c["cell_type"] == "code"}
     cells = []
-    for kind, body in cells_of(py.read_text()):
+    for kind, body, tags in cells_of(py.read_text()):
         if kind == "markdown":
             cells.append({"cell_type": "markdown", "metadata": {}, "source": source(body)})
         else:
             prev = saved.get("".join(source(body)))
+            meta = dict(prev.get("metadata") or {}) if prev else {}
+            if tags:
+                meta["tags"] = tags
             cells.append({
-                "cell_type": "code", "metadata": {}, "source": source(body),
+                "cell_type": "code", "metadata": meta, "source": source(body),
                 "execution_count": prev["execution_count"] if prev else None,
                 "outputs": prev["outputs"] if prev else [],
             })
     if check:
-        strip = lambda cs: [(c["cell_type"], "".join(c["source"])) for c in cs]
+        strip = lambda cs: [(c["cell_type"], "".join(c["source"]), c["metadata"].get("tags", []))
+                            for c in cs]
         if strip(cells) != strip(old.get("cells", [])):
             print(f"{nb_path.name} does not match {py.name}: run python3 tutorials/build_notebooks.py")
             return False

@@ -123,6 +123,10 @@ impl Gpu {
         match self.never {}
     }
 
+    pub fn fill(&self, _: &mut DeviceBuffer, _: &[u8]) -> Result<bool, String> {
+        match self.never {}
+    }
+
     pub fn copy_from_peer(
         &self,
         _: &mut DeviceBuffer,

@@ -126,6 +126,28 @@ impl Gpu {
         src_gpu.wait_for(self)
     }
 
+    /// Fill `buf` with a repeated element of 1, 2 or 4 bytes (`torch.full`
+    /// on the GPU), on the stream. Returns false for other element sizes.
+    pub fn fill(&self, buf: &mut DeviceBuffer, elem: &[u8]) -> Result<bool, String> {
+        let ptr = self.address(buf);
+        let bytes = buf.bytes;
+        self.ctx.bind_to_thread().map_err(|e| format!("{e:?}"))?;
+        let stream = self.stream.cu_stream();
+        // SAFETY: the counts cover `bytes` bytes of a live allocation.
+        let r = unsafe {
+            match *elem {
+                [b] => sys::cuMemsetD8Async(ptr, b, bytes, stream),
+                [a, b] => sys::cuMemsetD16Async(ptr, u16::from_le_bytes([a, b]), bytes / 2, stream),
+                [a, b, c, d] => {
+                    sys::cuMemsetD32Async(ptr, u32::from_le_bytes([a, b, c, d]), bytes / 4, stream)
+                }
+                _ => return Ok(false),
+            }
+        };
+        check(r, "cuMemsetAsync")?;
+        Ok(true)
+    }
+
     /// The CUDA stream work on this device is queued on (for NCCL).
     pub(crate) fn raw_stream(&self) -> sys::CUstream {
         self.stream.cu_stream()

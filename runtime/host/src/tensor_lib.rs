@@ -387,7 +387,7 @@ pub fn creation(s: &mut Engine, kind: &str, a: &Args) -> R<Val> {
                 kind == "zeros",
             )?))
         }
-        "ones" => tensor_from(s, a, shape, DType::F32, &mut |_| Scalar::I(1)),
+        "ones" => filled(s, a, shape, DType::F32, Scalar::I(1)),
         "rand" => tensor_from(s, a, shape, DType::F32, &mut |s| Scalar::F(s.uniform())),
         "randn" => tensor_from(s, a, shape, DType::F32, &mut |s| Scalar::F(s.normal())),
         _ => unreachable!(),
@@ -498,6 +498,27 @@ pub fn full(s: &mut Engine, a: &Args) -> R<Val> {
         Val::Bool(b) => Scalar::B(b),
         other => Scalar::I(to_int(&other)?),
     };
+    filled(s, a, shape, default, x)
+}
+
+/// A tensor of one value: on a GPU filled there (no host copy is made or
+/// uploaded), else on the host.
+fn filled(s: &mut Engine, a: &Args, shape: Vec<usize>, default: DType, x: Scalar) -> R<Val> {
+    let dtype = dtype_arg(a.kw("dtype"), default)?;
+    let device = s.device_arg(a.kw("device"))?;
+    if matches!(device, Device::Cuda(_)) && s.gpu_of(&device)?.is_some() {
+        let one = Tensor::from_scalars(&[1], dtype, Device::Cpu, [x]);
+        let n = dtype.size_bytes();
+        // SAFETY: the one-element host tensor holds `n` bytes.
+        let elem = unsafe { std::slice::from_raw_parts(one.storage.ptr(), n) }.to_vec();
+        let t = s.new_tensor(&shape, dtype, device, false)?;
+        if t.storage
+            .fill_on_device(&elem)
+            .map_err(|e| Exc::new("RuntimeError", e))?
+        {
+            return Ok(Val::tensor(t));
+        }
+    }
     tensor_from(s, a, shape, default, &mut |_| x)
 }
 

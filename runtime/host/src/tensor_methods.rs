@@ -643,7 +643,10 @@ pub(crate) fn to_device(s: &mut Engine, t: &Tensor, device: Device) -> R<Tensor>
         _ => None,
     };
     // The source's owner is opened too, so that its device copy is found.
-    s.gpu_of(&t.device)?;
+    let from = s.gpu_of(&t.device)?;
+    if let (Some(a), Some(b)) = (&from, &gpu) {
+        s.prepare_copy(a, b);
+    }
     let storage = match gpu {
         Some(g) => t.storage.copy_to_gpu(&g),
         None => t.storage.copy_on_host(),

@@ -570,7 +570,9 @@ fn spread_args(
                             Some((_, c)) => c.clone(),
                             None => {
                                 // Its owner's context first, so the device copy is found.
-                                s.gpu_of(&t.device)?;
+                                if let Some(owner) = s.gpu_of(&t.device)? {
+                                    s.prepare_copy(&owner, g);
+                                }
                                 let storage = t
                                     .storage
                                     .copy_to_gpu(g)

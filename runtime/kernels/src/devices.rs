@@ -171,6 +171,16 @@ impl Runtime {
         Ok(out)
     }
 
+    /// Peer access both ways between two GPUs when the machine has a path,
+    /// before copying between them: without it the driver stages copies
+    /// through host memory (37 GB/s instead of 380 between two H200s).
+    pub fn prepare_copy(&mut self, a: &Rc<Gpu>, b: &Rc<Gpu>) {
+        if a.ordinal != b.ordinal && a.can_access_peer(b) {
+            let _ = self.ensure_peer_access(a, b);
+            let _ = self.ensure_peer_access(b, a);
+        }
+    }
+
     /// Let `on` reach `owner`'s memory (peer access), once per pair.
     pub fn ensure_peer_access(&mut self, on: &Rc<Gpu>, owner: &Rc<Gpu>) -> R<()> {
         let pair = (on.ordinal, owner.ordinal);

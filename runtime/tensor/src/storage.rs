@@ -219,6 +219,33 @@ impl Storage {
         Ok(g.address(buf))
     }
 
+    /// Fill the device copy with one element's bytes repeated (the storage
+    /// must have been made on the GPU); false when the element size has no
+    /// device fill (8 bytes with unequal halves) or there is no device copy.
+    pub fn fill_on_device(&self, elem: &[u8]) -> Result<bool, String> {
+        let mut dev = self.device.borrow_mut();
+        let Some((g, buf)) = dev.as_mut() else {
+            return Ok(false);
+        };
+        let done = match elem.len() {
+            8 if elem[..4] == elem[4..] => g.fill(buf, &elem[..4])?,
+            _ => g.fill(buf, elem)?,
+        };
+        if done {
+            self.device_valid.set(true);
+            self.host_valid.set(false);
+        }
+        Ok(done)
+    }
+
+    /// The address of the device copy as it is (on whichever GPU holds
+    /// it), with nothing uploaded or moved; `None` without one.
+    pub fn current_device_address(&self) -> Option<u64> {
+        let dev = self.device.borrow();
+        let (g, buf) = dev.as_ref()?;
+        (!g.is_lost()).then(|| g.address(buf))
+    }
+
     /// Whether this storage's data lived only in a GPU context that was
     /// rebuilt after a fault.
     pub fn lost_on_gpu(&self) -> bool {

@@ -38,7 +38,11 @@ pub(super) fn extra_args(
     for a in args {
         let (lo, hi) = match a {
             KernelArg::Tensor(t) => {
-                let lo = t.storage.device_address(g).map_err(rt)?;
+                // The launch made every tensor's device copy (on the GPU
+                // that owns it, which need not be `g`).
+                let lo = t.storage.current_device_address().ok_or_else(|| {
+                    Exc::new("InternalError", "a tensor argument has no device copy")
+                })?;
                 (lo, lo + t.storage.bytes() as u64)
             }
             _ => (0, 0),
@@ -130,7 +134,7 @@ pub(super) fn read_record(
         })
         .collect();
     let base = |t: &crate::tensor::Tensor| {
-        let b = t.storage.device_address(g).ok()?;
+        let b = t.storage.current_device_address()?;
         Some(b + (t.offset * t.dtype.size_bytes()) as u64)
     };
     if divide {
