@@ -420,12 +420,26 @@ fn tune(
     let (mut notes, mut failed) = (vec![], vec![]);
     // With several GPUs of one model and nothing to reset or restore
     // between calls, the configs are timed side by side, one per device.
-    let spread =
-        if zero.is_empty() && restore.is_empty() && configs.iter().all(|c| c.pre_hook.is_none()) {
-            s.bench_gpus()?
-        } else {
-            vec![]
-        };
+    // The launch's tensors must be on the current device, where the
+    // first GPU's timing events are recorded.
+    let current = s.current_device;
+    let on_current = preps.iter().all(|p| {
+        p.args.iter().all(|a| match a {
+            KernelArg::Tensor(t) => {
+                matches!(t.device, crate::tensor::Device::Cuda(d) if d == current)
+            }
+            _ => true,
+        })
+    });
+    let spread = if on_current
+        && zero.is_empty()
+        && restore.is_empty()
+        && configs.iter().all(|c| c.pre_hook.is_none())
+    {
+        s.bench_gpus()?
+    } else {
+        vec![]
+    };
     let results: Vec<R<f64>> = if spread.len() > 1 {
         match spread_args(s, &spread, &preps) {
             Ok(per_device) => measure_over(s, k, t, &spread, &per_device, &preps, &compiled),

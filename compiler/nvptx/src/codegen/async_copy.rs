@@ -135,57 +135,56 @@ impl<'ctx> Gen<'ctx, '_> {
                 }
             }
         }
-        // Remove values with an ineligible producer, and everything linked to them.
-        let mut bad: HashSet<Value> = role
-            .keys()
-            .copied()
-            .filter(|v| match self.defs.get(v) {
-                Some(op) => !self.async_eligible(op, role[v]),
-                None => !loops.iter().any(|l| l.regions[0].args[1..].contains(v)),
-            })
-            .collect();
-        loop {
-            let before = bad.len();
-            // A dot takes both operands from tiles or neither.
-            for &(a, b) in &dots {
-                if bad.contains(&a)
-                    || bad.contains(&b)
-                    || !role.contains_key(&a)
-                    || !role.contains_key(&b)
+        // Remove values with an ineligible producer, and everything linked
+        // to them. A layout whose B tiles are staged for transposing copies
+        // every B load of it by rows, also loads that were eligible only as
+        // K-major copies; those that cannot be copied by rows are removed
+        // too, and the plan is made again.
+        let all_roles = role;
+        // Pipelined tiles hold one A and one B load per layout and loop
+        // iteration: where a loop loads two tiles for the same operand of
+        // one layout (two dots sharing A, say), the dots gave wrong sums on
+        // the GPU (H100, session 17), so those loads stay off the tile path
+        // and their dots run from registers.
+        let mut unfit: HashSet<Value> = HashSet::new();
+        for l in &loops {
+            let mut per_role: HashMap<TileRole, Vec<Value>> = HashMap::new();
+            for op in &l.regions[0].ops {
+                if !matches!(op.kind, OpKind::Load { .. }) {
+                    continue;
+                }
+                if let Some((v, r)) = op
+                    .results
+                    .first()
+                    .and_then(|v| Some((*v, all_roles.get(v)?)))
                 {
-                    bad.extend([a, b]);
+                    per_role.entry(*r).or_default().push(v);
                 }
             }
-            for l in &loops {
-                for (arg, init, yielded) in links(l) {
-                    if [arg, init, yielded].iter().any(|v| bad.contains(v)) {
-                        bad.extend([arg, init, yielded]);
-                    }
-                }
-            }
-            if bad.len() == before {
-                break;
+            for vs in per_role.into_values().filter(|vs| vs.len() > 1) {
+                unfit.extend(vs);
             }
         }
-        role.retain(|v, _| !bad.contains(v));
-        let mut plan = TilePlan::default();
-        for (v, r) in &role {
-            if let Some(op) = self.defs.get(v) {
-                match self.k_major_copy(op, *r) {
-                    Some(km) => {
-                        plan.k_major.insert(*v, km);
-                    }
-                    None if r.layout.k_major_b(r.operand) => {
-                        plan.transposed.insert(r.layout);
-                    }
-                    None => {}
-                }
+        let (role, mut plan) = loop {
+            let mut role = all_roles.clone();
+            let (role_now, plan) = self.plan_once(&mut role, &loops, &dots, &links, &unfit);
+            let staged_unfit: Vec<Value> = role_now
+                .iter()
+                .filter(|(v, r)| {
+                    r.operand == 1
+                        && plan.transposed.contains(&r.layout)
+                        && self
+                            .defs
+                            .get(v)
+                            .is_some_and(|op| !self.row_copy_ok(op, **r))
+                })
+                .map(|(v, _)| *v)
+                .collect();
+            if staged_unfit.is_empty() {
+                break (role_now, plan);
             }
-        }
-        // One ring holds one kind of B tile: where some B load of a layout
-        // must be staged, all of them are.
-        plan.k_major
-            .retain(|v, _| !plan.transposed.contains(&role[v].layout));
+            unfit.extend(staged_unfit);
+        };
         for l in &loops {
             let body = &l.regions[0];
             let loads = body
@@ -213,11 +212,79 @@ impl<'ctx> Gen<'ctx, '_> {
         plan
     }
 
+    /// One pass of `plan_tiles`: drop roles whose producer is ineligible
+    /// (or in `unfit`) with everything linked to them, then decide which B
+    /// tiles are copied K-major and which layouts are staged.
+    #[allow(clippy::type_complexity)]
+    fn plan_once(
+        &self,
+        role: &mut HashMap<Value, TileRole>,
+        loops: &[&Op],
+        dots: &[(Value, Value)],
+        links: &dyn Fn(&Op) -> Vec<(Value, Value, Value)>,
+        unfit: &HashSet<Value>,
+    ) -> (HashMap<Value, TileRole>, TilePlan) {
+        let mut bad: HashSet<Value> = role
+            .keys()
+            .copied()
+            .filter(|v| {
+                unfit.contains(v)
+                    || match self.defs.get(v) {
+                        Some(op) => !self.async_eligible(op, role[v]),
+                        None => !loops.iter().any(|l| l.regions[0].args[1..].contains(v)),
+                    }
+            })
+            .collect();
+        loop {
+            let before = bad.len();
+            // A dot takes both operands from tiles or neither.
+            for &(a, b) in dots {
+                if bad.contains(&a)
+                    || bad.contains(&b)
+                    || !role.contains_key(&a)
+                    || !role.contains_key(&b)
+                {
+                    bad.extend([a, b]);
+                }
+            }
+            for l in loops {
+                for (arg, init, yielded) in links(l) {
+                    if [arg, init, yielded].iter().any(|v| bad.contains(v)) {
+                        bad.extend([arg, init, yielded]);
+                    }
+                }
+            }
+            if bad.len() == before {
+                break;
+            }
+        }
+        role.retain(|v, _| !bad.contains(v));
+        let mut plan = TilePlan::default();
+        for (v, r) in role.iter() {
+            if let Some(op) = self.defs.get(v) {
+                match self.k_major_copy(op, *r) {
+                    Some(km) => {
+                        plan.k_major.insert(*v, km);
+                    }
+                    None if r.layout.k_major_b(r.operand) => {
+                        plan.transposed.insert(r.layout);
+                    }
+                    None => {}
+                }
+            }
+        }
+        // One ring holds one kind of B tile: where some B load of a layout
+        // must be staged, all of them are.
+        plan.k_major
+            .retain(|v, _| !plan.transposed.contains(&role[v].layout));
+        (std::mem::take(role), plan)
+    }
+
     /// Whether `op` is a load that `cp.async` can perform for a tile of `role`:
     /// runs of at least two halves, contiguous and aligned, under a mask that
     /// is uniform over each run, with zero (or nothing) where masked off.
     fn async_eligible(&self, op: &Op, role: TileRole) -> bool {
-        let OpKind::Load { mask, other } = op.kind else {
+        let OpKind::Load { other, .. } = op.kind else {
             return false;
         };
         let t = self.ty(op.results[0]);
@@ -241,15 +308,28 @@ impl<'ctx> Gen<'ctx, '_> {
                 return false;
             }
         }
-        if role.layout.k_major_b(role.operand) {
-            if self.k_major_copy(op, role).is_some() {
-                return true;
-            }
-            // Otherwise copied as loaded and transposed by the dot.
-            if !self.transpose_ok(&role.layout) {
-                return false;
-            }
+        if role.layout.k_major_b(role.operand) && self.k_major_copy(op, role).is_some() {
+            return true;
         }
+        self.row_copy_ok(op, role)
+    }
+
+    /// Whether `op`'s tile can be copied as loaded, row by row (B of a
+    /// K-major layout then transposed by the dot): runs of 4, 8 or 16
+    /// bytes, contiguous and aligned, under a mask uniform over each run.
+    fn row_copy_ok(&self, op: &Op, role: TileRole) -> bool {
+        let OpKind::Load { mask, .. } = op.kind else {
+            return false;
+        };
+        if role.layout.k_major_b(role.operand) && !self.transpose_ok(&role.layout) {
+            return false;
+        }
+        let t = self.ty(op.results[0]);
+        let cols = if role.operand == 0 {
+            role.layout.k
+        } else {
+            role.layout.n
+        };
         let l = self.layout(t);
         let m = if mask { Some(op.args[1]) } else { None };
         let e = role.layout.kind.elem_bytes();

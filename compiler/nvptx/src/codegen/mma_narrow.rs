@@ -46,18 +46,21 @@ impl<'ctx> Gen<'ctx, '_> {
     /// dots alternate between two copies, so writing tile i+1 cannot disturb
     /// readers of tile i and one barrier per dot suffices.
     pub(super) fn dot_buffer_shift(&self, l: &MmaLayout) -> R<IntValue<'ctx>> {
+        self.dot_buffer_shift_bytes(l.smem_bytes())
+    }
+
+    /// `dot_buffer_shift` for operand tiles of `bytes` bytes in all.
+    pub(super) fn dot_buffer_shift_bytes(&self, bytes: usize) -> R<IntValue<'ctx>> {
         let slot = self.counter_slot()?;
         let count = self
             .b
             .build_load(i32_type(self.ctx), slot, "")?
             .into_int_value();
         let parity = self.b.build_and(count, self.i32c(1), "")?;
-        let shift = self
-            .b
-            .build_int_mul(parity, self.i32c(l.smem_bytes() as i64), "")?;
+        let shift = self.b.build_int_mul(parity, self.i32c(bytes as i64), "")?;
         let next = self.b.build_int_add(count, self.i32c(1), "")?;
         self.b.build_store(slot, next)?;
-        self.need_smem(2 * l.smem_bytes());
+        self.need_smem(2 * bytes);
         Ok(shift)
     }
 
@@ -68,14 +71,21 @@ impl<'ctx> Gen<'ctx, '_> {
         shift: IntValue<'ctx>,
         l: &MmaLayout,
     ) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
+        self.operand_tiles_written_at(shift, l.b_base())
+    }
+
+    /// `operand_tiles_written` with B's tile `b_base` bytes after A's.
+    pub(super) fn operand_tiles_written_at(
+        &self,
+        shift: IntValue<'ctx>,
+        b_base: usize,
+    ) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
         self.smem_shift.set(None);
         self.barrier()?;
         let a_off = self
             .b
             .build_int_add(shift, self.i32c(self.scratch as i64), "")?;
-        let b_off = self
-            .b
-            .build_int_add(a_off, self.i32c(l.b_base() as i64), "")?;
+        let b_off = self.b.build_int_add(a_off, self.i32c(b_base as i64), "")?;
         Ok((a_off, b_off))
     }
 

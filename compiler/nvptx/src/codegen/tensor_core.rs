@@ -411,11 +411,20 @@ impl<'ctx> Gen<'ctx, '_> {
             let (la, lb) = (self.layout(&at), self.layout(&bt));
             let a_regs = self.regs(a, la.regs())?;
             let b_regs = self.regs(bm, lb.regs())?;
-            let shift = self.dot_buffer_shift(l)?;
+            // Both tiles as halves with padded rows (fp8 operands too: they
+            // are exact in fp16). The sizes are the halves' own: a layout
+            // chosen for `wgmma` whose operands stayed in registers has
+            // `b_base`/`smem_bytes` of its swizzled tiles (fp8: one byte an
+            // element, no padding), smaller than these, so the tiles of one
+            // dot overlapped each other and the next dot's (wrong, racy sums
+            // on the H100).
+            let a_bytes = l.m * rk * 2;
+            let bytes = a_bytes + l.k * rn * 2;
+            let shift = self.dot_buffer_shift_bytes(bytes)?;
             self.smem_shift.set(Some(shift));
             self.store_tile(0, &la, &a_regs, l.k, rk, l.kind == MmaKind::BF16)?;
-            self.store_tile(l.b_base(), &lb, &b_regs, l.n, rn, l.kind == MmaKind::BF16)?;
-            self.operand_tiles_written(shift, l)?
+            self.store_tile(a_bytes, &lb, &b_regs, l.n, rn, l.kind == MmaKind::BF16)?;
+            self.operand_tiles_written_at(shift, a_bytes)?
         };
         let [wm, wn, _, _] = self.mma_coords(l)?;
         let ty = if l.kind == MmaKind::BF16 {
