@@ -498,9 +498,11 @@ fn checked_mode_guards_every_access_and_keeps_vectors() {
 /// issue, `tests/gpu/known_issues/`.)
 #[test]
 fn fp8_b_loads_of_one_layout_that_cannot_all_be_staged_leave_the_tile_path() {
+    let path = "tests/gpu/known_issues/two_dots_sharing_a.py";
+    let source = std::fs::read_to_string(root().join(path)).unwrap();
     let p = ptx(
-        "fp8_two_b.py",
-        FP8_TWO_B,
+        path,
+        &source,
         "two_b_kernel",
         "*fp8e5:16, *fp8e5:16, *fp8e5:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:1, i32:16, i32:16, i32:1, i32:16, i32:1, BM=128, BN=128, BK=64, num_warps=8",
     );
@@ -520,32 +522,3 @@ fn fp8_b_loads_of_one_layout_that_cannot_all_be_staged_leave_the_tile_path() {
     // The dots still run on tensor cores (from registers).
     assert!(p.contains("mma"), "{p}");
 }
-
-const FP8_TWO_B: &str = r#"import triton
-import triton.language as tl
-
-@triton.jit
-def two_b_kernel(a_ptr, b1_ptr, b2_ptr, c_ptr, M, N, K,
-                 stride_am, stride_ak, stride_b1k, stride_b1n, stride_b2k, stride_b2n, stride_cm, stride_cn,
-                 BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    offs_m = pid_m * BM + tl.arange(0, BM)
-    offs_n = pid_n * BN + tl.arange(0, BN)
-    offs_k = tl.arange(0, BK)
-    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
-    b1_ptrs = b1_ptr + offs_k[:, None] * stride_b1k + offs_n[None, :] * stride_b1n
-    b2_ptrs = b2_ptr + offs_k[:, None] * stride_b2k + offs_n[None, :] * stride_b2n
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = tl.load(a_ptrs)
-        b1 = tl.load(b1_ptrs)
-        b2 = tl.load(b2_ptrs)
-        acc = tl.dot(a, b1, acc)
-        acc = tl.dot(a, b2, acc)
-        a_ptrs += BK * stride_ak
-        b1_ptrs += BK * stride_b1k
-        b2_ptrs += BK * stride_b2k
-    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
-    tl.store(c_ptrs, acc.to(tl.float16))
-"#;

@@ -1,5 +1,16 @@
-# KNOWN ISSUE (open, session 17): variants of two_dots_mixed_b_layouts.py,
-# each compared with the host; see that file.
+# KNOWN ISSUE (open, session 17): not part of tests/gpu/run.sh.
+#
+# Two fp8 dots share A in one loop, b1 pre-transposed (K-major), b2 plain.
+# Before session 17 this kernel did not load (b1's rows were copied by
+# 1-byte cp.async, which the driver refuses); now b1, b2 and A leave the
+# tile path and the dots run from registers (mma.sync), and on the H100 the
+# result is sometimes wrong (GPU -18.4 vs CPU -14.3 at element 16), varying
+# between runs and with TILEBOOK_CHECK_BOUNDS. The variants below (the
+# first is that kernel): both B plain or both K-major are right; b1 K-major with b2
+# plain, fp16 with a K-major b1, and BLOCK_K=32 go wrong. TILEBOOK_CHECK_GPU=1
+# catches it (the CPU backend is right). Run:
+#   tilebook run --device cuda tests/gpu/known_issues/two_dots_sharing_a.py
+# tests/ptx.rs compiles its kernel (the cp.async part, fixed).
 import torch
 import triton
 import triton.language as tl
