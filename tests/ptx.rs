@@ -493,12 +493,15 @@ fn checked_mode_guards_every_access_and_keeps_vectors() {
 /// would be copied by rows too, and its rows are one byte wide: `cp.async`
 /// moves only 4, 8 or 16 bytes (the driver refused the module). Such a
 /// load now leaves the tile path, with its dot and every dot linked to it,
-/// and the kernel compiles with no `cp.async` narrower than 4 bytes. (On
-/// the H100 its register-path sums are still sometimes wrong: an open
-/// issue, `tests/gpu/known_issues/`.)
+/// and the kernel compiles with no `cp.async` narrower than 4 bytes. Its
+/// two register-path dots write their operand tiles to the two copies in
+/// turn (one counter for every dot of the kernel): the first at offset 0,
+/// the second 35840 bytes on (the tiles' size: 128 x 72 + 64 x 136 halves).
+/// With a counter per dot both wrote one copy, and on the H100 the second
+/// overwrote tiles that slower warps still read (`tests/gpu/two_dots.py`).
 #[test]
 fn fp8_b_loads_of_one_layout_that_cannot_all_be_staged_leave_the_tile_path() {
-    let path = "tests/gpu/known_issues/two_dots_sharing_a.py";
+    let path = "tests/gpu/two_dots.py";
     let source = std::fs::read_to_string(root().join(path)).unwrap();
     let p = ptx(
         path,
@@ -521,4 +524,6 @@ fn fp8_b_loads_of_one_layout_that_cannot_all_be_staged_leave_the_tile_path() {
     }
     // The dots still run on tensor cores (from registers).
     assert!(p.contains("mma"), "{p}");
+    // The loop's second dot stores into the other copy.
+    assert!(p.contains("+35840]"), "{p}");
 }

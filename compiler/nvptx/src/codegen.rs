@@ -86,6 +86,11 @@ struct Gen<'ctx, 'a> {
     /// Math functions may call libdevice (`libdevice.rs`).
     libdevice: bool,
     smem_shift: std::cell::Cell<Option<IntValue<'ctx>>>,
+    /// The one counter of register-path dots (see `dot_buffer_shift`).
+    dot_counter: std::cell::Cell<Option<PointerValue<'ctx>>>,
+    /// Bytes between the two copies of register-path dot operand tiles:
+    /// the largest dot's (`MmaLayout::register_tiles_bytes`).
+    dot_stride: usize,
     /// Inserts into the entry block, before its branch to the body: values
     /// that depend only on the thread index are computed there once.
     pre: Builder<'ctx>,
@@ -183,6 +188,8 @@ pub fn emit<'ctx>(
         half_regs: Default::default(),
         fp8_operands: Default::default(),
         smem_shift: std::cell::Cell::new(None),
+        dot_counter: std::cell::Cell::new(None),
+        dot_stride: 0,
         libdevice: features.libdevice,
         pre: ctx.create_builder(),
         tid_fields: Default::default(),
@@ -234,6 +241,22 @@ pub fn emit<'ctx>(
         }
     }
     g.plan_inflight(features.wgmma_inflight);
+    // Dots whose operands are not both copied into tiles run from registers.
+    let mut stride = 0;
+    tilebook_tir::walk_ops(&k.body, &mut |op| {
+        if !matches!(op.kind, OpKind::Dot { .. }) {
+            return;
+        }
+        if let Some(l) = op.results.first().and_then(|r| g.mma.get(r)) {
+            let tiled = op.args[..2]
+                .iter()
+                .all(|a| g.tile_plan.roles.contains_key(a));
+            if !tiled {
+                stride = stride.max(l.register_tiles_bytes());
+            }
+        }
+    });
+    g.dot_stride = stride;
     let uses_wgmma = g.mma.values().any(|l| l.wgmma);
     if uses_wgmma {
         // The swizzle pattern is anchored at 1024-byte boundaries of the

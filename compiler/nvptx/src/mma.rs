@@ -241,6 +241,15 @@ impl MmaLayout {
         }
         self.b_base() + self.k * self.row_n() * 2
     }
+    /// Shared-memory bytes of both operand tiles when the dot runs from
+    /// registers (`mma.sync`): halves with padded rows (fp8 too, exact in
+    /// fp16), or the narrow kinds' own elements (tf32, int8).
+    pub fn register_tiles_bytes(&self) -> usize {
+        if !self.kind.is_half() && !self.wgmma {
+            return self.smem_bytes();
+        }
+        self.m * self.row_k() * 2 + self.k * self.row_n() * 2
+    }
     /// Warpgroups along M and N under `wgmma`.
     pub fn warpgroups(&self) -> (usize, usize) {
         (self.wm / 4, self.wn)

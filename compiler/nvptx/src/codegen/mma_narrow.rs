@@ -44,23 +44,31 @@ impl<'ctx> Gen<'ctx, '_> {
 
     /// The byte shift of this dot's copy of the operand tiles: successive
     /// dots alternate between two copies, so writing tile i+1 cannot disturb
-    /// readers of tile i and one barrier per dot suffices.
-    pub(super) fn dot_buffer_shift(&self, l: &MmaLayout) -> R<IntValue<'ctx>> {
-        self.dot_buffer_shift_bytes(l.smem_bytes())
-    }
-
-    /// `dot_buffer_shift` for operand tiles of `bytes` bytes in all.
-    pub(super) fn dot_buffer_shift_bytes(&self, bytes: usize) -> R<IntValue<'ctx>> {
-        let slot = self.counter_slot()?;
+    /// readers of tile i and one barrier per dot suffices. Every dot of the
+    /// kernel counts on one counter and the copies are `dot_stride` bytes
+    /// apart (the largest dot's tiles): with a counter and a size of its own
+    /// per dot, two dots in one loop both took copy 0, then both copy 1, and
+    /// the second overwrote the first's tiles while slower warps still read
+    /// them (wrong, varying sums on the H100).
+    pub(super) fn dot_buffer_shift(&self) -> R<IntValue<'ctx>> {
+        let slot = match self.dot_counter.get() {
+            Some(slot) => slot,
+            None => {
+                let slot = self.counter_slot()?;
+                self.dot_counter.set(Some(slot));
+                slot
+            }
+        };
+        let stride = self.dot_stride;
         let count = self
             .b
             .build_load(i32_type(self.ctx), slot, "")?
             .into_int_value();
         let parity = self.b.build_and(count, self.i32c(1), "")?;
-        let shift = self.b.build_int_mul(parity, self.i32c(bytes as i64), "")?;
+        let shift = self.b.build_int_mul(parity, self.i32c(stride as i64), "")?;
         let next = self.b.build_int_add(count, self.i32c(1), "")?;
         self.b.build_store(slot, next)?;
-        self.need_smem(2 * bytes);
+        self.need_smem(2 * stride);
         Ok(shift)
     }
 
@@ -137,7 +145,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let b_regs = self.regs(bm, lb.regs())?;
         let rk = l.row_k();
         let eb = l.kind.elem_bytes();
-        let shift = self.dot_buffer_shift(l)?;
+        let shift = self.dot_buffer_shift()?;
         self.smem_shift.set(Some(shift));
         for (i, x) in a_regs.iter().enumerate() {
             let rc = self.elem_coords(&la, i, &[l.m, l.k])?;

@@ -419,8 +419,7 @@ impl<'ctx> Gen<'ctx, '_> {
             // dot overlapped each other and the next dot's (wrong, racy sums
             // on the H100).
             let a_bytes = l.m * rk * 2;
-            let bytes = a_bytes + l.k * rn * 2;
-            let shift = self.dot_buffer_shift_bytes(bytes)?;
+            let shift = self.dot_buffer_shift()?;
             self.smem_shift.set(Some(shift));
             self.store_tile(0, &la, &a_regs, l.k, rk, l.kind == MmaKind::BF16)?;
             self.store_tile(a_bytes, &lb, &b_regs, l.n, rn, l.kind == MmaKind::BF16)?;
