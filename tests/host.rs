@@ -296,3 +296,42 @@ fn dtype_conversions_keep_a_permuted_layout_as_torch_does() {
         "(1, 4) False torch.Size([4, 3])\nTrue (1, 4) (1, 4)\n(2, 1) True\n(1, 12, 4)\n(4, 1)\n"
     );
 }
+
+#[test]
+fn kernels_defined_in_an_imported_module_launch() {
+    // Triton reads a kernel's source from its module's file; so does
+    // tilebook, for modules imported from .py files.
+    let dir = std::env::temp_dir().join(format!("tb_import_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("tb_kernels_mod.py"),
+        "import triton\nimport triton.language as tl\nSCALE = 3.0\n\n\
+         @triton.jit\ndef scale(p, n, B: tl.constexpr):\n    o = tl.arange(0, B)\n    \
+         tl.store(p + o, tl.load(p + o, mask=o < n) * SCALE, mask=o < n)\n",
+    )
+    .unwrap();
+    let mut s = session();
+    let out = run(
+        &mut s,
+        &format!(
+            "import sys, torch\nsys.path.insert(0, {:?})\nfrom tb_kernels_mod import scale\n\
+             x = torch.ones(10, device='cuda')\nscale[(1,)](x, 10, B=16)\nprint(x.sum().item())",
+            dir.to_string_lossy()
+        ),
+    );
+    assert!(out.contains("30.0"), "{out}");
+    // A code object whose file name no imported module has is not read,
+    // though the file exists.
+    std::fs::write(dir.join("tb_other.py"), "def k(p):\n    pass\n").unwrap();
+    let r = s.run_cell(&format!(
+        "import triton\nexec(compile('def k(p):\\n    pass\\n', {:?}, 'exec'))\ntriton.jit(k)",
+        dir.join("tb_other.py").to_string_lossy()
+    ));
+    assert!(!r.ok, "{}", r.text());
+    assert!(
+        r.text().contains("source of `k` is not known"),
+        "{}",
+        r.text()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -43,6 +43,9 @@ enum Command {
         /// Write a notebook's outputs back into it, as nbclient would.
         #[arg(long)]
         inplace: bool,
+        /// Arguments for the script (`sys.argv[1:]`), as `python3 FILE ARGS...` passes them.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
     /// Notebook tools.
     Notebook {
@@ -163,7 +166,7 @@ fn cells_of(file: &str, text: &str) -> Result<Vec<(String, String)>, String> {
     Ok(out)
 }
 
-fn run(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
+fn run(file: &str, args: &[String], device: Option<&str>, keep_going: bool) -> ExitCode {
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
         Err(e) => {
@@ -182,7 +185,9 @@ fn run(file: &str, device: Option<&str>, keep_going: bool) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    session.argv = vec![file.to_string()];
+    session.argv = std::iter::once(file.to_string())
+        .chain(args.iter().cloned())
+        .collect();
     // Streams and displays are printed as the script produces them, so a
     // timeout or Ctrl-C keeps what was already printed.
     session.on_output = Some(Box::new(|o: &Output| {
@@ -314,11 +319,12 @@ fn main() -> ExitCode {
             device,
             keep_going,
             inplace,
+            args,
         }) => {
             if inplace {
                 run_inplace(&file, device.as_deref(), keep_going)
             } else {
-                run(&file, device.as_deref(), keep_going)
+                run(&file, &args, device.as_deref(), keep_going)
             }
         }
         Some(Command::Notebook {
@@ -375,5 +381,28 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_passes_what_follows_the_file_to_the_script() {
+        let cli = Cli::try_parse_from([
+            "tilebook", "run", "--device", "cpu", "b.py", "--check", "-n", "3",
+        ])
+        .expect("parses");
+        match cli.command {
+            Some(Command::Run {
+                file, args, device, ..
+            }) => {
+                assert_eq!(file, "b.py");
+                assert_eq!(device.as_deref(), Some("cpu"));
+                assert_eq!(args, ["--check", "-n", "3"]);
+            }
+            _ => panic!("not a run command"),
+        }
     }
 }

@@ -45,12 +45,14 @@ pub fn jit(
     let file_name: String = code.get_attr("co_filename", vm)?.try_into_value(vm)?;
     let first_line: usize = code.get_attr("co_firstlineno", vm)?.try_into_value(vm)?;
     let name: String = f.get_attr("__name__", vm)?.try_into_value(vm)?;
-    let file = s.host.as_ref().and_then(|h| h.file(&file_name)).ok_or_else(|| {
-        type_error(
+    let known = s.host.as_ref().and_then(|h| h.file(&file_name));
+    let file = match known.or_else(|| imported_source(vm, &file_name)) {
+        Some(f) => f,
+        None => return Err(type_error(
             vm,
-            &format!("@triton.jit: the source of `{name}` is not known (kernels are defined in cells or files that tilebook runs)"),
-        )
-    })?;
+            &format!("@triton.jit: the source of `{name}` is not known (kernels are defined in cells, in files that tilebook runs, or in modules imported from .py files)"),
+        )),
+    };
     let stmts = tilebook_frontend::parse::parse_cell(&file)
         .map_err(|d| exc_to_py(vm, s, Exc::new(&d.kind, d.message.clone())))?;
     let def = find_def(&file, &stmts, &name, first_line).ok_or_else(|| {
@@ -77,6 +79,33 @@ pub fn jit(
     }));
     let k = KernelObj::with_namespace(jf, defaults, ns);
     Ok(to_py(vm, s, Val::Kernel(Rc::new(k))))
+}
+
+/// The source of a module imported from a `.py` file, read once and
+/// remembered (as Triton reads a kernel's module with `inspect`). Only files
+/// that `sys.modules` names as a module's `__file__` are read, so a code
+/// object's made-up file name cannot make `@triton.jit` read other files.
+fn imported_source(vm: &VirtualMachine, file_name: &str) -> Option<Rc<SourceFile>> {
+    if !file_name.ends_with(".py") {
+        return None;
+    }
+    let modules = vm.sys_module.get_attr("modules", vm).ok()?;
+    let modules: PyDictRef = modules.try_into_value(vm).ok()?;
+    let imported = modules.into_iter().any(|(_, m)| {
+        m.get_attr("__file__", vm)
+            .ok()
+            .and_then(|f| f.try_into_value::<String>(vm).ok())
+            .is_some_and(|f| f == file_name)
+    });
+    if !imported {
+        return None;
+    }
+    let text = std::fs::read_to_string(file_name).ok()?;
+    let file = SourceFile::new(file_name, text);
+    if let Some(h) = session().host.as_ref() {
+        h.add_file(file_name, file.clone());
+    }
+    Some(file)
 }
 
 fn type_error(vm: &VirtualMachine, msg: &str) -> rustpython_vm::builtins::PyBaseExceptionRef {

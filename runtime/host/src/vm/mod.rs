@@ -130,6 +130,12 @@ impl Host {
         self.files.borrow().get(name).cloned()
     }
 
+    /// Remember a source under `name` (a module imported from disk, whose
+    /// kernels then find their source like a cell's).
+    pub fn add_file(&self, name: &str, file: Rc<SourceFile>) {
+        self.files.borrow_mut().insert(name.to_string(), file);
+    }
+
     /// Ask the running VM to raise `KeyboardInterrupt` if `flag` is still
     /// set when it next checks (between bytecode instructions).
     pub fn interrupt_sender(&self) -> rustpython_vm::signal::UserSignalSender {

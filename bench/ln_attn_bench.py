@@ -1,0 +1,122 @@
+# Layer norm (tutorial 05's workload) and attention (tutorial 06's), forward
+# and backward, fp16, on the kernels of bench/ln_attn_kernels.py. The same
+# script runs on both sides: `tilebook run` (rows for tilebook) and python3
+# with Triton (rows for Triton running the same kernels); bench/merge.py
+# pairs them with each other and with torch's numbers from peers.py. Prints
+# `ROW workload N unit value [D=.. causal=..]` lines. Sizes and the way
+# bytes and FLOPs are counted match peers.py.
+import math
+import sys
+
+import torch
+import triton
+
+from ln_attn_kernels import (BWD_CONFIGS, FWD_CONFIGS, attention_bwd, attention_fwd, layer_norm_bwd,
+                             layer_norm_fwd)
+
+QUICK = "--full" not in sys.argv
+# `--check`: only the correctness checks, at small sizes (runs on the CPU backend too).
+CHECK = "--check" in sys.argv
+
+
+def row(workload, n, unit, value, **extra):
+    tail = "".join(f" {k}={v}" for k, v in extra.items())
+    print(f"ROW {workload} {n} {unit} {value}{tail}", flush=True)
+
+
+def bench(f, rep=100):
+    return triton.testing.do_bench(f, warmup=5 if rep < 100 else 25, rep=rep, return_mode="median")
+
+
+# ------------------------------------------------------------- layer norm
+torch.manual_seed(0)
+for N in ([1000] if CHECK else [1024, 4096, 16384] if QUICK else [512, 1024, 2048, 4096, 8192, 16384]):
+    M = 64 if CHECK else 4096
+    x = torch.randn(M, N, device="cuda", dtype=torch.float16)
+    w = torch.rand(N, device="cuda", dtype=torch.float16)
+    b = torch.rand(N, device="cuda", dtype=torch.float16)
+    dy = torch.randn(M, N, device="cuda", dtype=torch.float16)
+    y, mean, rstd = layer_norm_fwd(x, w, b)
+    dx, dw, db = layer_norm_bwd(dy, x, w, mean, rstd)
+    if N <= 1024:
+        xf, wf, dyf = x.float(), w.float(), dy.float()
+        mu = xf.mean(1, keepdim=True)
+        rs = 1 / torch.sqrt(((xf - mu) ** 2).mean(1, keepdim=True) + 1e-5)
+        xh = (xf - mu) * rs
+        assert torch.allclose(y.float(), xh * wf + b.float(), atol=2e-2), "layer norm forward"
+        g = wf * dyf
+        dx_ref = (g - (xh * (xh * g).mean(1, keepdim=True) + g.mean(1, keepdim=True))) * rs
+        assert torch.allclose(dx.float(), dx_ref, atol=2e-2), "layer norm dx"
+        assert torch.allclose(dw.float(), (dyf * xh).sum(0), rtol=1e-2, atol=0.5), "layer norm dw"
+        assert torch.allclose(db.float(), dyf.sum(0), rtol=1e-2, atol=0.5), "layer norm db"
+    if CHECK:
+        print(f"layer norm M={M} N={N}: forward and backward match")
+        continue
+    ms = bench(lambda: layer_norm_fwd(x, w, b))
+    row("layernorm_fwd", N, "GB/s", 2 * M * N * 2 / ms / 1e6)
+    ms = bench(lambda: layer_norm_bwd(dy, x, w, mean, rstd))
+    row("layernorm_bwd", N, "GB/s", 3 * M * N * 2 / ms / 1e6)
+    del x, dy, y, dx
+
+
+# -------------------------------------------------------------- attention
+def attention_reference(q, k, v, do, causal, sm_scale):
+    """o, dq, dk, dv of one head (2-D fp32 tensors), from the formulas."""
+    n = q.shape[0]
+    s = (q @ k.T) * sm_scale
+    if causal:
+        keep = torch.arange(n, device=q.device)[:, None] >= torch.arange(n, device=q.device)[None, :]
+        s = torch.where(keep, s, torch.full_like(s, -1.0e6))
+    p = torch.softmax(s, 1)
+    o = p @ v
+    dp = do @ v.T
+    ds = p * (dp - (dp * p).sum(1, keepdim=True))
+    return o, ds @ k * sm_scale, ds.T @ q * sm_scale, p.T @ do
+
+
+# Correctness once per (D, causal) at a small shape, every config.
+for D in (64, 128):
+    for causal in (False, True):
+        Z, H, N = 1, 2, 256
+        q, k, v, do = (torch.randn((Z, H, N, D), device="cuda", dtype=torch.float16) for _ in range(4))
+        sm_scale = 1 / math.sqrt(D)
+        refs = [attention_reference(q[0, h].float(), k[0, h].float(), v[0, h].float(), do[0, h].float(), causal,
+                                    sm_scale) for h in range(H)]
+        for cfg in FWD_CONFIGS[D]:
+            o, lse = attention_fwd(q, k, v, causal, sm_scale, cfg)
+            for h in range(H):
+                err = (o[0, h].float() - refs[h][0]).abs().max().item()
+                assert err < 2e-2, f"attention forward D={D} causal={causal} {cfg}: error {err}"
+        o, lse = attention_fwd(q, k, v, causal, sm_scale, FWD_CONFIGS[D][0])
+        for cfg in BWD_CONFIGS[D]:
+            grads = attention_bwd(do, q, k, v, o, lse, causal, sm_scale, cfg)
+            for h in range(H):
+                for name, got, want in zip("qkv", grads, refs[h][1:]):
+                    err = (got[0, h].float() - want).abs().max().item()
+                    assert err < 5e-2, f"attention d{name} D={D} causal={causal} {cfg}: error {err}"
+        print(f"attention D={D} causal={causal}: forward and backward match, every config")
+if CHECK:
+    sys.exit(0)
+
+for D in (64, 128):
+    for causal in (False, True):
+        for N in ([1024, 4096, 16384] if QUICK else [1024, 2048, 4096, 8192, 16384]):
+            B, H = 4, 32
+            q, k, v, do = (torch.randn((B, H, N, D), device="cuda", dtype=torch.float16) for _ in range(4))
+            sm_scale = 1 / math.sqrt(D)
+            flops = 4 * B * H * N * N * D * (0.5 if causal else 1.0)
+            best = None
+            for cfg in FWD_CONFIGS[D]:
+                ms = bench(lambda: attention_fwd(q, k, v, causal, sm_scale, cfg), rep=30)
+                print(f"attention fwd D={D} causal={causal} N={N} {cfg}: {flops / ms / 1e9:.1f} TFLOPS", flush=True)
+                best = ms if best is None else min(best, ms)
+            row("attention_fwd", N, "TFLOPS", flops / best / 1e9, D=D, causal=int(causal))
+            o, lse = attention_fwd(q, k, v, causal, sm_scale, FWD_CONFIGS[D][0])
+            best = None
+            for cfg in BWD_CONFIGS[D]:
+                ms = bench(lambda: attention_bwd(do, q, k, v, o, lse, causal, sm_scale, cfg), rep=30)
+                print(f"attention bwd D={D} causal={causal} N={N} {cfg}: {2.5 * flops / ms / 1e9:.1f} TFLOPS",
+                      flush=True)
+                best = ms if best is None else min(best, ms)
+            row("attention_bwd", N, "TFLOPS", 2.5 * flops / best / 1e9, D=D, causal=int(causal))
+            del q, k, v, do, o, lse
