@@ -404,5 +404,17 @@ mod tests {
             }
             _ => panic!("not a run command"),
         }
+        // tilebook's own options after FILE stay tilebook's; `--` hands the rest over.
+        let cli = Cli::try_parse_from([
+            "tilebook", "run", "b.py", "--device", "cpu", "--", "--device", "x",
+        ])
+        .expect("parses");
+        match cli.command {
+            Some(Command::Run { args, device, .. }) => {
+                assert_eq!(device.as_deref(), Some("cpu"));
+                assert_eq!(args, ["--device", "x"]);
+            }
+            _ => panic!("not a run command"),
+        }
     }
 }
