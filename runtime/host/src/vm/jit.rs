@@ -100,6 +100,11 @@ fn imported_source(vm: &VirtualMachine, file_name: &str) -> Option<Rc<SourceFile
     if !imported {
         return None;
     }
+    // A regular file only: a FIFO or device named like a module would hang
+    // or never end.
+    if !std::fs::metadata(file_name).ok()?.is_file() {
+        return None;
+    }
     let text = std::fs::read_to_string(file_name).ok()?;
     let file = SourceFile::new(file_name, text);
     if let Some(h) = session().host.as_ref() {
