@@ -17,6 +17,8 @@ from ln_attn_kernels import (BWD_CONFIGS, FWD_CONFIGS, attention_bwd, attention_
 QUICK = "--full" not in sys.argv
 # `--check`: only the correctness checks, at small sizes (runs on the CPU backend too).
 CHECK = "--check" in sys.argv
+# `--attention`: only the attention rows (a quicker probe).
+ATTENTION_ONLY = "--attention" in sys.argv
 
 
 def row(workload, n, unit, value, **extra):
@@ -50,7 +52,8 @@ def bench_slow(f, budget_ms=40.0):
 
 # ------------------------------------------------------------- layer norm
 torch.manual_seed(0)
-for N in ([1000] if CHECK else [1024, 4096, 16384] if QUICK else [512, 1024, 2048, 4096, 8192, 16384]):
+for N in ([] if ATTENTION_ONLY else [1000] if CHECK else [1024, 4096, 16384] if QUICK
+          else [512, 1024, 2048, 4096, 8192, 16384]):
     M = 64 if CHECK else 4096
     x = torch.randn(M, N, device="cuda", dtype=torch.float16)
     w = torch.rand(N, device="cuda", dtype=torch.float16)

@@ -527,3 +527,74 @@ fn fp8_b_loads_of_one_layout_that_cannot_all_be_staged_leave_the_tile_path() {
     // The loop's second dot stores into the other copy.
     assert!(p.contains("+35840]"), "{p}");
 }
+
+/// An attention loop (a dot, an online softmax along its rows, a second dot
+/// taking the probabilities as A) keeps everything in the MMA layout: row
+/// max and sum by quad shuffles, the probabilities handed to the second dot
+/// as A fragments in registers, `k.T` stored untransposed and read by plain
+/// `ldmatrix`, the loop-invariant `q` loaded into fragments once before the
+/// loop. Each iteration then has two barriers (one per dot's operand tiles);
+/// through shared memory it had 32 and no shuffles (bench/NOTES.md,
+/// session 19).
+#[test]
+fn attention_softmax_stays_in_the_mma_layout() {
+    let src = r#"import triton
+import triton.language as tl
+
+@triton.jit
+def attn(Q, K, V, O, scale, n, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    d = tl.arange(0, D)
+    q = tl.load(Q + rows[:, None] * D + d[None, :])
+    m = tl.full([BM], float('-inf'), tl.float32)
+    l = tl.zeros([BM], dtype=tl.float32)
+    acc = tl.zeros([BM, D], dtype=tl.float32)
+    for start in range(0, n, BN):
+        cols = start + tl.arange(0, BN)
+        k = tl.load(K + cols[:, None] * D + d[None, :])
+        s = tl.dot(q, tl.trans(k)) * scale
+        s = tl.where(rows[:, None] >= cols[None, :], s, -1.0e6)
+        m_new = tl.maximum(m, tl.max(s, 1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m - m_new)
+        l = l * alpha + tl.sum(p, 1)
+        v = tl.load(V + cols[:, None] * D + d[None, :])
+        acc = tl.dot(p.to(tl.float16), v, acc * alpha[:, None])
+        m = m_new
+    tl.store(O + rows[:, None] * D + d[None, :], (acc / l[:, None]).to(tl.float16))
+"#;
+    let sig = "*fp16:16, *fp16:16, *fp16:16, *fp16:16, fp32, i32, D=64, BM=128, BN=64";
+    let p = ptx("attn.py", src, "attn", sig);
+    // Row max and row sum: two shuffles each per row register.
+    assert!(p.matches("shfl.sync.bfly").count() >= 8, "{p}");
+    // k.T by plain ldmatrix like q (v by .trans): more plain than
+    // transposing loads (with k.T transposed through shared memory first,
+    // the other way round).
+    let plain = p.matches("ldmatrix.sync.aligned.m8n8.x4.shared").count();
+    let trans = p
+        .matches("ldmatrix.sync.aligned.m8n8.x4.trans.shared")
+        .count();
+    assert!(plain > trans && trans > 0, "{plain} {trans}");
+    // The loop body (from its label to the last branch back to it) has two
+    // barriers.
+    let body: Vec<&str> = p.lines().collect();
+    let head = body
+        .iter()
+        .position(|l| l.contains("mma.sync"))
+        .and_then(|i| body[..i].iter().rposition(|l| l.starts_with("$L__BB")))
+        .expect("a loop");
+    let target = format!("{};", body[head].trim_end_matches(':'));
+    let end = body
+        .iter()
+        .rposition(|l| l.contains("bra") && l.trim_end().ends_with(&target))
+        .expect("a back edge");
+    let barriers = body[head..end]
+        .iter()
+        .filter(|l| l.contains("bar.sync"))
+        .count();
+    assert!(
+        barriers <= 2,
+        "{barriers} barriers in the loop:\n{}",
+        body[head..end].join("\n")
+    );
+}

@@ -17,8 +17,9 @@ tmp=$(mktemp -d)
 pass=0
 fail=0
 run_case() {
-    local name=$1 file=$2
-    if out=$("$BIN" run --device cuda "$file" 2>&1); then
+    local name=$1
+    shift
+    if out=$("$BIN" run --device cuda "$@" 2>&1); then
         pass=$((pass + 1))
         echo "ok      $name"
     else
@@ -49,5 +50,10 @@ for f in tests/gpu/*.py; do
     *) run_case "gpu/$(basename "$f")" "$tmp/$(basename "$f")" ;;
     esac
 done
+# Attention and layer norm forward and backward (the benchmark's kernels:
+# two dots with a softmax between them kept in the MMA layout, causal masks,
+# locks, atomics), every config, at small sizes, against host references
+# and, launch by launch, the CPU backend.
+run_case "bench/ln_attn_bench.py --check" bench/ln_attn_bench.py --check
 echo "passed $pass, failed $fail"
 [ "$fail" -eq 0 ]

@@ -14,6 +14,7 @@ mod gather;
 mod math;
 mod memory;
 mod mma_narrow;
+mod mma_rows;
 mod reduce;
 mod tensor_core;
 mod transpose;
@@ -22,7 +23,8 @@ mod wgmma;
 use crate::axis::{analyze, analyze_dim0, AxisInfo};
 use crate::layout::Layout;
 pub use crate::mma::Features;
-use crate::mma::{plan, MmaKind, MmaLayout};
+use crate::mma::{MmaKind, MmaLayout};
+use crate::mma_plan::{plan, same_rows};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
@@ -72,6 +74,13 @@ struct Gen<'ctx, 'a> {
     axis0: HashMap<Value, AxisInfo>,
     /// Values whose registers are in an MMA layout.
     mma: HashMap<Value, MmaLayout>,
+    /// Row vectors of MMA values (`mma_plan`), by the layout they came from.
+    rows: HashMap<Value, MmaLayout>,
+    /// Ops that emit nothing: their users read their operands (`mma_plan`).
+    virtual_ops: HashSet<Value>,
+    /// A fragments of loop dots whose A is loop-invariant, loaded before
+    /// the loop (`hoist_a_fragments`), by dot result.
+    hoisted: HashMap<Value, AFragments<'ctx>>,
     /// The op defining each value (for rematerialisation).
     defs: HashMap<Value, &'a Op>,
     /// MMA values already converted to the blocked layout, with the region
@@ -182,6 +191,9 @@ pub fn emit<'ctx>(
         axis: analyze(k),
         axis0: HashMap::new(),
         mma: HashMap::new(),
+        rows: HashMap::new(),
+        virtual_ops: HashSet::new(),
+        hoisted: HashMap::new(),
         defs: HashMap::new(),
         converted: std::cell::RefCell::new(vec![]),
         depth: 0,
@@ -209,54 +221,7 @@ pub fn emit<'ctx>(
         }
     });
     g.axis0 = analyze_dim0(k, &g.axis);
-    // `wgmma` reads both operands from shared tiles, so a dot whose operands
-    // cannot be copied there by `cp.async` falls back to `mma.sync`.
-    let mut no_wgmma = HashSet::new();
-    loop {
-        let options = crate::mma::PlanOptions {
-            warps: threads / 32,
-            features,
-            no_wgmma: &no_wgmma,
-        };
-        g.mma = plan(k, &options);
-        g.half_regs = crate::mma::dot_only_operands(k, &g.mma, false);
-        g.fp8_operands = crate::mma::dot_only_operands(k, &g.mma, true);
-        g.tile_plan = g.plan_tiles();
-        let before = no_wgmma.len();
-        tilebook_tir::walk_ops(&k.body, &mut |op| {
-            if !matches!(op.kind, OpKind::Dot { .. }) {
-                return;
-            }
-            if let Some(l) = g.mma.get(&op.results[0]) {
-                let tiled = op.args[..2]
-                    .iter()
-                    .all(|a| g.tile_plan.roles.contains_key(a));
-                if l.wgmma && !tiled {
-                    no_wgmma.insert(op.results[0]);
-                }
-            }
-        });
-        if no_wgmma.len() == before {
-            break;
-        }
-    }
-    g.plan_inflight(features.wgmma_inflight);
-    // Dots whose operands are not both copied into tiles run from registers.
-    let mut stride = 0;
-    tilebook_tir::walk_ops(&k.body, &mut |op| {
-        if !matches!(op.kind, OpKind::Dot { .. }) {
-            return;
-        }
-        if let Some(l) = op.results.first().and_then(|r| g.mma.get(r)) {
-            let tiled = op.args[..2]
-                .iter()
-                .all(|a| g.tile_plan.roles.contains_key(a));
-            if !tiled {
-                stride = stride.max(l.register_tiles_bytes());
-            }
-        }
-    });
-    g.dot_stride = stride;
+    g.plan_mma(features);
     let uses_wgmma = g.mma.values().any(|l| l.wgmma);
     if uses_wgmma {
         // The swizzle pattern is anchored at 1024-byte boundaries of the
@@ -427,6 +392,9 @@ impl<'ctx> Gen<'ctx, '_> {
         if let Some(l) = self.mma.get(&v).copied() {
             return self.mma_to_blocked(v, &l);
         }
+        if let Some(l) = self.rows.get(&v).copied() {
+            return self.rows_to_blocked(v, &l);
+        }
         match self.vals.get(&v) {
             Some(Reg::B(r)) => Ok(r.clone()),
             Some(Reg::S(x)) => Ok(vec![*x; n]),
@@ -582,6 +550,11 @@ impl<'ctx> Gen<'ctx, '_> {
             | OpKind::MaxContiguous(_) => {
                 // Equal element counts share a layout: registers carry over.
                 let t = rty.expect("result");
+                if self.rows.contains_key(&op.results[0]) {
+                    let regs = self.raw(op.args[0])?;
+                    self.set(op.results[0], Reg::B(regs));
+                    return Ok(());
+                }
                 let regs = self.regs(op.args[0], self.layout(&t).regs())?;
                 let out = if t.is_block() {
                     Reg::B(regs)
@@ -590,6 +563,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 };
                 self.set(res.expect("result"), out);
             }
+            OpKind::Broadcast | OpKind::Trans(_) if self.virtual_ops.contains(&op.results[0]) => {}
             OpKind::Broadcast | OpKind::Trans(_) => self.permute_through_smem(op)?,
             OpKind::Gather(axis) => self.gather(op, *axis)?,
             OpKind::Load { mask, .. } if self.tiles().contains_key(&op.results[0]) => {
@@ -605,6 +579,9 @@ impl<'ctx> Gen<'ctx, '_> {
                 mask,
             } => self.atomic(op, Some(*kind), *sem, *scope, *mask)?,
             OpKind::AtomicCas { sem, scope } => self.atomic(op, None, *sem, *scope, false)?,
+            OpKind::Reduce { combine, .. } if self.rows.contains_key(&op.results[0]) => {
+                self.rows_reduce(op, *combine)?
+            }
             OpKind::Reduce { axis, combine } => self.reduce(op, *axis, *combine)?,
             OpKind::Scan {
                 axis,
@@ -638,9 +615,11 @@ impl<'ctx> Gen<'ctx, '_> {
                     }
                     self.set(res.expect("result"), Reg::S(x));
                 } else {
-                    let (n, all) = match self.mma.get(&op.results[0]).copied() {
-                        Some(l) => (l.regs(), self.mma_operands(op, &l)?),
-                        None => {
+                    let r0 = op.results[0];
+                    let (n, all) = match (self.mma.get(&r0).copied(), self.rows.get(&r0).copied()) {
+                        (Some(l), _) => (l.regs(), self.mma_operands(op, &l)?),
+                        (None, Some(l)) => (Self::rows_regs(&l), self.rows_operands(op, &l)?),
+                        (None, None) => {
                             let n = self.layout(&t).regs();
                             let all: Vec<Vec<_>> =
                                 op.args.iter().map(|&a| self.regs(a, n)).collect::<R<_>>()?;
@@ -648,7 +627,7 @@ impl<'ctx> Gen<'ctx, '_> {
                         }
                     };
                     let mut out = vec![];
-                    let blocked = !self.mma.contains_key(&op.results[0]);
+                    let blocked = !self.mma.contains_key(&r0) && !self.rows.contains_key(&r0);
                     for r in 0..n {
                         let args: Vec<_> = all.iter().map(|v| v[r]).collect();
                         out.push(self.elementwise(op, &args)?);
@@ -960,6 +939,8 @@ impl<'ctx> Gen<'ctx, '_> {
 }
 
 /// Registers of several values in one list, with (is_block, count) per value.
+/// `mma.sync` A fragments, `[k-step][rep_m]`, four registers each.
+type AFragments<'ctx> = Vec<Vec<Vec<BasicValueEnum<'ctx>>>>;
 type Flat<'ctx> = (Vec<BasicValueEnum<'ctx>>, Vec<(bool, usize)>);
 
 fn i32_type(ctx: &Context) -> inkwell::types::IntType<'_> {

@@ -25,6 +25,8 @@ mod layout;
 pub mod libdevice;
 #[cfg(feature = "llvm")]
 mod mma;
+#[cfg(feature = "llvm")]
+mod mma_plan;
 pub mod sass;
 
 use tilebook_tir::Kernel;

@@ -29,8 +29,8 @@
 //! the loop-carried values); other uses convert it to the blocked layout
 //! through shared memory.
 
-use std::collections::{HashMap, HashSet};
-use tilebook_tir::{DType, Kernel, Op, OpKind, Region, Value};
+use std::collections::HashMap;
+use tilebook_tir::{DType, Kernel, Op, OpKind, Value};
 
 /// The MMA layout of one accumulator.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -244,11 +244,18 @@ impl MmaLayout {
     /// Shared-memory bytes of both operand tiles when the dot runs from
     /// registers (`mma.sync`): halves with padded rows (fp8 too, exact in
     /// fp16), or the narrow kinds' own elements (tf32, int8).
-    pub fn register_tiles_bytes(&self) -> usize {
+    pub fn register_tiles_bytes(&self, b_untransposed: bool) -> usize {
         if !self.kind.is_half() && !self.wgmma {
             return self.smem_bytes();
         }
-        self.m * self.row_k() * 2 + self.k * self.row_n() * 2
+        // B as `K x N` rows of `row_n`, or untransposed (`N x K`, rows of
+        // `row_k`) when it is the transpose of a value in registers.
+        let b = if b_untransposed {
+            self.n * self.row_k()
+        } else {
+            self.k * self.row_n()
+        };
+        self.m * self.row_k() * 2 + b * 2
     }
     /// Warpgroups along M and N under `wgmma`.
     pub fn warpgroups(&self) -> (usize, usize) {
@@ -296,7 +303,16 @@ fn wgmma_layout(m: usize, n: usize, k: usize, warps: usize, kind: MmaKind) -> Op
 
 /// Which dots run on tensor cores, for a CTA of `warps` warps; `wgmma` when
 /// allowed and the shapes fit.
-fn layout_for(k: &Kernel, op: &Op, warps: usize, wgmma: bool) -> Option<MmaLayout> {
+/// With `rows_first`, `mma.sync` layouts give each warp whole rows (`wn ==
+/// 1`) where the shape allows, so that row reductions and chained dots stay
+/// in registers (`mma_plan`).
+pub(crate) fn layout_for(
+    k: &Kernel,
+    op: &Op,
+    warps: usize,
+    wgmma: bool,
+    rows_first: bool,
+) -> Option<MmaLayout> {
     let (a, b, acc) = (k.ty(op.args[0]), k.ty(op.args[1]), k.ty(op.args[2]));
     let da = a.dtype()?;
     let tf32 = matches!(op.kind, OpKind::Dot { tf32: true });
@@ -342,7 +358,7 @@ fn layout_for(k: &Kernel, op: &Op, warps: usize, wgmma: bool) -> Option<MmaLayou
     let (wm, wn) = (0..=warps.trailing_zeros())
         .map(|s| (1usize << s, warps >> s))
         .filter(|&(wm, wn)| m % (16 * wm) == 0 && n % (8 * wn) == 0)
-        .min_by_key(|&(wm, wn)| (m / wm + n / wn, wn))?;
+        .min_by_key(|&(wm, wn)| (!(rows_first && wn == 1), m / wm + n / wn, wn))?;
     let l = MmaLayout {
         m,
         n,
@@ -354,108 +370,6 @@ fn layout_for(k: &Kernel, op: &Op, warps: usize, wgmma: bool) -> Option<MmaLayou
     };
     // Keep the accumulator within a sane register budget.
     (l.regs() <= 256).then_some(l)
-}
-
-/// What decides the tensor-core layouts of one kernel.
-pub struct PlanOptions<'a> {
-    pub warps: usize,
-    pub features: Features,
-    /// Dots (by result) that must not use `wgmma`: their operands cannot be
-    /// copied straight into shared tiles.
-    pub no_wgmma: &'a std::collections::HashSet<Value>,
-}
-
-/// Values whose registers are in an MMA layout: tensor-core dot results, the
-/// loop-carried accumulators they flow into, and elementwise ops on them
-/// (the epilogue's cast to fp16, an activation), so that the conversion to
-/// the blocked layout happens once, on the final and often narrower values.
-pub fn plan(k: &Kernel, o: &PlanOptions) -> HashMap<Value, MmaLayout> {
-    let mut out = HashMap::new();
-    let mut consts = HashSet::new();
-    tilebook_tir::walk_ops(&k.body, &mut |op| {
-        if matches!(op.kind, OpKind::Const(_)) {
-            consts.extend(op.results.iter().copied());
-        }
-    });
-    // Repeat until loops nested in loops have settled.
-    for _ in 0..8 {
-        let before = out.len();
-        visit(k, &k.body, o, &consts, &mut out);
-        if out.len() == before {
-            break;
-        }
-    }
-    out
-}
-
-/// Element types an MMA-layout value may have besides the accumulator's:
-/// those `mma_to_blocked` can pass through shared memory.
-fn mma_elem_ok(d: Option<DType>) -> bool {
-    matches!(
-        d,
-        Some(DType::F32 | DType::F16 | DType::BF16 | DType::I32 | DType::I1)
-    )
-}
-
-/// The MMA layout of an elementwise op's result: some operand is in one,
-/// every other block operand is in the same one or a constant splat.
-fn elementwise_layout(
-    k: &Kernel,
-    op: &Op,
-    consts: &HashSet<Value>,
-    out: &HashMap<Value, MmaLayout>,
-) -> Option<MmaLayout> {
-    if !op.kind.is_elementwise() || matches!(op.kind, OpKind::AddPtr) {
-        return None;
-    }
-    let r = *op.results.first()?;
-    if !mma_elem_ok(k.ty(r).dtype()) {
-        return None;
-    }
-    let l = op.args.iter().find_map(|a| out.get(a).copied())?;
-    op.args
-        .iter()
-        .all(|a| !k.ty(*a).is_block() || out.get(a) == Some(&l) || consts.contains(a))
-        .then_some(l)
-}
-
-fn visit(
-    k: &Kernel,
-    r: &Region,
-    o: &PlanOptions,
-    consts: &HashSet<Value>,
-    out: &mut HashMap<Value, MmaLayout>,
-) {
-    for op in &r.ops {
-        for sub in &op.regions {
-            visit(k, sub, o, consts, out);
-        }
-        match op.kind {
-            OpKind::Dot { .. } => {
-                let wgmma = o.features.wgmma && !o.no_wgmma.contains(&op.results[0]);
-                if let Some(l) = layout_for(k, op, o.warps, wgmma) {
-                    out.insert(op.results[0], l);
-                }
-            }
-            _ if op.kind.is_elementwise() => {
-                if let Some(l) = elementwise_layout(k, op, consts, out) {
-                    out.insert(op.results[0], l);
-                }
-            }
-            OpKind::For => {
-                let region = &op.regions[0];
-                if let Some(y) = region.ops.last() {
-                    for (i, v) in y.args.iter().enumerate() {
-                        if let Some(&l) = out.get(v) {
-                            out.insert(region.args[i + 1], l);
-                            out.insert(op.results[i], l);
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
 }
 
 /// fp16/bf16 values used only as `dot` operands (directly, or carried through

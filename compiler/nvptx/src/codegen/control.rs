@@ -166,23 +166,6 @@ impl<'ctx> Gen<'ctx, '_> {
         }
     }
 
-    /// Flatten registers of values into one list (with their shape per value).
-    pub(super) fn flat(&self, vals: &[Value]) -> R<Flat<'ctx>> {
-        let mut flat = vec![];
-        let mut shape = vec![];
-        for &v in vals {
-            let t = self.ty(v).clone();
-            let regs = if t.is_block() {
-                self.raw(v)?
-            } else {
-                vec![self.scalar(v)?]
-            };
-            shape.push((t.is_block(), regs.len()));
-            flat.extend(regs);
-        }
-        Ok((flat, shape))
-    }
-
     pub(super) fn unflat(flat: &[BasicValueEnum<'ctx>], shape: &[(bool, usize)]) -> Vec<Reg<'ctx>> {
         let mut out = vec![];
         let mut i = 0;
@@ -202,24 +185,9 @@ impl<'ctx> Gen<'ctx, '_> {
         let lb = self.scalar(op.args[0])?.into_int_value();
         let ub = self.scalar(op.args[1])?.into_int_value();
         let step = self.scalar(op.args[2])?.into_int_value();
+        self.hoist_a_fragments(region)?;
         // Accumulators carried in an MMA layout enter the loop in it.
-        let mut init = vec![];
-        let mut shape = vec![];
-        for (i, &v) in op.args[3..].iter().enumerate() {
-            let carried = region.args[i + 1];
-            match (self.mma.get(&carried).copied(), self.mma.contains_key(&v)) {
-                (Some(l), false) => {
-                    let regs = self.blocked_to_mma(v, &l)?;
-                    shape.push((true, regs.len()));
-                    init.extend(regs);
-                }
-                _ => {
-                    let (f, s) = self.flat(&[v])?;
-                    init.extend(f);
-                    shape.extend(s);
-                }
-            }
-        }
+        let (init, shape) = self.flat_to(&op.args[3..], &region.args[1..])?;
         let pre = self.current_block()?;
         let header = self.ctx.append_basic_block(self.func, "for");
         let body = self.ctx.append_basic_block(self.func, "for_body");
@@ -248,7 +216,7 @@ impl<'ctx> Gen<'ctx, '_> {
         bound.extend(Self::unflat(&cur, &shape));
         self.bind(&region.args, bound);
         let ys = self.region(region)?;
-        let (next, _) = self.flat(&ys)?;
+        let (next, _) = self.flat_to(&ys, &region.args[1..])?;
         let latch = self.current_block()?;
         let i2 = self.b.build_int_add(i, step, "")?;
         iv.add_incoming(&[(&i2, latch)]);
@@ -274,7 +242,7 @@ impl<'ctx> Gen<'ctx, '_> {
         for (blk, region) in [(then_b, &op.regions[0]), (else_b, &op.regions[1])] {
             self.b.position_at_end(blk);
             let ys = self.region(region)?;
-            let (flat, s) = self.flat(&ys)?;
+            let (flat, s) = self.flat_to(&ys, &op.results)?;
             shape = s;
             arms.push((flat, self.current_block()?));
             self.b.build_unconditional_branch(merge)?;
@@ -293,7 +261,7 @@ impl<'ctx> Gen<'ctx, '_> {
 
     pub(super) fn while_op(&mut self, op: &Op) -> R<()> {
         let (cond_r, body_r) = (&op.regions[0], &op.regions[1]);
-        let (init, shape) = self.flat(&op.args)?;
+        let (init, shape) = self.flat_to(&op.args, &cond_r.args)?;
         let pre = self.current_block()?;
         let header = self.ctx.append_basic_block(self.func, "while");
         let body = self.ctx.append_basic_block(self.func, "while_body");
@@ -314,7 +282,7 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.position_at_end(body);
         self.bind(&body_r.args, Self::unflat(&cur, &shape));
         let ys = self.region(body_r)?;
-        let (next, _) = self.flat(&ys)?;
+        let (next, _) = self.flat_to(&ys, &body_r.args)?;
         let latch = self.current_block()?;
         for (p, v) in phis.iter().zip(&next) {
             p.add_incoming(&[(v, latch)]);

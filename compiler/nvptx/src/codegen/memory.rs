@@ -531,7 +531,7 @@ impl<'ctx> Gen<'ctx, '_> {
         if !self.ty(v).is_block() {
             return matches!(self.vals.get(&v), Some(Reg::S(_)));
         }
-        if self.mma.contains_key(&v) {
+        if self.mma.contains_key(&v) || self.rows.contains_key(&v) {
             return false;
         }
         let Some(op) = self.defs.get(&v).copied() else {

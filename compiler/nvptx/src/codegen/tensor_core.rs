@@ -85,30 +85,6 @@ impl<'ctx> Gen<'ctx, '_> {
     /// Convert an MMA-layout accumulator to the blocked layout through shared
     /// memory. Rows are padded by 8 floats: a half-warp's 8-byte stores (four
     /// rows of four lanes) then fall on distinct banks.
-    /// The operands of an elementwise op whose result is in the MMA layout
-    /// `l` (see `mma::plan`): MMA registers as they are, scalars and constant
-    /// splats repeated.
-    pub(super) fn mma_operands(&self, op: &Op, l: &MmaLayout) -> R<Vec<Vec<BasicValueEnum<'ctx>>>> {
-        let n = l.regs();
-        op.args
-            .iter()
-            .map(|&a| {
-                if self.mma.get(&a) == Some(l) {
-                    return self.raw(a);
-                }
-                match self.vals.get(&a) {
-                    Some(Reg::S(x)) => Ok(vec![*x; n]),
-                    Some(Reg::B(r))
-                        if matches!(self.defs.get(&a).map(|o| &o.kind), Some(OpKind::Const(_))) =>
-                    {
-                        Ok(vec![r[0]; n])
-                    }
-                    _ => fail(format!("internal: operand %{} of an MMA-layout op", a.0)),
-                }
-            })
-            .collect()
-    }
-
     /// How an MMA value's element type is kept in shared memory while it
     /// changes layout, and its size in bytes: fp16/bf16 (held in f32
     /// registers) as halves, `i1` as bytes, everything else (fp32, int32) as
@@ -246,17 +222,12 @@ impl<'ctx> Gen<'ctx, '_> {
             let x = self.constant(*c, t.elem)?;
             return Ok(vec![x; l.regs()]);
         }
-        self.barrier()?;
-        self.spill(v, 0)?;
-        self.barrier()?;
         let c = self.mma_coords(l)?;
-        let mut out = vec![];
+        let mut at = vec![];
         for i in 0..l.regs() {
-            let lin = self.mma_linear(l, &c, i)?;
-            out.push(self.smem_load(0, lin, t.elem)?);
+            at.push(self.mma_linear(l, &c, i)?);
         }
-        self.barrier()?;
-        Ok(out)
+        self.through_smem(v, &at)
     }
 
     /// Write a blocked operand tile as halves into a padded row-major tile,
@@ -389,6 +360,9 @@ impl<'ctx> Gen<'ctx, '_> {
         };
         let rk = l.row_k();
         let rn = l.row_n();
+        // A's fragments straight from registers, B stored untransposed.
+        let mut a_frags = None;
+        let mut b_trans = None;
         // Byte offsets of the A and B tiles in shared memory.
         let (a_off, b_off) = if self.tiles().contains_key(&a) && self.tiles().contains_key(&bm) {
             // Copied there by `cp.async` (see `async_copy`).
@@ -407,10 +381,23 @@ impl<'ctx> Gen<'ctx, '_> {
             // between two copies of the operand tiles, so writing tile i+1
             // cannot disturb readers of tile i; one barrier per dot remains
             // (between writing and reading).
-            let (at, bt) = (self.ty(a).clone(), self.ty(bm).clone());
-            let (la, lb) = (self.layout(&at), self.layout(&bt));
-            let a_regs = self.regs(a, la.regs())?;
-            let b_regs = self.regs(bm, lb.regs())?;
+            a_frags = match self.hoisted.get(&r) {
+                Some(f) => Some(f.clone()),
+                None => self.a_fragments_from_acc(a, l)?,
+            };
+            b_trans = self.transposed_b(bm);
+            let b_src = b_trans.unwrap_or(bm);
+            let bt = self.ty(b_src).clone();
+            let lb = self.layout(&bt);
+            let a_regs = match a_frags {
+                Some(_) => None,
+                None => {
+                    let at = self.ty(a).clone();
+                    let la = self.layout(&at);
+                    Some((self.regs(a, la.regs())?, la))
+                }
+            };
+            let b_regs = self.regs(b_src, lb.regs())?;
             // Both tiles as halves with padded rows (fp8 operands too: they
             // are exact in fp16). The sizes are the halves' own: a layout
             // chosen for `wgmma` whose operands stayed in registers has
@@ -421,11 +408,18 @@ impl<'ctx> Gen<'ctx, '_> {
             let a_bytes = l.m * rk * 2;
             let shift = self.dot_buffer_shift()?;
             self.smem_shift.set(Some(shift));
-            self.store_tile(0, &la, &a_regs, l.k, rk, l.kind == MmaKind::BF16)?;
-            self.store_tile(a_bytes, &lb, &b_regs, l.n, rn, l.kind == MmaKind::BF16)?;
+            let bf16 = l.kind == MmaKind::BF16;
+            if let Some((a_regs, la)) = a_regs {
+                self.store_tile(0, &la, &a_regs, l.k, rk, bf16)?;
+            }
+            if b_trans.is_some() {
+                self.store_tile(a_bytes, &lb, &b_regs, l.k, rk, bf16)?;
+            } else {
+                self.store_tile(a_bytes, &lb, &b_regs, l.n, rn, bf16)?;
+            }
             self.operand_tiles_written_at(shift, a_bytes)?
         };
-        let [wm, wn, _, _] = self.mma_coords(l)?;
+        let [_, wn, _, _] = self.mma_coords(l)?;
         let ty = if l.kind == MmaKind::BF16 {
             "bf16"
         } else {
@@ -440,42 +434,51 @@ impl<'ctx> Gen<'ctx, '_> {
         let lane16 = self.tid_field(1, 0, 15)?;
         let half = self.tid_field(1, 4, 1)?;
         let half8 = self.b.build_int_mul(half, self.i32c(8), "")?;
-        // A: rows of this warp's slab, row-major with `rk` halves per row.
-        let arow = self
-            .b
-            .build_int_mul(wm, self.i32c((l.m / l.wm) as i64), "")?;
-        let arow = self.b.build_int_add(arow, lane16, "")?;
-        let a_lane = self.b.build_int_mul(arow, self.i32c(rk as i64), "")?;
-        let a_lane = self.b.build_int_add(a_lane, half8, "")?;
-        let a_lane = self.b.build_int_mul(a_lane, self.i32c(2), "")?;
-        let a_lane = self.b.build_int_add(a_off, a_lane, "")?;
+        let a_lane = self.a_lane(l, a_off)?;
         // B: rows k, columns of this warp's slab.
         let bcol = self
             .b
             .build_int_mul(wn, self.i32c((l.n / l.wn) as i64), "")?;
-        let b_lane = self.b.build_int_mul(lane16, self.i32c(rn as i64), "")?;
-        let b_lane = self.b.build_int_add(b_lane, bcol, "")?;
         let pairs = l.reps_n().is_multiple_of(2);
-        let b_lane = if pairs {
-            self.b.build_int_add(b_lane, half8, "")?
+        let b_lane = if b_trans.is_some() {
+            // `N x K` rows: lane % 8 picks n within the 8-column tile, bit 3
+            // the k half, bit 4 the second n-tile of a pair.
+            let n = self.b.build_and(lane16, self.i32c(7), "")?;
+            let n = self.b.build_int_add(n, bcol, "")?;
+            let n = if pairs {
+                self.b.build_int_add(n, half8, "")?
+            } else {
+                n
+            };
+            let kh = self.b.build_and(lane16, self.i32c(8), "")?;
+            let at = self.b.build_int_mul(n, self.i32c(rk as i64), "")?;
+            self.b.build_int_add(at, kh, "")?
         } else {
-            b_lane
+            let at = self.b.build_int_mul(lane16, self.i32c(rn as i64), "")?;
+            let at = self.b.build_int_add(at, bcol, "")?;
+            if pairs {
+                self.b.build_int_add(at, half8, "")?
+            } else {
+                at
+            }
         };
         let b_lane = self.b.build_int_mul(b_lane, self.i32c(2), "")?;
         let b_lane = self.b.build_int_add(b_off, b_lane, "")?;
         for k0 in (0..l.k).step_by(16) {
-            let mut afrag = vec![];
-            for rm in 0..l.reps_m() {
-                let off = (rm * 16 * rk + k0) * 2;
-                let at = self.b.build_int_add(a_lane, self.i32c(off as i64), "")?;
-                afrag.push(self.ldmatrix(at, 4, false)?);
-            }
+            let afrag = match &a_frags {
+                Some(f) => f[k0 / 16].clone(),
+                None => self.a_fragment(l, a_lane, k0)?,
+            };
             let mut bfrag = vec![];
             let step = if pairs { 2 } else { 1 };
             for rep_n in (0..l.reps_n()).step_by(step) {
-                let off = (k0 * rn + rep_n * 8) * 2;
+                let off = if b_trans.is_some() {
+                    (rep_n * 8 * rk + k0) * 2
+                } else {
+                    (k0 * rn + rep_n * 8) * 2
+                };
                 let at = self.b.build_int_add(b_lane, self.i32c(off as i64), "")?;
-                let regs = self.ldmatrix(at, 2 * step, true)?;
+                let regs = self.ldmatrix(at, 2 * step, b_trans.is_none())?;
                 bfrag.extend(regs.chunks(2).map(|c| [c[0], c[1]]));
             }
             for (rn_i, [b0, b1]) in bfrag.iter().enumerate() {
@@ -487,6 +490,41 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         self.set(r, Reg::B(accs));
         Ok(())
+    }
+
+    /// This lane's `ldmatrix` byte offset into an A tile at `a_off` (rows
+    /// of this warp's slab, row-major with `row_k` halves per row).
+    pub(super) fn a_lane(&self, l: &MmaLayout, a_off: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let [wm, _, _, _] = self.mma_coords(l)?;
+        let lane16 = self.tid_field(1, 0, 15)?;
+        let half = self.tid_field(1, 4, 1)?;
+        let half8 = self.b.build_int_mul(half, self.i32c(8), "")?;
+        let arow = self
+            .b
+            .build_int_mul(wm, self.i32c((l.m / l.wm) as i64), "")?;
+        let arow = self.b.build_int_add(arow, lane16, "")?;
+        let a_lane = self
+            .b
+            .build_int_mul(arow, self.i32c(l.row_k() as i64), "")?;
+        let a_lane = self.b.build_int_add(a_lane, half8, "")?;
+        let a_lane = self.b.build_int_mul(a_lane, self.i32c(2), "")?;
+        Ok(self.b.build_int_add(a_off, a_lane, "")?)
+    }
+
+    /// The A fragments of k-step `k0` (one per `rep_m`) by `ldmatrix`.
+    pub(super) fn a_fragment(
+        &self,
+        l: &MmaLayout,
+        a_lane: IntValue<'ctx>,
+        k0: usize,
+    ) -> R<Vec<Vec<BasicValueEnum<'ctx>>>> {
+        let mut afrag = vec![];
+        for rm in 0..l.reps_m() {
+            let off = (rm * 16 * l.row_k() + k0) * 2;
+            let at = self.b.build_int_add(a_lane, self.i32c(off as i64), "")?;
+            afrag.push(self.ldmatrix(at, 4, false)?);
+        }
+        Ok(afrag)
     }
 
     /// The inline assembly of one `mma.sync` instruction `instr` (four A and

@@ -1,0 +1,541 @@
+//! Values in an MMA layout besides dot results (see `mma_plan`): the
+//! operands of elementwise ops in the full layout, row vectors (reductions
+//! along rows by quad shuffles, their elementwise ops, their conversions to
+//! and from the blocked layout).
+
+use super::*;
+
+impl<'ctx> Gen<'ctx, '_> {
+    /// Registers of a row vector in rows layout `l`: `2 * reps_m`.
+    pub(super) fn rows_regs(l: &MmaLayout) -> usize {
+        2 * l.reps_m()
+    }
+
+    /// The row of each register of a row vector in layout `l`.
+    fn rows_index(&self, l: &MmaLayout) -> R<Vec<IntValue<'ctx>>> {
+        let c = self.mma_coords(l)?;
+        let mut out = vec![];
+        for rm in 0..l.reps_m() {
+            for h in 0..2 {
+                out.push(self.mma_pos(l, &c, rm, 0, 2 * h)?.0);
+            }
+        }
+        Ok(out)
+    }
+
+    /// A layout-free operand (`mma_plan`'s `free`) recomputed at `idx`.
+    fn free_operand(&mut self, a: Value, idx: &[IntValue<'ctx>]) -> R<BasicValueEnum<'ctx>> {
+        match self.vals.get(&a) {
+            Some(Reg::S(x)) => return Ok(*x),
+            Some(Reg::B(r))
+                if matches!(
+                    self.defs.get(&a).map(|o| &o.kind),
+                    Some(OpKind::Const(_) | OpKind::Splat)
+                ) =>
+            {
+                return Ok(r[0]);
+            }
+            _ => {}
+        }
+        self.remat(a, idx)
+    }
+
+    /// The operands of an elementwise op whose result is in the full MMA
+    /// layout `l` (see `mma_plan`): MMA registers as they are, row vectors
+    /// broadcast along the rows, scalars and free values recomputed at each
+    /// register's coordinates.
+    pub(super) fn mma_operands(
+        &mut self,
+        op: &Op,
+        l: &MmaLayout,
+    ) -> R<Vec<Vec<BasicValueEnum<'ctx>>>> {
+        let n = l.regs();
+        let mut all = vec![];
+        for &a in &op.args {
+            if self.mma.get(&a) == Some(l) {
+                all.push(self.raw(a)?);
+                continue;
+            }
+            let bsrc = self
+                .defs
+                .get(&a)
+                .filter(|d| d.kind == OpKind::Broadcast)
+                .map(|d| d.args[0])
+                .filter(|s| self.rows.contains_key(s));
+            if let Some(src) = bsrc {
+                let rows = self.raw(src)?;
+                all.push(Self::expand_rows(l, &rows));
+                continue;
+            }
+            if let Some(src) = self.broadcast_of_blocked(a, l) {
+                if self.ty(src).shape[1] == 1 {
+                    let rows = self.cached_vector(src, l, true)?;
+                    all.push(Self::expand_rows(l, &rows));
+                } else {
+                    let cols = self.cached_vector(src, l, false)?;
+                    let out = (0..n)
+                        .map(|i| cols[2 * ((i / 4) % l.reps_n()) + i % 2])
+                        .collect();
+                    all.push(out);
+                }
+                continue;
+            }
+            if !self.ty(a).is_block() || self.is_splat(a) {
+                let x = self.free_operand(a, &[])?;
+                all.push(vec![x; n]);
+                continue;
+            }
+            let c = self.mma_coords(l)?;
+            let mut out = vec![];
+            for i in 0..n {
+                let (rep, r) = (i / 4, i % 4);
+                let (row, col) = self.mma_pos(l, &c, rep / l.reps_n(), rep % l.reps_n(), r)?;
+                out.push(self.free_operand(a, &[row, col])?);
+            }
+            all.push(out);
+        }
+        Ok(all)
+    }
+
+    /// A row vector's registers repeated over the full layout `l`.
+    fn expand_rows(l: &MmaLayout, rows: &[BasicValueEnum<'ctx>]) -> Vec<BasicValueEnum<'ctx>> {
+        (0..l.regs())
+            .map(|i| rows[2 * ((i / 4) / l.reps_n()) + (i % 4) / 2])
+            .collect()
+    }
+
+    /// The source of `a` if `a` broadcasts a blocked `[M, 1]` or `[1, N]`
+    /// vector to the shape of `l` (`mma_plan`'s `broadcast_blocked`).
+    fn broadcast_of_blocked(&self, a: Value, l: &MmaLayout) -> Option<Value> {
+        let d = self.defs.get(&a).filter(|d| d.kind == OpKind::Broadcast)?;
+        let s = d.args[0];
+        let shape = &self.ty(s).shape;
+        let vector = shape.as_slice() == [l.m, 1] || shape.as_slice() == [1, l.n];
+        (vector && !self.mma.contains_key(&s) && !self.rows.contains_key(&s)).then_some(s)
+    }
+
+    /// A blocked `[M, 1]` (`rows`) or `[1, N]` vector in the rows or the
+    /// columns of layout `l`, through shared memory; converted once per
+    /// region. Columns: `2 * reps_n` registers, `(rep_n, j)` holding column
+    /// `warp_n * (N / wn) + rep_n * 8 + 2 * (lane % 4) + j`.
+    fn cached_vector(
+        &mut self,
+        v: Value,
+        l: &MmaLayout,
+        rows: bool,
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
+        if let Some((_, _, regs)) = self.converted.borrow().iter().find(|(_, x, _)| *x == v) {
+            return Ok(regs.clone());
+        }
+        let regs = if rows {
+            self.blocked_to_rows(v, l)?
+        } else if self.is_splat(v) {
+            let x = self.free_operand(v, &[])?;
+            vec![x; 2 * l.reps_n()]
+        } else {
+            let c = self.mma_coords(l)?;
+            let mut cols = vec![];
+            for rn in 0..l.reps_n() {
+                for j in 0..2 {
+                    cols.push(self.mma_pos(l, &c, 0, rn, j)?.1);
+                }
+            }
+            self.through_smem(v, &cols)?
+        };
+        self.converted
+            .borrow_mut()
+            .push((self.depth, v, regs.clone()));
+        Ok(regs)
+    }
+
+    /// Whether `v` is a constant or a splat (one register value everywhere).
+    fn is_splat(&self, v: Value) -> bool {
+        matches!(
+            self.defs.get(&v).map(|o| &o.kind),
+            Some(OpKind::Const(_) | OpKind::Splat)
+        ) && matches!(self.vals.get(&v), Some(Reg::B(_)))
+    }
+
+    /// The operands of an elementwise op on row vectors in rows layout `l`.
+    pub(super) fn rows_operands(
+        &mut self,
+        op: &Op,
+        l: &MmaLayout,
+    ) -> R<Vec<Vec<BasicValueEnum<'ctx>>>> {
+        let n = Self::rows_regs(l);
+        let mut all = vec![];
+        for &a in &op.args {
+            if self.rows.contains_key(&a) {
+                all.push(self.raw(a)?);
+                continue;
+            }
+            if !self.ty(a).is_block() || self.is_splat(a) {
+                let x = self.free_operand(a, &[])?;
+                all.push(vec![x; n]);
+                continue;
+            }
+            let rank = self.ty(a).shape.len();
+            let mut out = vec![];
+            for row in self.rows_index(l)? {
+                let idx = if rank == 1 {
+                    vec![row]
+                } else {
+                    vec![row, self.i32c(0)]
+                };
+                out.push(self.free_operand(a, &idx)?);
+            }
+            all.push(out);
+        }
+        Ok(all)
+    }
+
+    /// A reduction along the rows of a full MMA value into rows layout: a
+    /// fold over this thread's registers of each row, then across the four
+    /// lanes of the quad that share the row.
+    pub(super) fn rows_reduce(&mut self, op: &Op, combine: Combine) -> R<()> {
+        let src = op.args[0];
+        let l = self.mma[&src];
+        let d = self.ty(op.results[0]).dtype();
+        let regs = self.raw(src)?;
+        let mut out = vec![];
+        for rm in 0..l.reps_m() {
+            for h in 0..2 {
+                let mut acc: Option<BasicValueEnum<'ctx>> = None;
+                for rn in 0..l.reps_n() {
+                    for j in 0..2 {
+                        let x = regs[(rm * l.reps_n() + rn) * 4 + 2 * h + j];
+                        acc = Some(match acc {
+                            None => x,
+                            Some(a) => self.combine(combine, a, x, d)?,
+                        });
+                    }
+                }
+                let mut acc = acc.ok_or_else(|| GenError("empty row reduction".into()))?;
+                for off in [1, 2] {
+                    let other = self.shuffle_xor(acc, off)?;
+                    acc = self.combine(combine, acc, other, d)?;
+                }
+                out.push(acc);
+            }
+        }
+        self.set(op.results[0], Reg::B(out));
+        Ok(())
+    }
+
+    /// `shfl.sync.bfly` of an f32 or i32 register with the lane `off` apart.
+    pub(super) fn shuffle_xor(&self, x: BasicValueEnum<'ctx>, off: i64) -> R<BasicValueEnum<'ctx>> {
+        let name = if x.get_type() == self.ctx.f32_type().into() {
+            "llvm.nvvm.shfl.sync.bfly.f32"
+        } else {
+            "llvm.nvvm.shfl.sync.bfly.i32"
+        };
+        let full = self.ctx.i32_type().const_all_ones();
+        self.intrinsic(
+            name,
+            &[],
+            &[full.into(), x, self.i32c(off).into(), self.i32c(31).into()],
+        )
+    }
+
+    /// A row vector in the blocked layout of its shape, through shared
+    /// memory (the four lanes of a quad store the same value).
+    pub(super) fn rows_to_blocked(&self, v: Value, l: &MmaLayout) -> R<Vec<BasicValueEnum<'ctx>>> {
+        if let Some((_, _, regs)) = self.converted.borrow().iter().find(|(_, x, _)| *x == v) {
+            return Ok(regs.clone());
+        }
+        let t = self.ty(v).clone();
+        let regs = self.raw(v)?;
+        self.barrier()?;
+        for (row, x) in self.rows_index(l)?.into_iter().zip(&regs) {
+            self.smem_store(0, row, t.elem, *x)?;
+        }
+        self.need_smem(l.m * self.slot_size(t.elem));
+        self.barrier()?;
+        let bl = self.layout(&t);
+        let mut out = vec![];
+        for r in 0..bl.regs() {
+            let row = self.elem_coords(&bl, r, &t.shape)?[0];
+            out.push(self.smem_load(0, row, t.elem)?);
+        }
+        self.barrier()?;
+        self.converted
+            .borrow_mut()
+            .push((self.depth, v, out.clone()));
+        Ok(out)
+    }
+
+    /// A blocked vector of `M` (or `M x 1`) values in rows layout `l`.
+    pub(super) fn blocked_to_rows(
+        &mut self,
+        v: Value,
+        l: &MmaLayout,
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
+        let t = self.ty(v).clone();
+        if self.is_splat(v) || !t.is_block() {
+            let x = self.free_operand(v, &[])?;
+            return Ok(vec![x; Self::rows_regs(l)]);
+        }
+        let rows = self.rows_index(l)?;
+        self.through_smem(v, &rows)
+    }
+
+    /// The elements of blocked value `v` at linear indices `at`, through
+    /// shared memory.
+    pub(super) fn through_smem(
+        &mut self,
+        v: Value,
+        at: &[IntValue<'ctx>],
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
+        let e = self.ty(v).elem;
+        self.barrier()?;
+        self.spill(v, 0)?;
+        self.barrier()?;
+        let mut out = vec![];
+        for &i in at {
+            out.push(self.smem_load(0, i, e)?);
+        }
+        self.barrier()?;
+        Ok(out)
+    }
+
+    /// The registers of `vals` flattened for a phi whose values become
+    /// `dests`: a value whose layout (full MMA, rows, blocked) differs from
+    /// its destination's is converted (to the blocked layout, or to the
+    /// destination's MMA layout).
+    pub(super) fn flat_to(&mut self, vals: &[Value], dests: &[Value]) -> R<Flat<'ctx>> {
+        let mut flat = vec![];
+        let mut shape = vec![];
+        for (&v, &d) in vals.iter().zip(dests) {
+            let t = self.ty(v).clone();
+            let regs = if !t.is_block() {
+                vec![self.scalar(v)?]
+            } else if let Some(l) = self.mma.get(&d).copied() {
+                if self.mma.get(&v) == Some(&l) {
+                    self.raw(v)?
+                } else {
+                    self.blocked_to_mma(v, &l)?
+                }
+            } else if let Some(l) = self.rows.get(&d).copied() {
+                if self.rows.get(&v).is_some_and(|r| same_rows(r, &l)) {
+                    self.raw(v)?
+                } else {
+                    self.blocked_to_rows(v, &l)?
+                }
+            } else {
+                self.regs(v, self.layout(&t).regs())?
+            };
+            shape.push((t.is_block(), regs.len()));
+            flat.extend(regs);
+        }
+        Ok((flat, shape))
+    }
+}
+
+impl<'ctx> Gen<'ctx, '_> {
+    /// The A fragments of a register-path `mma.sync` dot of layout `l`,
+    /// taken straight from an A operand that is itself in a full MMA layout
+    /// with the same rows (the probabilities of attention, computed from the
+    /// first dot's accumulator): the accumulator fragments of n-tiles `2j`
+    /// and `2j + 1` are, rounded to halves and paired, the A fragment of
+    /// k-step `j`. Indexed `[k-step][rep_m]`; `None` where the layouts differ.
+    pub(super) fn a_fragments_from_acc(
+        &self,
+        a: Value,
+        l: &MmaLayout,
+    ) -> R<Option<AFragments<'ctx>>> {
+        let Some(la) = self.mma.get(&a).copied() else {
+            return Ok(None);
+        };
+        let fits = same_rows(&la, l) && !l.wgmma && l.kind.is_half() && la.n == l.k;
+        if !fits {
+            return Ok(None);
+        }
+        let h = if l.kind == MmaKind::BF16 {
+            self.ctx.bf16_type()
+        } else {
+            self.ctx.f16_type()
+        };
+        let regs = self.raw(a)?;
+        let pack = |x: BasicValueEnum<'ctx>, y: BasicValueEnum<'ctx>| -> R<BasicValueEnum<'ctx>> {
+            let mut v = h.vec_type(2).get_undef();
+            for (j, e) in [x, y].into_iter().enumerate() {
+                let e = self.b.build_float_trunc(e.into_float_value(), h, "")?;
+                v = self.b.build_insert_element(v, e, self.i32c(j as i64), "")?;
+            }
+            Ok(self.b.build_bit_cast(v, self.ctx.i32_type(), "")?)
+        };
+        let mut out = vec![];
+        for kk in 0..l.k / 16 {
+            let mut per_rm = vec![];
+            for rm in 0..l.reps_m() {
+                let c0 = (rm * la.reps_n() + 2 * kk) * 4;
+                let c1 = c0 + 4;
+                per_rm.push(vec![
+                    pack(regs[c0], regs[c0 + 1])?,
+                    pack(regs[c0 + 2], regs[c0 + 3])?,
+                    pack(regs[c1], regs[c1 + 1])?,
+                    pack(regs[c1 + 2], regs[c1 + 3])?,
+                ]);
+            }
+            out.push(per_rm);
+        }
+        Ok(Some(out))
+    }
+
+    /// The value whose transpose is `b`, where `b` is a transpose that only
+    /// register-path dots read as their B operand (`virtual_ops`): those
+    /// dots store it untransposed, `N x K`, and load B's fragments with a
+    /// plain `ldmatrix`.
+    pub(super) fn transposed_b(&self, b: Value) -> Option<Value> {
+        if !self.virtual_ops.contains(&b) {
+            return None;
+        }
+        self.defs
+            .get(&b)
+            .filter(|d| matches!(d.kind, OpKind::Trans(_)))
+            .map(|d| d.args[0])
+    }
+}
+
+/// Transposes `[1, 0]` of 2-D values read only as the B operand of
+/// register-path, half-kind `mma.sync` dots (`plan` gives each dot's layout;
+/// `tiled` says whether a dot's operands come by `cp.async`).
+pub(super) fn dot_transposes(
+    k: &Kernel,
+    mma: &HashMap<Value, MmaLayout>,
+    tiled: &dyn Fn(&Op) -> bool,
+) -> HashSet<Value> {
+    let mut uses: HashMap<Value, Vec<(&Op, usize)>> = HashMap::new();
+    let mut trans = vec![];
+    tilebook_tir::walk_ops(&k.body, &mut |op| {
+        for (i, a) in op.args.iter().enumerate() {
+            uses.entry(*a).or_default().push((op, i));
+        }
+        if matches!(&op.kind, OpKind::Trans(p) if p.as_slice() == [1, 0]) {
+            trans.push(op.results[0]);
+        }
+    });
+    trans
+        .into_iter()
+        .filter(|t| {
+            uses.get(t).is_some_and(|us| {
+                us.iter().all(|(op, i)| {
+                    *i == 1
+                        && matches!(op.kind, OpKind::Dot { .. })
+                        && mma
+                            .get(&op.results[0])
+                            .is_some_and(|l| l.kind.is_half() && !l.wgmma)
+                        && !tiled(op)
+                })
+            })
+        })
+        .collect()
+}
+
+impl<'ctx> Gen<'ctx, '_> {
+    /// Before a loop: the A fragments of the register-path dots of its body
+    /// whose A is defined outside the loop (attention's `q`, the backward's
+    /// `k` and `v`), stored and loaded once instead of every iteration.
+    pub(super) fn hoist_a_fragments(&mut self, region: &Region) -> R<()> {
+        let mut inside: HashSet<Value> = region.args.iter().copied().collect();
+        tilebook_tir::walk_ops(region, &mut |op| inside.extend(op.results.iter().copied()));
+        for op in &region.ops {
+            if !matches!(op.kind, OpKind::Dot { .. }) || self.hoisted.contains_key(&op.results[0]) {
+                continue;
+            }
+            let Some(l) = self.mma.get(&op.results[0]).copied() else {
+                continue;
+            };
+            let a = op.args[0];
+            let tiled = op.args[..2].iter().all(|v| self.tiles().contains_key(v));
+            let blocked = !self.mma.contains_key(&a) && !self.rows.contains_key(&a);
+            if l.wgmma || !l.kind.is_half() || tiled || inside.contains(&a) || !blocked {
+                continue;
+            }
+            let at = self.ty(a).clone();
+            let la = self.layout(&at);
+            let regs = self.regs(a, la.regs())?;
+            self.barrier()?;
+            self.store_tile(0, &la, &regs, l.k, l.row_k(), l.kind == MmaKind::BF16)?;
+            self.need_smem(l.m * l.row_k() * 2);
+            self.barrier()?;
+            let a_lane = self.a_lane(&l, self.i32c(self.scratch as i64))?;
+            let mut frags = vec![];
+            for k0 in (0..l.k).step_by(16) {
+                frags.push(self.a_fragment(&l, a_lane, k0)?);
+            }
+            // The tiles' first copy is written next without a barrier.
+            self.barrier()?;
+            self.hoisted.insert(op.results[0], frags);
+        }
+        Ok(())
+    }
+
+    /// Mark the transposes `dot_transposes` finds as virtual.
+    pub(super) fn plan_transposes(&mut self) {
+        let roles = &self.tile_plan.roles;
+        let tiled = |op: &Op| op.args[..2].iter().all(|a| roles.contains_key(a));
+        let t = dot_transposes(self.k, &self.mma, &tiled);
+        self.virtual_ops.extend(t);
+    }
+}
+
+impl Gen<'_, '_> {
+    /// Decide the tensor-core layouts (`mma_plan`), the operand tiles, and
+    /// the shared memory of register-path dots.
+    pub(super) fn plan_mma(&mut self, features: crate::mma::Features) {
+        // `wgmma` reads both operands from shared tiles, so a dot whose operands
+        // cannot be copied there by `cp.async` falls back to `mma.sync`.
+        let mut no_wgmma = HashSet::new();
+        loop {
+            let options = crate::mma_plan::PlanOptions {
+                warps: self.threads / 32,
+                features,
+                no_wgmma: &no_wgmma,
+            };
+            let planned = plan(self.k, &options);
+            self.mma = planned.full;
+            self.rows = planned.rows;
+            self.virtual_ops = planned.virtual_broadcasts;
+            self.half_regs = crate::mma::dot_only_operands(self.k, &self.mma, false);
+            self.fp8_operands = crate::mma::dot_only_operands(self.k, &self.mma, true);
+            self.tile_plan = self.plan_tiles();
+            let before = no_wgmma.len();
+            tilebook_tir::walk_ops(&self.k.body, &mut |op| {
+                if !matches!(op.kind, OpKind::Dot { .. }) {
+                    return;
+                }
+                if let Some(l) = self.mma.get(&op.results[0]) {
+                    let tiled = op.args[..2]
+                        .iter()
+                        .all(|a| self.tile_plan.roles.contains_key(a));
+                    if l.wgmma && !tiled {
+                        no_wgmma.insert(op.results[0]);
+                    }
+                }
+            });
+            if no_wgmma.len() == before {
+                break;
+            }
+        }
+        self.plan_inflight(features.wgmma_inflight);
+        self.plan_transposes();
+        // Dots whose operands are not both copied into tiles run from registers.
+        let mut stride = 0;
+        tilebook_tir::walk_ops(&self.k.body, &mut |op| {
+            if !matches!(op.kind, OpKind::Dot { .. }) {
+                return;
+            }
+            if let Some(l) = op.results.first().and_then(|r| self.mma.get(r)) {
+                let tiled = op.args[..2]
+                    .iter()
+                    .all(|a| self.tile_plan.roles.contains_key(a));
+                if !tiled {
+                    let untransposed = self.virtual_ops.contains(&op.args[1]);
+                    stride = stride.max(l.register_tiles_bytes(untransposed));
+                }
+            }
+        });
+        self.dot_stride = stride;
+    }
+}
