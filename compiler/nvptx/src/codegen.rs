@@ -78,6 +78,8 @@ struct Gen<'ctx, 'a> {
     rows: HashMap<Value, MmaLayout>,
     /// Ops that emit nothing: their users read their operands (`mma_plan`).
     virtual_ops: HashSet<Value>,
+    /// Blocked vectors moved into MMA rows (`true`) or columns, like `converted`.
+    vectors: std::cell::RefCell<Vec<MovedVector<'ctx>>>,
     /// A fragments of loop dots whose A is loop-invariant, loaded before
     /// the loop (`hoist_a_fragments`), by dot result.
     hoisted: HashMap<Value, AFragments<'ctx>>,
@@ -194,6 +196,7 @@ pub fn emit<'ctx>(
         rows: HashMap::new(),
         virtual_ops: HashSet::new(),
         hoisted: HashMap::new(),
+        vectors: Default::default(),
         defs: HashMap::new(),
         converted: std::cell::RefCell::new(vec![]),
         depth: 0,
@@ -496,6 +499,7 @@ impl<'ctx> Gen<'ctx, '_> {
         self.converted
             .borrow_mut()
             .retain(|(depth, _, _)| *depth < d);
+        self.vectors.borrow_mut().retain(|(depth, ..)| *depth < d);
         self.depth -= 1;
         result
     }
@@ -939,6 +943,8 @@ impl<'ctx> Gen<'ctx, '_> {
 }
 
 /// Registers of several values in one list, with (is_block, count) per value.
+/// A vector moved into MMA rows or columns: (region depth, value, rows, registers).
+type MovedVector<'ctx> = (usize, Value, bool, Vec<BasicValueEnum<'ctx>>);
 /// `mma.sync` A fragments, `[k-step][rep_m]`, four registers each.
 type AFragments<'ctx> = Vec<Vec<Vec<BasicValueEnum<'ctx>>>>;
 type Flat<'ctx> = (Vec<BasicValueEnum<'ctx>>, Vec<(bool, usize)>);

@@ -439,8 +439,21 @@ pub fn dot_only_operands(
         let snapshot = set.clone();
         set.retain(|v| {
             let Some(us) = uses.get(v) else { return false };
-            us.iter().all(|(op, i)| match op.kind {
+            us.iter().all(|(op, i)| match &op.kind {
                 OpKind::Dot { .. } => *i < 2 && plan.contains_key(&op.results[0]),
+                // `tl.trans(k)` read only as B by `mma.sync` dots, which
+                // store `k` as it is (`codegen::mma_rows::dot_transposes`).
+                OpKind::Trans(p) if !fp8 && p.as_slice() == [1, 0] => {
+                    uses.get(&op.results[0]).is_some_and(|tu| {
+                        tu.iter().all(|(d, j)| {
+                            *j == 1
+                                && matches!(d.kind, OpKind::Dot { .. })
+                                && plan
+                                    .get(&d.results[0])
+                                    .is_some_and(|l| l.kind.is_half() && !l.wgmma)
+                        })
+                    })
+                }
                 OpKind::Yield => yield_pos
                     .get(&(*op as *const Op, *i))
                     .is_some_and(|t| snapshot.contains(t)),

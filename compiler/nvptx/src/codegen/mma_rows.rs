@@ -68,11 +68,12 @@ impl<'ctx> Gen<'ctx, '_> {
                 continue;
             }
             if let Some(src) = self.broadcast_of_blocked(a, l) {
+                let root = self.vector_root(src);
                 if self.ty(src).shape[1] == 1 {
-                    let rows = self.cached_vector(src, l, true)?;
+                    let rows = self.cached_vector(root, l, true)?;
                     all.push(Self::expand_rows(l, &rows));
                 } else {
-                    let cols = self.cached_vector(src, l, false)?;
+                    let cols = self.cached_vector(root, l, false)?;
                     let out = (0..n)
                         .map(|i| cols[2 * ((i / 4) % l.reps_n()) + i % 2])
                         .collect();
@@ -124,8 +125,14 @@ impl<'ctx> Gen<'ctx, '_> {
         l: &MmaLayout,
         rows: bool,
     ) -> R<Vec<BasicValueEnum<'ctx>>> {
-        if let Some((_, _, regs)) = self.converted.borrow().iter().find(|(_, x, _)| *x == v) {
-            return Ok(regs.clone());
+        let hit = self
+            .vectors
+            .borrow()
+            .iter()
+            .find(|(_, x, r, _)| *x == v && *r == rows)
+            .map(|e| e.3.clone());
+        if let Some(regs) = hit {
+            return Ok(regs);
         }
         let regs = if rows {
             self.blocked_to_rows(v, l)?
@@ -142,10 +149,23 @@ impl<'ctx> Gen<'ctx, '_> {
             }
             self.through_smem(v, &cols)?
         };
-        self.converted
+        self.vectors
             .borrow_mut()
-            .push((self.depth, v, regs.clone()));
+            .push((self.depth, v, rows, regs.clone()));
         Ok(regs)
+    }
+
+    /// The vector a `[M, 1]` or `[1, N]` value reshapes (`lse[:, None]` of a
+    /// loaded `lse`), or the value itself: its element order is the same.
+    fn vector_root(&self, mut v: Value) -> Value {
+        while let Some(d) = self.defs.get(&v) {
+            let reshape = matches!(d.kind, OpKind::Reshape | OpKind::ExpandDims(_));
+            if !reshape || self.ty(d.args[0]).numel() != self.ty(v).numel() {
+                break;
+            }
+            v = d.args[0];
+        }
+        v
     }
 
     /// Whether `v` is a constant or a splat (one register value everywhere).
@@ -350,19 +370,41 @@ impl<'ctx> Gen<'ctx, '_> {
         if !fits {
             return Ok(None);
         }
-        let h = if l.kind == MmaKind::BF16 {
-            self.ctx.bf16_type()
+        let h_name = if l.kind == MmaKind::BF16 {
+            "bf16"
         } else {
-            self.ctx.f16_type()
+            "f16"
         };
-        let regs = self.raw(a)?;
+        // `p.to(tl.float16)` of an fp32 value in the same layout: pack the
+        // fp32 registers (the packing conversion rounds the same way).
+        let unrounded = self
+            .defs
+            .get(&a)
+            .filter(|d| d.kind == OpKind::Cast)
+            .map(|d| d.args[0])
+            .filter(|s| self.mma.get(s) == Some(&la) && self.ty(*s).dtype() == Some(DType::F32));
+        let regs = self.raw(unrounded.unwrap_or(a))?;
+        // Two floats to a pair of halves (x in the low half) in one
+        // `cvt.rn.f16x2.f32` (LLVM 19 splits a vector `fptrunc` in two).
+        let i32t = self.ctx.i32_type();
+        let f32t = self.ctx.f32_type();
+        let fn_ty = i32t.fn_type(&[f32t.into(), f32t.into()], false);
+        let asm = self.ctx.create_inline_asm(
+            fn_ty,
+            format!("cvt.rn.{}x2.f32 $0, $2, $1;", h_name),
+            "=r,f,f".into(),
+            false,
+            false,
+            None,
+            false,
+        );
         let pack = |x: BasicValueEnum<'ctx>, y: BasicValueEnum<'ctx>| -> R<BasicValueEnum<'ctx>> {
-            let mut v = h.vec_type(2).get_undef();
-            for (j, e) in [x, y].into_iter().enumerate() {
-                let e = self.b.build_float_trunc(e.into_float_value(), h, "")?;
-                v = self.b.build_insert_element(v, e, self.i32c(j as i64), "")?;
-            }
-            Ok(self.b.build_bit_cast(v, self.ctx.i32_type(), "")?)
+            let call = self
+                .b
+                .build_indirect_call(fn_ty, asm, &[x.into(), y.into()], "pack")?;
+            call.try_as_basic_value()
+                .basic()
+                .ok_or_else(|| GenError("cvt without a result".into()))
         };
         let mut out = vec![];
         for kk in 0..l.k / 16 {
@@ -433,12 +475,31 @@ pub(super) fn dot_transposes(
 }
 
 impl<'ctx> Gen<'ctx, '_> {
-    /// Before a loop: the A fragments of the register-path dots of its body
+    /// Before a loop: blocked vectors its MMA ops broadcast, and the A
+    /// fragments of the register-path dots of its body
     /// whose A is defined outside the loop (attention's `q`, the backward's
     /// `k` and `v`), stored and loaded once instead of every iteration.
     pub(super) fn hoist_a_fragments(&mut self, region: &Region) -> R<()> {
         let mut inside: HashSet<Value> = region.args.iter().copied().collect();
         tilebook_tir::walk_ops(region, &mut |op| inside.extend(op.results.iter().copied()));
+        // Row and column vectors the loop's MMA ops broadcast, defined
+        // before it (`lse`, `Delta` of the backward): moved once.
+        for op in &region.ops {
+            let Some(l) = op.results.first().and_then(|r| self.mma.get(r)).copied() else {
+                continue;
+            };
+            if !op.kind.is_elementwise() {
+                continue;
+            }
+            for &a in &op.args {
+                if let Some(src) = self.broadcast_of_blocked(a, &l) {
+                    let root = self.vector_root(src);
+                    if !inside.contains(&root) && self.ty(root).is_block() {
+                        self.cached_vector(root, &l, self.ty(src).shape[1] == 1)?;
+                    }
+                }
+            }
+        }
         for op in &region.ops {
             if !matches!(op.kind, OpKind::Dot { .. }) || self.hoisted.contains_key(&op.results[0]) {
                 continue;

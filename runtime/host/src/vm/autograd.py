@@ -456,23 +456,8 @@ for _name in ("reshape", "view", "t", "transpose", "unsqueeze", "squeeze", "flat
     setattr(Tensor, _name, _shape_method(_name))
 
 
-def _creation(name):
-    native = _tb.getattr(_tb.module("torch"), name)
-
-    def create(*args, requires_grad=False, **kwargs):
-        out = native(*args, **kwargs)
-        if requires_grad:
-            out.requires_grad = True
-        return out
-
-    create.__name__ = name
-    create._tilebook_doc = "torch." + name
-    return create
-
-
-for _name in ("empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "tensor",
-              "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like"):
-    _EXTRA["torch"][_name] = _creation(_name)
+# The creation functions (`torch.empty(..., requires_grad=True)`) take
+# `requires_grad` natively (`natives.rs`, `CREATION`): no wrapper per call.
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):

@@ -154,15 +154,46 @@ pub mod _tb {
         this: &PyObjectRef,
         f: Val,
         args: Vec<Val>,
-        kw: Vec<(String, Val)>,
+        mut kw: Vec<(String, Val)>,
     ) -> PyResult {
         if let Val::Builtin(b) = &f {
             if &**b == "triton.jit" {
                 return super::super::jit::jit(vm, this, args, kw);
             }
+            // The creation functions take autograd's `requires_grad` here,
+            // without a Python wrapper around every call.
+            if CREATION.contains(&&**b) {
+                if let Some(i) = kw.iter().position(|(k, _)| k == "requires_grad") {
+                    let (_, flag) = kw.remove(i);
+                    let out = with(vm, |s| s.call(&f, args, kw))?;
+                    if flag.truth().map_err(|e| raise(vm, e))? {
+                        out.set_attr("requires_grad", vm.ctx.new_bool(true), vm)?;
+                    }
+                    return Ok(out);
+                }
+            }
         }
         with(vm, |s| s.call(&f, args, kw))
     }
+
+    /// Tensor creation functions (`requires_grad=` accepted).
+    const CREATION: &[&str] = &[
+        "torch.empty",
+        "torch.zeros",
+        "torch.ones",
+        "torch.full",
+        "torch.rand",
+        "torch.randn",
+        "torch.randint",
+        "torch.arange",
+        "torch.tensor",
+        "torch.empty_like",
+        "torch.zeros_like",
+        "torch.ones_like",
+        "torch.full_like",
+        "torch.rand_like",
+        "torch.randn_like",
+    ];
 
     fn val(vm: &VirtualMachine, o: &PyObjectRef) -> Val {
         to_val(vm, o)
