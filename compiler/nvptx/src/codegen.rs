@@ -363,6 +363,19 @@ impl<'ctx> Gen<'ctx, '_> {
         let f = i
             .get_declaration(self.module, &[])
             .ok_or_else(|| GenError("cannot declare barrier".into()))?;
+        // Two conversions in a row: the first one's closing barrier is
+        // the second one's opening barrier.
+        let last = self
+            .b
+            .get_insert_block()
+            .and_then(|b| b.get_last_instruction());
+        let callee = last
+            .filter(|i| i.get_opcode() == inkwell::values::InstructionOpcode::Call)
+            .and_then(|i| i.get_operand(i.get_num_operands().checked_sub(1)?))
+            .and_then(|o| o.value());
+        if callee == Some(f.as_global_value().as_pointer_value().into()) {
+            return Ok(());
+        }
         self.b.build_call(f, &[], "")?;
         Ok(())
     }
