@@ -116,7 +116,6 @@ pub fn plan(k: &Kernel, o: &PlanOptions) -> Planned {
         }
         cx.pessimistic.extend(wrong);
     };
-    let cx = cx;
     let virtual_broadcasts: HashSet<Value> = cx
         .defs
         .values()
