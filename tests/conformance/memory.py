@@ -75,3 +75,18 @@ n = 4096
 out = torch.zeros(n, device=DEVICE)
 add_int64[(triton.cdiv(n, 1024),)](x[:n], y[:n], out, n, BLOCK=1024)
 check("int64 offsets, divisible size", out, x[:n] + y[:n])
+
+# Offsets that run backwards (`c - arange`) and a column reshaped into a row:
+# neither is a run of consecutive addresses, whatever the vector paths assume.
+@triton.jit
+def backwards(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + ((BLOCK - 1) - offs)))
+    col = tl.load(x_ptr + offs[:, None] * 2)
+    tl.store(out_ptr + BLOCK + offs, tl.reshape(col, [BLOCK]))
+
+x = torch.randn(64, device=DEVICE)
+out = torch.zeros(64, device=DEVICE)
+backwards[(1,)](x, out, BLOCK=32)
+check("offsets running backwards", out[:32], torch.tensor([x[31 - i].item() for i in range(32)]))
+check("a column reshaped into a row", out[32:], torch.tensor([x[2 * i].item() for i in range(32)]))

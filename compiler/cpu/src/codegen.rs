@@ -40,6 +40,8 @@ pub(crate) struct Gen<'a, 'b> {
     pub checked: bool,
     /// Report every load and store lane to `tb_trace`.
     pub trace: bool,
+    /// Contiguity and constancy along the last dimension (hints not believed).
+    pub axis: HashMap<Value, tilebook_tir::axis::AxisInfo>,
 }
 
 /// Element values of the current iteration of a fused loop.
@@ -168,6 +170,11 @@ impl Gen<'_, '_> {
 
     /// `for i in lo..hi` (i64) around `body`.
     pub fn for_range(&mut self, lo: CV, hi: CV, body: &mut dyn FnMut(&mut Self, CV)) {
+        self.for_range_step(lo, hi, 1, body)
+    }
+
+    /// `for i in (lo..hi).step_by(step)` (i64) around `body`.
+    fn for_range_step(&mut self, lo: CV, hi: CV, step: i64, body: &mut dyn FnMut(&mut Self, CV)) {
         let var = self.b.declare_var(types::I64);
         self.b.def_var(var, lo);
         let header = self.b.create_block();
@@ -180,7 +187,7 @@ impl Gen<'_, '_> {
         self.b.ins().brif(c, body_b, &[], exit, &[]);
         self.b.switch_to_block(body_b);
         body(self, i);
-        let next = self.b.ins().iadd_imm(i, 1);
+        let next = self.b.ins().iadd_imm(i, step);
         self.b.def_var(var, next);
         self.b.ins().jump(header, &[]);
         self.b.switch_to_block(exit);
@@ -188,9 +195,19 @@ impl Gen<'_, '_> {
 
     /// A loop nest over `shape` calling `body(idx, linear)` innermost.
     pub fn loop_nest(&mut self, shape: &[usize], body: &mut dyn FnMut(&mut Self, &[CV], CV)) {
+        self.loop_nest_step(shape, 1, body)
+    }
+
+    /// As `loop_nest`, the last dimension `step` elements at a time.
+    pub fn loop_nest_step(
+        &mut self,
+        shape: &[usize],
+        step: i64,
+        body: &mut dyn FnMut(&mut Self, &[CV], CV),
+    ) {
         let strides = row_major_strides(shape);
         let mut idx = vec![];
-        self.nest_level(shape, &strides, 0, &mut idx, body);
+        self.nest_level(shape, &strides, 0, step, &mut idx, body);
     }
 
     fn nest_level(
@@ -198,6 +215,7 @@ impl Gen<'_, '_> {
         shape: &[usize],
         strides: &[usize],
         d: usize,
+        step: i64,
         idx: &mut Vec<CV>,
         body: &mut dyn FnMut(&mut Self, &[CV], CV),
     ) {
@@ -212,9 +230,10 @@ impl Gen<'_, '_> {
         }
         let lo = self.iconst(0);
         let hi = self.iconst(shape[d] as i64);
-        self.for_range(lo, hi, &mut |g, i| {
+        let here = if d + 1 == shape.len() { step } else { 1 };
+        self.for_range_step(lo, hi, here, &mut |g, i| {
             idx.push(i);
-            g.nest_level(shape, strides, d + 1, idx, body);
+            g.nest_level(shape, strides, d + 1, step, idx, body);
             idx.pop();
         });
     }
@@ -285,6 +304,10 @@ impl Gen<'_, '_> {
                 self.slot(op.results[0]);
             }
         }
+        if self.vectorizable(shape) {
+            self.fused_lanes(ops, shape, &materialize);
+            return;
+        }
         let shape = shape.to_vec();
         self.loop_nest(&shape.clone(), &mut |g, idx, linear| {
             let mut it = Iter {
@@ -315,7 +338,7 @@ impl Gen<'_, '_> {
         self.load_elem(v, it.linear)
     }
 
-    fn fused_elem(&mut self, op: &Op, it: &mut Iter) -> Option<CV> {
+    pub(crate) fn fused_elem(&mut self, op: &Op, it: &mut Iter) -> Option<CV> {
         let rty = op.results.first().map(|&r| self.ty(r).clone());
         match &op.kind {
             OpKind::Const(c) => {

@@ -503,7 +503,7 @@ impl Gen<'_, '_> {
         self.call("tb_trace", &args);
     }
 
-    fn mem_load(&mut self, addr: CV, d: DType) -> CV {
+    pub(crate) fn mem_load(&mut self, addr: CV, d: DType) -> CV {
         let f = MemFlags::trusted();
         match d {
             DType::I1 => {
@@ -523,7 +523,7 @@ impl Gen<'_, '_> {
         }
     }
 
-    fn mem_store(&mut self, addr: CV, x: CV, d: DType) {
+    pub(crate) fn mem_store(&mut self, addr: CV, x: CV, d: DType) {
         let v = match d {
             DType::F16 | DType::BF16 | DType::F8E5 | DType::F8E4NV => self.encode_bits(x, d),
             _ => x,

@@ -13,6 +13,7 @@ mod atomic;
 mod codegen;
 mod elem;
 mod gather;
+mod lanes;
 mod libm_calls;
 pub mod runtime;
 
@@ -248,6 +249,7 @@ pub fn compile(k: &Kernel, options: &CpuOptions) -> Result<CpuKernel, String> {
             uses,
             checked: options.checked,
             trace: options.trace,
+            axis: tilebook_tir::axis::analyze_proven(k),
         };
         for (name, ps, ret) in HELPERS {
             g.declare_helper(name, ps, *ret);

@@ -20,7 +20,6 @@ mod tensor_core;
 mod transpose;
 mod wgmma;
 
-use crate::axis::{analyze, analyze_dim0, AxisInfo};
 use crate::layout::Layout;
 pub use crate::mma::Features;
 use crate::mma::{MmaKind, MmaLayout};
@@ -34,6 +33,7 @@ use inkwell::types::{BasicType, BasicTypeEnum};
 use inkwell::values::{BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
 use std::collections::{HashMap, HashSet};
+use tilebook_tir::axis::{analyze, analyze_dim0, AxisInfo};
 use tilebook_tir::{
     BinOp, CmpPred, Combine, Const, DType, Elem, Kernel, Op, OpKind, Region, Type, UnOp, Value,
 };

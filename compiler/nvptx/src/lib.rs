@@ -14,7 +14,6 @@
 //! of the CUDA driver (that is `tilebook-cuda`) or the session.
 
 #[cfg(feature = "llvm")]
-mod axis;
 #[cfg(feature = "llvm")]
 mod codegen;
 #[cfg(feature = "llvm")]

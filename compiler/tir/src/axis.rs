@@ -5,8 +5,8 @@
 //!
 //! Divisibility of pointers is in bytes. Unknown values get (1, 1, 1).
 
+use crate::{BinOp, Const, Kernel, Op, OpKind, Value};
 use std::collections::HashMap;
-use tilebook_tir::{BinOp, Const, Kernel, Op, OpKind, Value};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct AxisInfo {
@@ -18,7 +18,8 @@ pub struct AxisInfo {
     pub constancy: u64,
 }
 
-const UNKNOWN: AxisInfo = AxisInfo {
+/// What is known of a value nothing is known of.
+pub const UNKNOWN: AxisInfo = AxisInfo {
     contiguity: 1,
     divisibility: 1,
     constancy: 1,
@@ -43,7 +44,14 @@ fn pow2_factor(v: i64) -> u64 {
 }
 
 pub fn analyze(k: &Kernel) -> HashMap<Value, AxisInfo> {
-    analyze_along(k, None)
+    analyze_along(k, None, true)
+}
+
+/// As `analyze`, but `tl.multiple_of`/`tl.max_contiguous` hints are not
+/// believed: facts that hold for any input, for a backend that must stay
+/// exact when a hint is wrong (the CPU reference).
+pub fn analyze_proven(k: &Kernel) -> HashMap<Value, AxisInfo> {
+    analyze_along(k, None, false)
 }
 
 /// The same facts along dimension 0 of two-dimensional values (down a
@@ -51,10 +59,14 @@ pub fn analyze(k: &Kernel) -> HashMap<Value, AxisInfo> {
 /// One-dimensional values keep their facts from `base` (their one dimension
 /// becomes dimension 0 under `x[:, None]`).
 pub fn analyze_dim0(k: &Kernel, base: &HashMap<Value, AxisInfo>) -> HashMap<Value, AxisInfo> {
-    analyze_along(k, Some(base))
+    analyze_along(k, Some(base), true)
 }
 
-fn analyze_along(k: &Kernel, base: Option<&HashMap<Value, AxisInfo>>) -> HashMap<Value, AxisInfo> {
+fn analyze_along(
+    k: &Kernel,
+    base: Option<&HashMap<Value, AxisInfo>>,
+    hints: bool,
+) -> HashMap<Value, AxisInfo> {
     let mut info: HashMap<Value, AxisInfo> = HashMap::new();
     for p in &k.params {
         // Pointers: bytes; integers: the value.
@@ -70,16 +82,22 @@ fn analyze_along(k: &Kernel, base: Option<&HashMap<Value, AxisInfo>>) -> HashMap
     }
     // Integer constants by value (shift amounts).
     let mut ints = HashMap::new();
-    tilebook_tir::walk_ops(&k.body, &mut |op| {
+    crate::walk_ops(&k.body, &mut |op| {
         if let (OpKind::Const(Const::Int(i)), [r]) = (&op.kind, op.results.as_slice()) {
             ints.insert(*r, *i);
         }
     });
     // Loop-carried values get the meet of their initial and yielded values;
-    // a few rounds reach the fixpoint.
-    for _ in 0..3 {
-        region(k, &k.body, &ints, base, &mut info);
+    // facts only shrink, so repeating until nothing changes reaches the
+    // fixpoint (a few rounds). Should it not, nothing is claimed.
+    for _ in 0..32 {
+        let before = info.clone();
+        region(k, &k.body, &ints, base, hints, &mut info);
+        if info == before {
+            return info;
+        }
     }
+    info.values_mut().for_each(|i| *i = UNKNOWN);
     info
 }
 
@@ -93,9 +111,10 @@ fn meet(a: AxisInfo, b: AxisInfo) -> AxisInfo {
 
 fn region(
     k: &Kernel,
-    r: &tilebook_tir::Region,
+    r: &crate::Region,
     ints: &HashMap<Value, i64>,
     base: Option<&HashMap<Value, AxisInfo>>,
+    hints: bool,
     info: &mut HashMap<Value, AxisInfo>,
 ) {
     for op in &r.ops {
@@ -110,7 +129,7 @@ fn region(
                 };
                 info.insert(body.args[i + 1], carried);
             }
-            region(k, body, ints, base, info);
+            region(k, body, ints, base, hints, info);
             for (i, &res) in op.results.iter().enumerate() {
                 let c = info.get(&body.args[i + 1]).copied().unwrap_or(UNKNOWN);
                 info.insert(res, c);
@@ -118,11 +137,15 @@ fn region(
             continue;
         }
         for sub in &op.regions {
-            region(k, sub, ints, base, info);
+            region(k, sub, ints, base, hints, info);
         }
         match base {
             None => one(k, op, ints, info),
             Some(b) => one_dim0(k, op, ints, b, info),
+        }
+        if !hints && matches!(op.kind, OpKind::MultipleOf(_) | OpKind::MaxContiguous(_)) {
+            let x = info.get(&op.args[0]).copied().unwrap_or(UNKNOWN);
+            info.insert(op.results[0], x);
         }
     }
 }
@@ -134,7 +157,9 @@ fn one(k: &Kernel, op: &Op, ints: &HashMap<Value, i64>, info: &mut HashMap<Value
         OpKind::Broadcast | OpKind::ExpandDims(_) | OpKind::Reshape => {
             let x = info.get(&op.args[0]).copied().unwrap_or(UNKNOWN);
             let src_last = k.ty(op.args[0]).shape.last().copied().unwrap_or(1) as u64;
-            if src_last == 1 && last > 1 {
+            // Only a broadcast repeats one value along the last dimension; a
+            // reshape of `[n, 1]` to `[n]` makes the column the row.
+            if src_last == 1 && last > 1 && op.kind == OpKind::Broadcast {
                 AxisInfo {
                     contiguity: 1,
                     divisibility: x.divisibility,
@@ -276,8 +301,14 @@ fn elementwise(
             }
             OpKind::Binary(BinOp::Add) | OpKind::Binary(BinOp::Sub) => {
                 let (x, y) = (a.unwrap_or(UNKNOWN), b.unwrap_or(UNKNOWN));
+                // `c - offsets` runs backwards: only `offsets - c` stays contiguous.
+                let backwards = if op.kind == OpKind::Binary(BinOp::Sub) {
+                    1
+                } else {
+                    gcd(y.contiguity, x.constancy)
+                };
                 AxisInfo {
-                    contiguity: gcd(x.contiguity, y.constancy).max(gcd(y.contiguity, x.constancy)),
+                    contiguity: gcd(x.contiguity, y.constancy).max(backwards),
                     divisibility: gcd(x.divisibility, y.divisibility),
                     constancy: gcd(x.constancy, y.constancy),
                 }
