@@ -68,3 +68,45 @@ for n in [0, 3, 7, 37]:
     check(f"if/elif/else n={n}", out[49:50], torch.tensor([float((n > 5) - (n < 5))]))
     check("early return", out[50:51], torch.tensor([103.0]))
     check(f"runtime if n={n}", out[51:], x * (3 if n > 3 else 5))
+
+# Loop-carried blocks handed around: a new value made while the old one is
+# still read later in the body, values swapped, a block yielded unchanged,
+# and an accumulator updated in place by tl.dot.
+@triton.jit
+def carried_blocks(x_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    a = tl.load(x_ptr + offs)
+    b = a * 2.0
+    c = tl.zeros([N], dtype=tl.float32)
+    keep = a + 100.0
+    acc = tl.zeros([N, N], dtype=tl.float32)
+    m = tl.load(x_ptr + offs[:, None] * N + offs[None, :])
+    for i in range(5):
+        a2 = a + b
+        c = c + a
+        acc = tl.dot(m, m, acc)
+        a, b = b, a2
+        keep = keep
+    tl.store(out_ptr + offs, a)
+    tl.store(out_ptr + N + offs, b)
+    tl.store(out_ptr + 2 * N + offs, c)
+    tl.store(out_ptr + 3 * N + offs, keep)
+    tl.store(out_ptr + 4 * N + offs[:, None] * N + offs[None, :], acc)
+
+n = 16
+x = torch.randn(n * n, device=DEVICE)
+out = torch.zeros(4 * n + n * n, device=DEVICE)
+carried_blocks[(1,)](x, out, N=n)
+a = x[:n].cpu().double()
+b = a * 2
+c = torch.zeros(n, dtype=torch.float64)
+for i in range(5):
+    a2 = a + b
+    c = c + a
+    a, b = b, a2
+mm = x.cpu().double().reshape(n, n)
+check("carried: swapped", out[:n].cpu(), a, rtol=1e-4)
+check("carried: new value", out[n:2 * n].cpu(), b, rtol=1e-4)
+check("carried: old value read after the new one was made", out[2 * n:3 * n].cpu(), c, rtol=1e-4)
+check("carried: yielded unchanged", out[3 * n:4 * n].cpu(), x[:n].cpu().double() + 100, rtol=1e-4)
+check("carried: dot accumulator", out[4 * n:].cpu().reshape(n, n), 5 * (mm @ mm), atol=2e-2, rtol=2e-2)

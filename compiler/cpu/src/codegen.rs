@@ -121,7 +121,7 @@ impl Gen<'_, '_> {
     }
 
     /// Frame space not tied to a value (temporaries).
-    fn alloc_raw(&mut self, bytes: u32) -> u32 {
+    pub(crate) fn alloc_raw(&mut self, bytes: u32) -> u32 {
         let off = (self.frame_size + 63) & !63;
         self.frame_size = off + bytes.max(8);
         off
@@ -150,20 +150,6 @@ impl Gen<'_, '_> {
     pub fn store_elem(&mut self, v: Value, linear: CV, x: CV) {
         let addr = self.elem_addr(v, linear);
         self.b.ins().store(MemFlags::trusted(), x, addr, 0);
-    }
-
-    /// Copy a whole block from one value's slot to another's.
-    fn copy_block(&mut self, from: Value, to: Value) {
-        let n = self.ty(from).numel() as i64;
-        if self.slot(from) == self.slot(to) {
-            return;
-        }
-        let lo = self.iconst(0);
-        let hi = self.iconst(n);
-        self.for_range(lo, hi, &mut |g, i| {
-            let x = g.load_elem(from, i);
-            g.store_elem(to, i, x);
-        });
     }
 
     // ------------------------------------------------------------ loops
@@ -673,120 +659,13 @@ impl Gen<'_, '_> {
         }
     }
 
-    /// Bind values to region arguments (blocks: copy into the argument's slot).
-    fn bind_args(&mut self, args: &[Value], vals: &[Value]) {
-        let arg_slots: Vec<Option<u32>> = args
-            .iter()
-            .map(|&a| {
-                if self.ty(a).is_block() {
-                    Some(self.slot(a))
-                } else {
-                    None
-                }
-            })
-            .collect();
-        let hazard = vals.iter().enumerate().any(|(i, &v)| {
-            self.slots.get(&v).is_some_and(|s| {
-                arg_slots
-                    .iter()
-                    .enumerate()
-                    .any(|(j, a)| j != i && *a == Some(*s))
-            })
-        });
-        let scalars: Vec<Option<CV>> = vals
-            .iter()
-            .map(|&v| {
-                if self.ty(v).is_block() {
-                    None
-                } else {
-                    Some(self.get(v))
-                }
-            })
-            .collect();
-        if hazard {
-            // Copy through fresh temporaries so swapped values are not clobbered.
-            let mut temps = vec![];
-            for &v in vals {
-                if self.ty(v).is_block() {
-                    let bytes =
-                        (self.ty(v).numel() * reg_ty(self.ty(v).elem).bytes() as usize) as u32;
-                    temps.push(Some(self.alloc_raw(bytes)));
-                } else {
-                    temps.push(None);
-                }
-            }
-            for (i, &v) in vals.iter().enumerate() {
-                if let Some(off) = temps[i] {
-                    self.copy_raw(v, off);
-                }
-            }
-            for (i, &a) in args.iter().enumerate() {
-                if let Some(off) = temps[i] {
-                    self.copy_raw_to(off, a);
-                }
-            }
-        } else {
-            for (&a, &v) in args.iter().zip(vals) {
-                if self.ty(a).is_block() {
-                    self.copy_block(v, a);
-                }
-            }
-        }
-        for (&a, s) in args.iter().zip(scalars) {
-            if let Some(x) = s {
-                self.set(a, x);
-            }
-        }
-    }
-
-    fn copy_raw(&mut self, from: Value, to_off: u32) {
-        let bytes = (self.ty(from).numel() * reg_ty(self.ty(from).elem).bytes() as usize) as i64;
-        let src = self.slot_addr(from);
-        let dst = self.b.ins().iadd_imm(self.frame, to_off as i64);
-        self.copy_bytes(src, dst, bytes);
-    }
-
-    fn copy_raw_to(&mut self, from_off: u32, to: Value) {
-        let bytes = (self.ty(to).numel() * reg_ty(self.ty(to).elem).bytes() as usize) as i64;
-        let src = self.b.ins().iadd_imm(self.frame, from_off as i64);
-        let dst = self.slot_addr(to);
-        self.copy_bytes(src, dst, bytes);
-    }
-
-    fn copy_bytes(&mut self, src: CV, dst: CV, bytes: i64) {
-        let (lo, hi) = (self.iconst(0), self.iconst(bytes / 4));
-        let rem = bytes % 4;
-        self.for_range(lo, hi, &mut |g, i| {
-            let off = g.b.ins().imul_imm(i, 4);
-            let s = g.b.ins().iadd(src, off);
-            let d = g.b.ins().iadd(dst, off);
-            let x = g.b.ins().load(types::I32, MemFlags::trusted(), s, 0);
-            g.b.ins().store(MemFlags::trusted(), x, d, 0);
-        });
-        for r in 0..rem {
-            let off = (bytes - rem + r) as i32;
-            let x = self.b.ins().load(types::I8, MemFlags::trusted(), src, off);
-            self.b.ins().store(MemFlags::trusted(), x, dst, off);
-        }
-    }
-
-    /// Make `result` share the storage of `carried` (slot or variable).
-    fn alias(&mut self, result: Value, carried: Value) {
-        if self.ty(carried).is_block() {
-            let s = self.slot(carried);
-            self.slots.insert(result, s);
-        } else {
-            let v = self.var(carried);
-            self.vars.insert(result, v);
-        }
-    }
-
     fn for_op(&mut self, op: &Op) {
         let r = &op.regions[0];
         let (lb, ub, step) = (op.args[0], op.args[1], op.args[2]);
         let inits = op.args[3..].to_vec();
         let carried = r.args[1..].to_vec();
         self.bind_args(&carried, &inits);
+        self.coalesce_yields(r);
         let iv = r.args[0];
         let ivt = reg_ty(self.ty(iv).elem);
         let lbv = self.get(lb);

@@ -16,6 +16,7 @@ use crate::codegen::{Gen, Iter};
 use crate::elem::reg_ty;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, MemFlags, Type as CT, Value as CV};
+use cranelift_frontend::Variable;
 use std::collections::HashMap;
 use tilebook_tir::axis::{AxisInfo, UNKNOWN};
 use tilebook_tir::{BinOp, DType, Elem, Op, OpKind, UnOp, Value};
@@ -61,7 +62,10 @@ fn flags() -> MemFlags {
 impl Gen<'_, '_> {
     /// Whether a fused run over `shape` goes four lanes at a time.
     pub(crate) fn vectorizable(&self, shape: &[usize]) -> bool {
-        !self.trace && shape.last().is_some_and(|&n| n >= LANES && n.is_multiple_of(LANES))
+        !self.trace
+            && shape
+                .last()
+                .is_some_and(|&n| n >= LANES && n.is_multiple_of(LANES))
     }
 
     fn axis_of(&self, v: Value) -> AxisInfo {
@@ -358,18 +362,7 @@ impl Gen<'_, '_> {
                 Rep::Uni(z)
             };
             let fallback_src = if other { op.args[2] } else { r };
-            match vt {
-                Some(vt) => {
-                    let x = self.as_simd(fallback_src, fallback, vt);
-                    self.b.def_var(vars[0], x);
-                }
-                None => {
-                    for (k, var) in vars.iter().enumerate() {
-                        let x = self.lane(fallback_src, fallback, k);
-                        self.b.def_var(*var, x);
-                    }
-                }
-            }
+            self.def_lanes(&vars, vt, fallback_src, fallback);
             let on = self.b.create_block();
             self.b.ins().brif(m, on, &[], done, &[]);
             self.b.switch_to_block(on);
@@ -394,18 +387,7 @@ impl Gen<'_, '_> {
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(slow);
         let lanes = self.all_lanes(op, it)?;
-        match vt {
-            Some(vt) => {
-                let x = self.as_simd(r, lanes, vt);
-                self.b.def_var(vars[0], x);
-            }
-            None => {
-                for (k, var) in vars.iter().enumerate() {
-                    let x = self.lane(r, lanes, k);
-                    self.b.def_var(*var, x);
-                }
-            }
-        }
+        self.def_lanes(&vars, vt, r, lanes);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
         Some(match vt {
@@ -415,6 +397,22 @@ impl Gen<'_, '_> {
                 Rep::Lanes([x[0], x[1], x[2], x[3]])
             }
         })
+    }
+
+    /// Define a load's result variables (one SIMD or four scalar) as `rep`.
+    fn def_lanes(&mut self, vars: &[Variable], vt: Option<CT>, v: Value, rep: Rep) {
+        match vt {
+            Some(vt) => {
+                let x = self.as_simd(v, rep, vt);
+                self.b.def_var(vars[0], x);
+            }
+            None => {
+                for (k, var) in vars.iter().enumerate() {
+                    let x = self.lane(v, rep, k);
+                    self.b.def_var(*var, x);
+                }
+            }
+        }
     }
 
     fn lanes_store(&mut self, op: &Op, mask: bool, it: &VIter) {

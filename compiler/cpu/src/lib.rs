@@ -10,7 +10,9 @@
 //! end, the session or any GPU crate.
 
 mod atomic;
+mod carried;
 mod codegen;
+mod dot;
 mod elem;
 mod gather;
 mod lanes;
@@ -139,6 +141,7 @@ const HELPERS: &[(&str, &[types::Type], Option<types::Type>)] = &[
     ("tb_f32_to_e5", &[types::F32], Some(types::I8)),
     ("tb_f32_to_e4", &[types::F32], Some(types::I8)),
     ("tb_dot_f32", &[types::I64; 8], None),
+    ("tb_copy", &[types::I64; 3], None),
     ("tb_dot_f64", &[types::I64; 7], None),
     ("tb_dot_i8", &[types::I64; 7], None),
 ];

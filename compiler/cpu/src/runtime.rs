@@ -299,6 +299,19 @@ pub extern "C" fn tb_f32_to_e4(x: f32) -> u8 {
     encode_fp8(x as f64, DType::F8E4NV, true)
 }
 
+thread_local! {
+    static TF32_SCRATCH: std::cell::RefCell<(Vec<f32>, Vec<f32>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Copy `bytes` bytes between frame slots (they may overlap).
+/// # Safety
+/// Called by generated code with slots of at least `bytes` bytes.
+pub unsafe extern "C" fn tb_copy(dst: *mut u8, src: *const u8, bytes: u64) {
+    // SAFETY: the caller's contract.
+    unsafe { std::ptr::copy(src, dst, bytes as usize) }
+}
+
 /// `out = a @ b + acc` on row-major fp32 blocks (`a: m×k`, `b: k×n`).
 /// `round` 1 rounds the result to fp16, 2 to bf16 (fp16/bf16 accumulators).
 /// # Safety
@@ -323,9 +336,17 @@ pub unsafe extern "C" fn tb_dot_f32(
         }
         let out = std::slice::from_raw_parts_mut(out, m * n);
         if round & 4 != 0 {
-            let a: Vec<f32> = a.iter().map(|&x| round_tf32(x)).collect();
-            let b: Vec<f32> = b.iter().map(|&x| round_tf32(x)).collect();
-            dot_kernel(&a, &b, out, m, n, k);
+            // The rounded operands go to this thread's scratch buffers
+            // (reused: a K loop calls this once per step).
+            TF32_SCRATCH.with(|cell| {
+                let mut scratch = cell.borrow_mut();
+                let (ra, rb) = &mut *scratch;
+                ra.clear();
+                ra.extend(a.iter().map(|&x| round_tf32(x)));
+                rb.clear();
+                rb.extend(b.iter().map(|&x| round_tf32(x)));
+                dot_kernel(ra, rb, out, m, n, k);
+            });
         } else {
             dot_kernel(a, b, out, m, n, k);
         }
@@ -348,41 +369,7 @@ pub fn round_tf32(x: f32) -> f32 {
     f32::from_bits(x.to_bits().wrapping_add(0x1000) & 0xFFFF_E000)
 }
 
-/// The i-k-j loop order keeps one row of `out` and one row of `b` streaming;
-/// rustc vectorises the inner loop.
-#[inline]
-/// `out += a @ b` in fp32 over row-major `m x k` and `k x n` operands, in
-/// the CPU backend's summation order (four products summed, then added).
-/// The host's `torch.matmul` uses it too, so that on the CPU backend a
-/// kernel's `tl.dot` and `torch.matmul` agree bit for bit where the kernel
-/// walks K in blocks of a multiple of four (as they agree on a GPU).
-pub fn dot_kernel(a: &[f32], b: &[f32], out: &mut [f32], m: usize, n: usize, k: usize) {
-    for i in 0..m {
-        let row = &mut out[i * n..(i + 1) * n];
-        let arow = &a[i * k..(i + 1) * k];
-        let mut p = 0;
-        // Four rows of `b` at a time: fewer passes over `row`.
-        while p + 4 <= k {
-            let (a0, a1, a2, a3) = (arow[p], arow[p + 1], arow[p + 2], arow[p + 3]);
-            let b0 = &b[p * n..(p + 1) * n];
-            let b1 = &b[(p + 1) * n..(p + 2) * n];
-            let b2 = &b[(p + 2) * n..(p + 3) * n];
-            let b3 = &b[(p + 3) * n..(p + 4) * n];
-            for j in 0..n {
-                row[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j];
-            }
-            p += 4;
-        }
-        while p < k {
-            let av = arow[p];
-            let brow = &b[p * n..(p + 1) * n];
-            for j in 0..n {
-                row[j] += av * brow[j];
-            }
-            p += 1;
-        }
-    }
-}
+pub use crate::dot::dot_kernel;
 
 /// `out = acc + a @ b` over row-major `m x k` and `k x n` operands, in i-k-j
 /// order, with `mac(out, a, b)` the multiply-add of one element.
@@ -489,6 +476,7 @@ pub fn helper_symbols() -> Vec<(&'static str, *const u8)> {
         ("tb_f32_to_e5", tb_f32_to_e5 as *const u8),
         ("tb_f32_to_e4", tb_f32_to_e4 as *const u8),
         ("tb_dot_f32", tb_dot_f32 as *const u8),
+        ("tb_copy", tb_copy as *const u8),
         ("tb_dot_f64", tb_dot_f64 as *const u8),
         ("tb_dot_i8", tb_dot_i8 as *const u8),
     ]
