@@ -176,5 +176,4 @@ impl Gen<'_, '_> {
             self.vars.insert(result, v);
         }
     }
-
 }

@@ -31,8 +31,8 @@ impl Gen<'_, '_> {
     /// Round an f32 register to a narrower float dtype's precision.
     pub fn round_to(&mut self, x: CV, d: DType) -> CV {
         let f = match d {
-            DType::F16 => "tb_round_f16",
-            DType::BF16 => "tb_round_bf16",
+            DType::F16 => return self.round_f16_inline(x),
+            DType::BF16 => return self.round_bf16_inline(x),
             DType::F8E5 => "tb_round_e5",
             DType::F8E4NV => "tb_round_e4",
             _ => return x,
@@ -322,7 +322,7 @@ impl Gen<'_, '_> {
     /// A register's value as the integer bits of dtype `d` (its memory form).
     pub(crate) fn encode_bits(&mut self, x: CV, d: DType) -> CV {
         match d {
-            DType::F16 => self.call("tb_f32_to_f16", &[x]).expect("helper"),
+            DType::F16 => self.f16_bits_inline(x),
             DType::BF16 => {
                 // Registers hold values exactly representable in bf16: the top half is exact.
                 let i = self.b.ins().bitcast(types::I32, MemFlags::new(), x);
@@ -340,7 +340,7 @@ impl Gen<'_, '_> {
     /// The register value of integer bits of dtype `d` (the inverse of `encode_bits`).
     pub(crate) fn decode_bits(&mut self, bits: CV, d: DType) -> CV {
         match d {
-            DType::F16 => self.call("tb_f16_to_f32", &[bits]).expect("helper"),
+            DType::F16 => self.f16_value_inline(bits),
             DType::BF16 => {
                 let w = self.b.ins().uextend(types::I32, bits);
                 let s = self.b.ins().ishl_imm(w, 16);

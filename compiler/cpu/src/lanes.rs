@@ -226,6 +226,19 @@ impl Gen<'_, '_> {
     fn simd(&mut self, op: &Op, it: &VIter) -> Option<CV> {
         let r = op.results[0];
         let d = self.ty(r).dtype()?;
+        // fp32 rounded to fp16 or bf16 (held in f32 lanes).
+        if op.kind == OpKind::Cast
+            && self.ty(op.args[0]).dtype() == Some(DType::F32)
+            && matches!(d, DType::F16 | DType::BF16)
+        {
+            let rep = self.rep(op.args[0], it);
+            let x = self.as_simd(op.args[0], rep, types::F32X4);
+            return Some(if d == DType::F16 {
+                self.round_f16_inline(x)
+            } else {
+                self.round_bf16_inline(x)
+            });
+        }
         let float = d == DType::F32;
         if !(float || d == DType::I32) || op.args.iter().any(|a| self.ty(*a).dtype() != Some(d)) {
             return None;

@@ -17,6 +17,7 @@ mod elem;
 mod gather;
 mod lanes;
 mod libm_calls;
+mod narrow;
 pub mod runtime;
 
 use codegen::Gen;
