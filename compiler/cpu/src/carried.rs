@@ -143,7 +143,7 @@ impl Gen<'_, '_> {
         }
         for (&a, s) in args.iter().zip(scalars) {
             if let Some(x) = s {
-                self.set(a, x);
+                self.set_var(a, x);
             }
         }
     }

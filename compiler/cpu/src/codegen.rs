@@ -25,6 +25,10 @@ pub(crate) struct Gen<'a, 'b> {
     pub module: &'a mut cranelift_jit::JITModule,
     pub funcs: HashMap<&'static str, FuncRef>,
     pub vars: HashMap<Value, Variable>,
+    /// The shared out-of-bounds exit block, once a check needs it.
+    pub oob_block: Option<cranelift_codegen::ir::Block>,
+    /// Scalars defined once, by their Cranelift value (see `set`).
+    pub direct: HashMap<Value, CV>,
     pub slots: HashMap<Value, u32>,
     pub frame_size: u32,
     pub frame: CV,
@@ -99,11 +103,22 @@ impl Gen<'_, '_> {
     }
 
     pub fn get(&mut self, v: Value) -> CV {
+        if let Some(&x) = self.direct.get(&v) {
+            return x;
+        }
         let x = self.var(v);
         self.b.use_var(x)
     }
 
+    /// Define scalar `v`, which the tile IR defines once where it dominates
+    /// every use: the Cranelift value itself stands for it (no variable, so
+    /// no block parameters threading it through the loops around its uses).
     pub fn set(&mut self, v: Value, val: CV) {
+        self.direct.insert(v, val);
+    }
+
+    /// Define a region argument or result, assigned on several paths.
+    pub fn set_var(&mut self, v: Value, val: CV) {
         let x = self.var(v);
         self.b.def_var(x, val);
     }

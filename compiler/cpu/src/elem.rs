@@ -474,18 +474,60 @@ impl Gen<'_, '_> {
             }
             None => inside,
         };
-        let fail = self.b.create_block();
+        // Every failed check jumps to one shared exit that reports it: no
+        // call inside the loops, so their values stay in registers.
+        self.check_or_exit(ok, site, param, addr, 1, size);
+    }
+
+    /// Continue in a new block when `ok`, else leave for the shared
+    /// out-of-bounds exit, reporting the first bad element of the `lanes`
+    /// elements of `size` bytes from `addr` (the runtime finds it).
+    pub(crate) fn check_or_exit(
+        &mut self,
+        ok: CV,
+        site: i64,
+        param: Option<usize>,
+        addr: CV,
+        lanes: i64,
+        size: usize,
+    ) {
+        let exit = self.oob_exit();
         let cont = self.b.create_block();
-        self.b.set_cold_block(fail);
-        self.b.ins().brif(ok, cont, &[], fail, &[]);
-        self.b.switch_to_block(fail);
         let p = self.iconst(param.map(|p| p as i64).unwrap_or(-1));
         let s = self.iconst(site);
-        let args = [self.ctx, self.pids, s, addr, p];
-        self.call("tb_oob", &args);
-        let one = self.b.ins().iconst(types::I32, 1);
-        self.b.ins().return_(&[one]);
+        let n = self.iconst(lanes);
+        let sz = self.iconst(size as i64);
+        let args = [s.into(), addr.into(), p.into(), n.into(), sz.into()];
+        self.b.ins().brif(ok, cont, &[], exit, &args);
         self.b.switch_to_block(cont);
+    }
+
+    /// The kernel's shared out-of-bounds exit (site, address, parameter,
+    /// lanes, element size),
+    /// filled in by `finish_exits`.
+    fn oob_exit(&mut self) -> cranelift_codegen::ir::Block {
+        if let Some(b) = self.oob_block {
+            return b;
+        }
+        let b = self.b.create_block();
+        self.b.set_cold_block(b);
+        for _ in 0..5 {
+            self.b.append_block_param(b, types::I64);
+        }
+        self.oob_block = Some(b);
+        b
+    }
+
+    /// Emit the shared exits (after the kernel's last block).
+    pub(crate) fn finish_exits(&mut self) {
+        if let Some(b) = self.oob_block {
+            self.b.switch_to_block(b);
+            let p = self.b.block_params(b).to_vec();
+            let args = [self.ctx, self.pids, p[0], p[1], p[2], p[3], p[4]];
+            self.call("tb_oob", &args);
+            let one = self.b.ins().iconst(types::I32, 1);
+            self.b.ins().return_(&[one]);
+        }
     }
 
     /// Report one lane to `tb_trace` (traced kernels): `mask` is the lane's

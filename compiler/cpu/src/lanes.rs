@@ -311,29 +311,32 @@ impl Gen<'_, '_> {
         Some((p0, m))
     }
 
-    /// Branch to `fast` when `[p0, p0 + bytes)` lies inside `ptr`'s tensor
-    /// (always, unchecked), else to `slow`.
-    fn branch_inside(
-        &mut self,
-        ptr: Value,
-        p0: CV,
-        bytes: i64,
-        fast: cranelift_codegen::ir::Block,
-        slow: cranelift_codegen::ir::Block,
-    ) {
+    /// Check that the four elements from `p0` lie inside `ptr`'s tensor
+    /// (unchecked kernels: nothing). One comparison in the loop; when it
+    /// fails, the kernel leaves through its shared exit, whose helper
+    /// reports the first bad element exactly as a lane-by-lane check would.
+    fn enter_run(&mut self, op: &Op, what: &'static str, ptr: Value, p0: CV) {
         let param = self.prov.get(&ptr).copied().flatten();
-        match param.and_then(|p| self.bounds.get(&p).copied()) {
-            Some((lo, hi)) if self.checked => {
-                let last = self.b.ins().iadd_imm(hi, -bytes);
-                let a = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p0, lo);
-                let b = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, p0, last);
-                let inside = self.b.ins().band(a, b);
-                self.b.ins().brif(inside, fast, &[], slow, &[]);
-            }
-            _ => {
-                self.b.ins().jump(fast, &[]);
-            }
+        let Some((lo, hi)) = param.and_then(|p| self.bounds.get(&p).copied()) else {
+            return;
+        };
+        if !self.checked {
+            return;
         }
+        let size = self.ty(ptr).elem.pointee().map_or(1, DType::size_bytes);
+        // `lo <= p0 <= hi - bytes` as one unsigned comparison of `p0 - lo`
+        // (a tensor smaller than the run gives a negative span: never inside).
+        let span = self.b.ins().isub(hi, lo);
+        let span = self.b.ins().iadd_imm(span, -((size * LANES) as i64));
+        let off = self.b.ins().isub(p0, lo);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, off, span);
+        let nonneg = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::SignedGreaterThanOrEqual, span, 0);
+        let inside = self.b.ins().band(fits, nonneg);
+        let (site, param, _) = self.new_site(op, what, ptr);
+        self.check_or_exit(inside, site, param, p0, LANES as i64, size);
     }
 
     fn lanes_load(&mut self, op: &Op, mask: bool, other: bool, it: &VIter) -> Option<Rep> {
@@ -380,10 +383,7 @@ impl Gen<'_, '_> {
             self.b.ins().brif(m, on, &[], done, &[]);
             self.b.switch_to_block(on);
         }
-        let fast = self.b.create_block();
-        let slow = self.b.create_block();
-        self.branch_inside(ptr, p0, size * LANES as i64, fast, slow);
-        self.b.switch_to_block(fast);
+        self.enter_run(op, "load", ptr, p0);
         match vt {
             Some(vt) => {
                 let x = self.b.ins().load(vt, flags(), p0, 0);
@@ -397,10 +397,6 @@ impl Gen<'_, '_> {
                 }
             }
         }
-        self.b.ins().jump(done, &[]);
-        self.b.switch_to_block(slow);
-        let lanes = self.all_lanes(op, it)?;
-        self.def_lanes(&vars, vt, r, lanes);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
         Some(match vt {
@@ -446,10 +442,7 @@ impl Gen<'_, '_> {
             self.b.ins().brif(m, on, &[], done, &[]);
             self.b.switch_to_block(on);
         }
-        let fast = self.b.create_block();
-        let slow = self.b.create_block();
-        self.branch_inside(ptr, p0, size * LANES as i64, fast, slow);
-        self.b.switch_to_block(fast);
+        self.enter_run(op, "store", ptr, p0);
         let rt = reg_ty(Elem::Scalar(d));
         match (d, vec_ty(rt)) {
             (DType::F32 | DType::I32 | DType::U32, Some(vt))
@@ -465,11 +458,6 @@ impl Gen<'_, '_> {
                     self.mem_store(addr, x, d);
                 }
             }
-        }
-        self.b.ins().jump(done, &[]);
-        self.b.switch_to_block(slow);
-        for k in 0..LANES {
-            self.at_lane(op, it, k);
         }
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);

@@ -70,11 +70,7 @@ unsafe impl Send for CpuKernel {}
 unsafe impl Sync for CpuKernel {}
 
 const HELPERS: &[(&str, &[types::Type], Option<types::Type>)] = &[
-    (
-        "tb_oob",
-        &[types::I64, types::I64, types::I64, types::I64, types::I64],
-        None,
-    ),
+    ("tb_oob", &[types::I64; 7], None),
     (
         "tb_trace",
         &[types::I64, types::I64, types::I64, types::I64, types::I64],
@@ -241,6 +237,8 @@ pub fn compile(k: &Kernel, options: &CpuOptions) -> Result<CpuKernel, String> {
             module: &mut module,
             funcs: HashMap::new(),
             vars: HashMap::new(),
+            direct: HashMap::new(),
+            oob_block: None,
             slots: HashMap::new(),
             frame_size: 0,
             args_ptr: params[0],
@@ -289,6 +287,7 @@ pub fn compile(k: &Kernel, options: &CpuOptions) -> Result<CpuKernel, String> {
         g.region(&k.body);
         let zero = g.b.ins().iconst(types::I32, 0);
         g.b.ins().return_(&[zero]);
+        g.finish_exits();
         g.b.seal_all_blocks();
         let frame_size = g.frame_size as usize;
         let sites = std::mem::take(&mut g.sites);

@@ -98,6 +98,8 @@ pub unsafe extern "C" fn tb_oob(
     site: u64,
     addr: u64,
     param: i64,
+    lanes: u64,
+    size: u64,
 ) {
     let s = shared(ctx);
     let bounds = if param >= 0 && (param as u64) < unsafe { (*ctx).nbounds } {
@@ -105,6 +107,15 @@ pub unsafe extern "C" fn tb_oob(
         Some((b[0], b[1]))
     } else {
         None
+    };
+    // A run of `lanes` consecutive elements failed its check as a whole:
+    // report its first element outside the tensor, as a lane-by-lane check would.
+    let addr = match bounds {
+        Some((lo, hi)) => (0..lanes.max(1))
+            .map(|k| addr.wrapping_add(k.wrapping_mul(size)))
+            .find(|&a| a < lo || a.checked_add(size).is_none_or(|end| end > hi))
+            .unwrap_or(addr),
+        None => addr,
     };
     let mut e = s.error.lock().unwrap_or_else(|p| p.into_inner());
     if e.is_none() {
@@ -516,6 +527,30 @@ pub struct Grid<'a> {
     pub cancel: Option<&'a AtomicBool>,
 }
 
+/// Remaining work (by the first program's time) that runs on the calling
+/// thread alone, rather than waking the pool.
+const SMALL_LAUNCH_S: f64 = 25e-6;
+
+/// One thread's block storage, 64-byte aligned.
+struct Frame {
+    buf: Vec<u64>,
+    offset: usize,
+}
+
+impl Frame {
+    fn new(frame_size: usize) -> Frame {
+        let mut buf = vec![0u64; frame_size.div_ceil(8) + 8];
+        let base = buf.as_mut_ptr() as usize;
+        let offset = ((base + 63) & !63) - base;
+        Frame { buf, offset }
+    }
+
+    fn ptr(&mut self) -> *mut u8 {
+        // SAFETY: `offset` < 64 and the buffer has 64 spare bytes.
+        unsafe { (self.buf.as_mut_ptr() as *mut u8).add(self.offset) }
+    }
+}
+
 /// Run every program of the grid across the machine's cores.
 pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
     let Grid {
@@ -555,23 +590,22 @@ pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
     // Hand out programs in chunks so the counter is not contended.
     let chunk = (total / (threads as u64 * 16)).clamp(1, 64);
     let ctx_addr = &ctx as *const Ctx as usize;
-    let worker = || {
-        let mut frame = vec![0u64; frame_size.div_ceil(8) + 8];
-        // Align the frame to 64 bytes for the block buffers.
-        let base = frame.as_mut_ptr() as usize;
-        let aligned = (base + 63) & !63;
-        let frame_ptr = if aligned + frame_size <= base + frame.len() * 8 {
-            aligned as *mut u8
-        } else {
-            base as *mut u8
-        };
+    // Programs taken from the shared counter until none are left (or
+    // `limit` have been taken), run in one thread's frame.
+    let run = |frame: &mut Frame, limit: Option<u64>| {
         let ctx = ctx_addr as *const Ctx;
+        let mut taken = 0;
         loop {
-            let start = next.fetch_add(chunk, Ordering::Relaxed);
-            if start >= total {
-                break;
+            let want = limit.map_or(chunk, |l| chunk.min(l - taken));
+            if want == 0 {
+                return;
             }
-            for lin in start..(start + chunk).min(total) {
+            let start = next.fetch_add(want, Ordering::Relaxed);
+            if start >= total {
+                return;
+            }
+            taken += want;
+            for lin in start..(start + want).min(total) {
                 // SAFETY: ctx points to the launcher's Ctx, alive until the scope ends.
                 if unsafe { (*(*ctx).shared).stop.load(Ordering::Relaxed) } {
                     return;
@@ -589,25 +623,31 @@ pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
                 }
                 let pid = [x, y, z, grid[0], grid[1], grid[2]];
                 // SAFETY: `f` was compiled for this argument layout; the frame has `frame_size` bytes.
-                let status = unsafe { f(args.as_ptr(), pid.as_ptr(), frame_ptr, ctx) };
+                let status = unsafe { f(args.as_ptr(), pid.as_ptr(), frame.ptr(), ctx) };
                 if status != 0 {
                     return;
                 }
             }
         }
     };
-    if threads == 1 || total <= 1 {
-        worker();
+    let mut frame = Frame::new(frame_size);
+    // The first program runs here, timed: when the rest would take less
+    // than waking the pool does (tens of microseconds), it runs here too.
+    let t0 = std::time::Instant::now();
+    run(&mut frame, Some(1));
+    let rest = t0.elapsed().as_secs_f64() * total.saturating_sub(1) as f64;
+    if threads == 1 || rest < SMALL_LAUNCH_S {
+        run(&mut frame, None);
     } else {
-        // Rayon's pool keeps its threads between launches: starting threads
-        // on every launch cost tens of microseconds per launch. The pool has
-        // one thread per core, so the calling thread only waits (working
-        // beside them would put three threads on two cores).
-        let w = &worker;
+        // Rayon's pool keeps its threads between launches (starting
+        // threads on every launch cost tens of microseconds). This thread
+        // works beside `threads - 1` of them, one thread per core.
+        let r = &run;
         rayon::in_place_scope(|s| {
-            for _ in 0..threads {
-                s.spawn(move |_| w());
+            for _ in 1..threads {
+                s.spawn(move |_| r(&mut Frame::new(frame_size), None));
             }
+            run(&mut frame, None);
         });
     }
     if let Some(e) = shared
