@@ -25,6 +25,10 @@ pub(crate) struct Gen<'a, 'b> {
     pub module: &'a mut cranelift_jit::JITModule,
     pub funcs: HashMap<&'static str, FuncRef>,
     pub vars: HashMap<Value, Variable>,
+    /// Per pointer parameter, for runs of four of its elements: the frame
+    /// offset of (base, limit), `p0 - base <= limit` meaning inside, and
+    /// the element size they were made for.
+    pub run_bounds: HashMap<usize, (u32, i64)>,
     /// The shared out-of-bounds exit block, once a check needs it.
     pub oob_block: Option<cranelift_codegen::ir::Block>,
     /// Scalars defined once, by their Cranelift value (see `set`).

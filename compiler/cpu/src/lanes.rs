@@ -324,17 +324,34 @@ impl Gen<'_, '_> {
             return;
         }
         let size = self.ty(ptr).elem.pointee().map_or(1, DType::size_bytes);
-        // `lo <= p0 <= hi - bytes` as one unsigned comparison of `p0 - lo`
-        // (a tensor smaller than the run gives a negative span: never inside).
-        let span = self.b.ins().isub(hi, lo);
-        let span = self.b.ins().iadd_imm(span, -((size * LANES) as i64));
-        let off = self.b.ins().isub(p0, lo);
-        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, off, span);
-        let nonneg = self
-            .b
-            .ins()
-            .icmp_imm(IntCC::SignedGreaterThanOrEqual, span, 0);
-        let inside = self.b.ins().band(fits, nonneg);
+        let inside = match param.and_then(|p| self.run_bounds.get(&p).copied()) {
+            // Precomputed at entry for the parameter's own element size.
+            Some((slot, psize)) if psize == size as i64 => {
+                let f = MemFlags::trusted();
+                let base = self.b.ins().load(types::I64, f, self.frame, slot as i32);
+                let limit = self
+                    .b
+                    .ins()
+                    .load(types::I64, f, self.frame, slot as i32 + 8);
+                let off = self.b.ins().isub(p0, base);
+                self.b
+                    .ins()
+                    .icmp(IntCC::UnsignedLessThanOrEqual, off, limit)
+            }
+            _ => {
+                // `lo <= p0 <= hi - bytes` as one unsigned comparison of
+                // `p0 - lo` (a tensor smaller than the run: never inside).
+                let span = self.b.ins().isub(hi, lo);
+                let span = self.b.ins().iadd_imm(span, -((size * LANES) as i64));
+                let off = self.b.ins().isub(p0, lo);
+                let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, off, span);
+                let nonneg = self
+                    .b
+                    .ins()
+                    .icmp_imm(IntCC::SignedGreaterThanOrEqual, span, 0);
+                self.b.ins().band(fits, nonneg)
+            }
+        };
         let (site, param, _) = self.new_site(op, what, ptr);
         self.check_or_exit(inside, site, param, p0, LANES as i64, size);
     }

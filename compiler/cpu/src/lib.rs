@@ -21,13 +21,14 @@ mod narrow;
 pub mod runtime;
 
 use codegen::Gen;
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlags, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
 use std::collections::HashMap;
-use tilebook_tir::{walk_ops, Elem, Kernel, OpKind};
+use tilebook_tir::{walk_ops, DType, Elem, Kernel, OpKind};
 
 pub use runtime::{Access, LaunchError, LaunchOutput, Site};
 
@@ -239,6 +240,7 @@ pub fn compile(k: &Kernel, options: &CpuOptions) -> Result<CpuKernel, String> {
             vars: HashMap::new(),
             direct: HashMap::new(),
             oob_block: None,
+            run_bounds: HashMap::new(),
             slots: HashMap::new(),
             frame_size: 0,
             args_ptr: params[0],
@@ -282,6 +284,26 @@ pub fn compile(k: &Kernel, options: &CpuOptions) -> Result<CpuKernel, String> {
                     g.b.ins()
                         .load(ptr_t, MemFlags::trusted(), bounds_ptr, (i * 16 + 8) as i32);
                 g.bounds.insert(i, (lo, hi));
+                // For runs of four elements: `p0 - base <= limit` (unsigned)
+                // says all four lie inside; a tensor smaller than a run gets
+                // a base no address reaches.
+                let size = k.ty(p.value).elem.pointee().map_or(1, DType::size_bytes) as i64;
+                let bytes = 4 * size;
+                let extent = g.b.ins().isub(hi, lo);
+                let small = g.b.ins().icmp_imm(IntCC::UnsignedLessThan, extent, bytes);
+                let limit = g.b.ins().iadd_imm(extent, -bytes);
+                let zero = g.b.ins().iconst(types::I64, 0);
+                let limit = g.b.ins().select(small, zero, limit);
+                let never = g.b.ins().iconst(types::I64, -1);
+                let base = g.b.ins().select(small, never, lo);
+                // Kept in the frame and read where used: Cranelift would
+                // otherwise recompute them inside every loop.
+                let slot = g.alloc_raw(16);
+                g.b.ins()
+                    .store(MemFlags::trusted(), base, g.frame, slot as i32);
+                g.b.ins()
+                    .store(MemFlags::trusted(), limit, g.frame, slot as i32 + 8);
+                g.run_bounds.insert(i, (slot, size));
             }
         }
         g.region(&k.body);
