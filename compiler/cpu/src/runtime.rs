@@ -374,10 +374,11 @@ pub unsafe extern "C" fn tb_dot_f32(
 /// fp32 rounded to tf32's 10 mantissa bits, to nearest with ties away from
 /// zero (what the GPU backend does before its tensor cores); NaN unchanged.
 pub fn round_tf32(x: f32) -> f32 {
-    if x.is_nan() {
-        return x;
-    }
-    f32::from_bits(x.to_bits().wrapping_add(0x1000) & 0xFFFF_E000)
+    // Branch-free, so the loops over whole operands vectorise.
+    let b = x.to_bits();
+    let rounded = b.wrapping_add(0x1000) & 0xFFFF_E000;
+    let nan = (b & 0x7FFF_FFFF) > 0x7F80_0000;
+    f32::from_bits(if nan { b } else { rounded })
 }
 
 pub use crate::dot::dot_kernel;
