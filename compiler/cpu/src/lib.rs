@@ -62,6 +62,9 @@ pub struct CpuKernel {
     pub num_params: usize,
     /// Compiled with `CpuOptions::trace`: launches record every access.
     pub traced: bool,
+    /// One program's time at the last launch that measured it (ns; 0:
+    /// never), so a repeated launch knows at once whether to use the pool.
+    program_ns: std::sync::atomic::AtomicU64,
     // Owns the machine code `func` points into.
     _module: JITModule,
 }
@@ -339,6 +342,7 @@ pub fn compile(k: &Kernel, options: &CpuOptions) -> Result<CpuKernel, String> {
         clif,
         num_params: k.params.len(),
         traced: options.trace,
+        program_ns: std::sync::atomic::AtomicU64::new(0),
         _module: module,
     })
 }
@@ -393,6 +397,7 @@ impl CpuKernel {
             threads,
             trace: self.traced,
             cancel,
+            program_ns: &self.program_ns,
         })
     }
 

@@ -526,6 +526,8 @@ pub struct Grid<'a> {
     pub trace: bool,
     /// Checked between programs: when set, the launch stops.
     pub cancel: Option<&'a AtomicBool>,
+    /// The kernel's last measured time of one program (ns, 0: unknown).
+    pub program_ns: &'a AtomicU64,
 }
 
 /// Remaining work (by the first program's time) that runs on the calling
@@ -565,6 +567,7 @@ pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
         threads,
         trace,
         cancel,
+        program_ns,
     } = g;
     let total = grid[0] as u64 * grid[1] as u64 * grid[2] as u64;
     let shared = Shared {
@@ -632,12 +635,21 @@ pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
         }
     };
     let mut frame = Frame::new(frame_size);
-    // The first program runs here, timed: when the rest would take less
-    // than waking the pool does (tens of microseconds), it runs here too.
-    let t0 = std::time::Instant::now();
-    run(&mut frame, Some(1));
-    let rest = t0.elapsed().as_secs_f64() * total.saturating_sub(1) as f64;
-    if threads == 1 || rest < SMALL_LAUNCH_S {
+    // A grid whose programs would all take less than waking the pool does
+    // (tens of microseconds) runs here. The time of one program comes from
+    // the kernel's last launch, or from running the first program here.
+    // Every launch updates the estimate (its time per program, per thread).
+    let known = program_ns.load(Ordering::Relaxed);
+    let start = std::time::Instant::now();
+    let per = if known > 0 && threads > 1 {
+        known as f64 * 1e-9
+    } else {
+        run(&mut frame, Some(1));
+        start.elapsed().as_secs_f64()
+    };
+    let rest = per * total.saturating_sub(1) as f64;
+    let alone = threads == 1 || rest < SMALL_LAUNCH_S;
+    if alone {
         run(&mut frame, None);
     } else {
         // Rayon's pool keeps its threads between launches (starting
@@ -651,6 +663,9 @@ pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
             run(&mut frame, None);
         });
     }
+    let busy = start.elapsed().as_secs_f64() * if alone { 1.0 } else { threads as f64 };
+    let ns = busy / total.max(1) as f64 * 1e9;
+    program_ns.store(ns.max(1.0) as u64, Ordering::Relaxed);
     if let Some(e) = shared
         .error
         .lock()
