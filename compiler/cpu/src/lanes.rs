@@ -161,6 +161,24 @@ impl Gen<'_, '_> {
             self.b.ins().store(flags(), x, addr, 0);
             return;
         }
+        if let (Rep::Contig(x), types::I64) = (rep, t) {
+            // Four consecutive 64-bit values (pointers): two `i64x2` stores.
+            let step = match self.ty(r).elem {
+                Elem::Ptr(d) => d.size_bytes() as i64,
+                Elem::Scalar(_) => 1,
+            };
+            let addr = self.elem_addr(r, linear);
+            let base = self.b.ins().splat(types::I64X2, x);
+            for half in 0..2i64 {
+                let mut bytes = (2 * half * step).to_le_bytes().to_vec();
+                bytes.extend(((2 * half + 1) * step).to_le_bytes());
+                let c = self.b.func.dfg.constants.insert(bytes.into());
+                let d = self.b.ins().vconst(types::I64X2, c);
+                let v = self.b.ins().iadd(base, d);
+                self.b.ins().store(flags(), v, addr, (16 * half) as i32);
+            }
+            return;
+        }
         for k in 0..LANES {
             let x = self.lane(r, rep, k);
             let lin = self.b.ins().iadd_imm(linear, k as i64);
@@ -467,6 +485,12 @@ impl Gen<'_, '_> {
             {
                 let x = self.as_simd(value, vrep, vt);
                 self.b.ins().store(flags(), x, p0, 0);
+            }
+            // Four fp16 values from f32 lanes: one 8-byte store.
+            (DType::F16, _) if matches!(vrep, Rep::Vec(_)) => {
+                let x = self.as_simd(value, vrep, types::F32X4);
+                let bits = self.f16x4_bits_inline(x);
+                self.b.ins().store(flags(), bits, p0, 0);
             }
             _ => {
                 for k in 0..LANES {

@@ -138,33 +138,53 @@ impl Gen<'_, '_> {
 
     /// fp16 bits (i16) of an f32, rounded first.
     pub(crate) fn f16_bits_inline(&mut self, x: CV) -> CV {
+        let r = self.f16_bits_wide(x);
+        self.b.ins().ireduce(types::I16, r)
+    }
+
+    /// The fp16 bits of four f32 lanes (rounded first), packed into an i64
+    /// in lane order: what a store of four fp16 elements writes.
+    pub(crate) fn f16x4_bits_inline(&mut self, x: CV) -> CV {
+        let r = self.f16_bits_wide(x);
+        let p = self.b.ins().unarrow(r, r);
+        let w = self.b.ins().bitcast(
+            types::I64X2,
+            MemFlags::new().with_endianness(cranelift_codegen::ir::Endianness::Little),
+            p,
+        );
+        self.b.ins().extractlane(w, 0)
+    }
+
+    /// fp16 bits of `x` (f32 or f32x4) in the low 16 bits of each i32 lane.
+    fn f16_bits_wide(&mut self, x: CV) -> CV {
         let x = self.round_f16_inline(x);
+        let ft = self.b.func.dfg.value_type(x);
+        let it = Self::bits_ty(ft);
         let f = MemFlags::new();
-        let b = self.b.ins().bitcast(types::I32, f, x);
+        let b = self.b.ins().bitcast(it, f, x);
         let a = self.and_k(b, 0x7FFF_FFFF);
         let sign = self.shr_k(b, 16);
         let sign = self.and_k(sign, 0x8000);
         // Normal: rebias the exponent (127 -> 15) and drop 13 mantissa bits.
-        let normal = self.b.ins().iadd_imm(a, -0x3800_0000);
+        let normal = self.add_k(a, (-0x3800_0000i32) as u32);
         let normal = self.shr_k(normal, 13);
         // Subnormal: the value counts multiples of 2^-24.
         let ax = self.b.ins().fabs(x);
-        let up = self.b.ins().f32const(16_777_216.0);
+        let up = self.f32_k(ft, 16_777_216.0);
         let s = self.b.ins().fmul(ax, up);
-        let sub = self.b.ins().fcvt_to_uint_sat(types::I32, s);
+        let sub = self.b.ins().fcvt_to_uint_sat(it, s);
         let is_sub = self.ucmp(IntCC::UnsignedLessThan, a, 0x3880_0000);
-        let r = self.b.ins().select(is_sub, sub, normal);
+        let r = self.pick(is_sub, sub, normal);
         // Infinity, and NaN with the quiet bit and the top payload bits.
         let payload = self.shr_k(a, 13);
         let payload = self.and_k(payload, 0x3FF);
         let nan = self.or_k(payload, 0x7E00);
-        let inf = self.b.ins().iconst(types::I32, 0x7C00);
+        let inf = self.int_k(it, 0x7C00);
         let is_nan = self.ucmp(IntCC::UnsignedGreaterThan, a, 0x7F80_0000);
-        let special = self.b.ins().select(is_nan, nan, inf);
+        let special = self.pick(is_nan, nan, inf);
         let is_special = self.ucmp(IntCC::UnsignedGreaterThanOrEqual, a, 0x7F80_0000);
-        let r = self.b.ins().select(is_special, special, r);
-        let r = self.b.ins().bor(r, sign);
-        self.b.ins().ireduce(types::I16, r)
+        let r = self.pick(is_special, special, r);
+        self.b.ins().bor(r, sign)
     }
 
     /// The f32 value of fp16 bits (i16).
