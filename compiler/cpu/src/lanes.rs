@@ -306,8 +306,8 @@ impl Gen<'_, '_> {
     }
 
     /// The addresses of an access as one run of four elements under one
-    /// mask value, if they are: (first address, mask, whether the four may
-    /// go unchecked once the run is inside the tensor).
+    /// mask value, if they are (and, in checked kernels, the tensor they
+    /// point into is known): (first address, the mask value if masked).
     fn access_run(
         &mut self,
         ptr: Value,

@@ -2,8 +2,8 @@
 //! their precision, and fp16's bits to and from f32. Each is a few integer
 //! and float instructions, exactly what the `half` crate computes (round to
 //! nearest even, overflow to infinity, fp16 subnormals, NaN payloads as
-//! `half` keeps them); `tests/conformance/casts.py` compares all 65 536
-//! fp16 bit patterns and a sweep of f32 values with the host's `half`.
+//! `half` keeps them); `compiler/cpu/tests/narrow.rs` compares all 65 536
+//! fp16 bit patterns and a sweep of f32 values with `half`.
 //! The rounding works on `f32` and on `f32x4` alike.
 
 use crate::codegen::Gen;
