@@ -57,6 +57,26 @@ fn tensors_are_torch_tensors_with_torch_results() {
 }
 
 #[test]
+fn an_unknown_tensor_attribute_is_an_error_where_it_is_read() {
+    // Found by the browser test: `x.nosuch` used to be a bound method that
+    // failed only when called, so `hasattr` said yes to every name and
+    // `x.data` printed `<bound method data>`.
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nx = torch.ones(3, requires_grad=True)\n\
+         print(hasattr(x, 'nosuch'), hasattr(x, 'sum'), x.itemsize)\n\
+         d = x.data\nprint(d, d.requires_grad)\n\
+         try:\n    x.mT\nexcept AttributeError as e:\n    print(e)",
+    );
+    assert_eq!(
+        out,
+        "False True 4\ntensor([1., 1., 1.]) False\n\
+         'Tensor' object has no attribute 'mT' in tilebook; did you mean `T` or `t`?\n"
+    );
+}
+
+#[test]
 fn a_kernel_defined_under_main_guard_and_in_a_with_block_launches() {
     let mut s = session();
     let out = run(

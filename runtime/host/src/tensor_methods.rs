@@ -919,6 +919,25 @@ pub fn tensor_attr(base: &Val, t: &Rc<Tensor>, name: &str) -> R<Val> {
         "T" => Ok(Val::tensor(crate::args::reverse_dims(t))),
         "ndim" => Ok(Val::Int(t.shape.len() as i64)),
         "is_cuda" => Ok(Val::Bool(matches!(t.device, Device::Cuda(_)))),
-        _ => Ok(Val::Method(Box::new(base.clone()), Rc::from(name))),
+        "itemsize" => Ok(Val::Int(t.dtype.size_bytes() as i64)),
+        _ if METHODS.iter().any(|e| e.name == name) => {
+            Ok(Val::Method(Box::new(base.clone()), Rc::from(name)))
+        }
+        // As torch: an unknown attribute is an error where it is read (so
+        // `hasattr` answers truly), not a method that fails when called.
+        _ => Err(Exc::new(
+            "AttributeError",
+            format!(
+                "'Tensor' object has no attribute '{name}' in tilebook{}",
+                tilebook_frontend::diag::did_you_mean(
+                    name,
+                    METHODS
+                        .iter()
+                        .map(|e| e.name)
+                        .chain(["shape", "dtype", "device", "T", "ndim", "is_cuda", "itemsize"]),
+                    "",
+                )
+            ),
+        )),
     }
 }

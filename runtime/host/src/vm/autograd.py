@@ -289,6 +289,9 @@ def _retain_grad(self):
 
 Tensor.requires_grad_ = _requires_grad_
 Tensor.detach = _detach
+# `x.data`: the same storage, outside autograd (read-only here: assigning to
+# it is an AttributeError rather than a silent no-op).
+Tensor.data = property(_detach)
 Tensor.backward = _backward_method
 Tensor.retain_grad = _retain_grad
 
