@@ -62,3 +62,58 @@ x = torch.randn(32, device=DEVICE)
 out = torch.zeros(32, device=DEVICE)
 address_round_trip[(1,)](x, out, N=32)
 check("pointer -> int64 -> pointer", out, torch.cat([x[1:], torch.tensor([-1.0], device=DEVICE)]))
+
+
+# Pointer blocks carried through loops and advanced by one offset for every
+# element (the K loop of a matmul): by a runtime stride, by a constant, going
+# backwards, in nested loops, read again after the increment and after the
+# loop. (The CPU backend carries these as one scalar offset.)
+@triton.jit
+def walking_pointers(x_ptr, out_ptr, stride, R: tl.constexpr, C: tl.constexpr, STEPS: tl.constexpr):
+    rows = tl.arange(0, R)
+    cols = tl.arange(0, C)
+    fwd = x_ptr + rows[:, None] * stride + cols[None, :]
+    back = x_ptr + (STEPS - 1) * C + cols
+    acc = tl.zeros([R, C], dtype=tl.float32)
+    after = tl.zeros([C], dtype=tl.float32)
+    total = tl.zeros([C], dtype=tl.float32)
+    for i in range(STEPS):
+        acc += tl.load(fwd, mask=cols[None, :] < C - i, other=-1.0)
+        fwd += C
+        after += tl.load(back) * (i + 1)
+        back -= C
+        inner = x_ptr + cols
+        for j in range(3):
+            total += tl.load(inner)
+            inner += 2 * C
+        total += tl.load(inner)
+    tl.store(out_ptr + rows[:, None] * C + cols[None, :], acc)
+    tl.store(out_ptr + R * C + cols, after)
+    tl.store(out_ptr + R * C + C + cols, total)
+    # Where the loops left the pointers: one step past the last row read,
+    # and one step before the first.
+    tl.store(out_ptr + R * C + 2 * C + rows[:, None] * C + cols[None, :], tl.load(fwd - C))
+    tl.store(out_ptr + 2 * R * C + 2 * C + cols, tl.load(back + C))
+
+
+R, C, STEPS = 4, 8, 6
+stride = STEPS * C + 8
+x = torch.randn(R * stride + STEPS * C, device=DEVICE)
+out = torch.zeros(2 * R * C + 3 * C, device=DEVICE)
+walking_pointers[(1,)](x, out, stride, R=R, C=C, STEPS=STEPS)
+xh = x.cpu().double()
+acc = torch.zeros(R, C, dtype=torch.float64)
+after = torch.zeros(C, dtype=torch.float64)
+total = torch.zeros(C, dtype=torch.float64)
+for i in range(STEPS):
+    block = torch.stack([xh[r * stride + i * C: r * stride + i * C + C] for r in range(R)])
+    keep = torch.arange(C) < C - i
+    acc += torch.where(keep[None, :], block, torch.full_like(block, -1.0))
+    after += xh[(STEPS - 1 - i) * C:(STEPS - i) * C] * (i + 1)
+    total += xh[0:C] + xh[2 * C:3 * C] + xh[4 * C:5 * C] + xh[6 * C:7 * C]
+check("walking pointers: runtime stride, masked", out[:R * C].cpu().reshape(R, C), acc, rtol=1e-5)
+check("walking pointers: backwards", out[R * C:R * C + C].cpu(), after, rtol=1e-5)
+check("walking pointers: nested loop, read after it", out[R * C + C:R * C + 2 * C].cpu(), total, rtol=1e-5)
+last = torch.stack([xh[r * stride + (STEPS - 1) * C: r * stride + STEPS * C] for r in range(R)])
+check("walking pointers: the block after the loop", out[R * C + 2 * C:2 * R * C + 2 * C].cpu().reshape(R, C), last, rtol=1e-6)
+check("walking pointers: backwards, after the loop", out[2 * R * C + 2 * C:].cpu(), xh[0:C], rtol=1e-6)

@@ -18,6 +18,7 @@ mod gather;
 mod lanes;
 mod libm_calls;
 mod narrow;
+mod offsets;
 pub mod runtime;
 
 use codegen::Gen;
@@ -203,6 +204,8 @@ fn gpu_only(k: &Kernel) -> Result<(), String> {
 pub fn compile(k: &Kernel, options: &CpuOptions) -> Result<CpuKernel, String> {
     gpu_only(k)?;
     frame_bound(k)?;
+    let rewritten = offsets::carried_offsets(k);
+    let k = &rewritten;
     let mut flags = settings::builder();
     flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
     flags.set("is_pic", "false").map_err(|e| e.to_string())?;
