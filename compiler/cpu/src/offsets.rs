@@ -97,14 +97,12 @@ fn uses_by(o: &Op, v: Value) -> usize {
         + o.regions.iter().map(|r| uses_in(r, v)).sum::<usize>()
 }
 
-fn op(kind: OpKind, args: Vec<Value>, results: Vec<Value>, loc: Loc) -> Op {
-    Op {
-        kind,
-        args,
-        results,
-        regions: vec![],
-        loc,
-    }
+/// An op whose one result is the existing value `result` (the rewrite keeps
+/// the value numbers its users already name).
+fn defining(k: &mut Kernel, kind: OpKind, args: Vec<Value>, result: Value, loc: Loc) -> Op {
+    let mut o = k.op(kind, args, vec![], loc);
+    o.results = vec![result];
+    o
 }
 
 /// The ops that rebuild one final block after the loop, and that block.
@@ -136,8 +134,14 @@ fn rewrite_for(k: &mut Kernel, f: &mut Op) -> (Vec<Op>, Vec<Final>) {
         let off_ty = ty.with_elem(Elem::Scalar(DType::I64));
 
         // Before the loop: the offset starts at 0.
-        let zero = k.new_value(i64t.clone());
-        before.push(op(OpKind::Const(Const::Int(0)), vec![], vec![zero], loc));
+        let zero_op = k.op(
+            OpKind::Const(Const::Int(0)),
+            vec![],
+            vec![i64t.clone()],
+            loc,
+        );
+        let zero = zero_op.results[0];
+        before.push(zero_op);
         f.args[3 + c] = zero;
 
         let body = &mut f.regions[0];
@@ -150,37 +154,35 @@ fn rewrite_for(k: &mut Kernel, f: &mut Op) -> (Vec<Op>, Vec<Final>) {
             .iter()
             .position(|x| uses_by(x, arg) > 0)
             .unwrap_or(body.ops.len() - 1);
-        let spread = k.new_value(off_ty.clone());
-        body.ops.splice(
-            first_use..first_use,
-            [
-                op(OpKind::Splat, vec![o], vec![spread], loc),
-                op(OpKind::AddPtr, vec![init, spread], vec![arg], loc),
-            ],
-        );
+        let spread = k.op(OpKind::Splat, vec![o], vec![off_ty.clone()], loc);
+        let block = defining(k, OpKind::AddPtr, vec![init, spread.results[0]], arg, loc);
+        body.ops.splice(first_use..first_use, [spread, block]);
         // The yield: the offset plus the step.
         let last = body.ops.len() - 1;
         let mut adds = vec![];
         let step64 = match step {
             Step::Scalar(s) if k.ty(s).dtype() == Some(DType::I64) => s,
             Step::Scalar(s) => {
-                let w = k.new_value(i64t.clone());
-                adds.push(op(OpKind::Cast, vec![s], vec![w], loc));
-                w
+                adds.push(k.op(OpKind::Cast, vec![s], vec![i64t.clone()], loc));
+                adds[0].results[0]
             }
             Step::Constant(v) => {
-                let w = k.new_value(i64t.clone());
-                adds.push(op(OpKind::Const(Const::Int(v)), vec![], vec![w], loc));
-                w
+                adds.push(k.op(
+                    OpKind::Const(Const::Int(v)),
+                    vec![],
+                    vec![i64t.clone()],
+                    loc,
+                ));
+                adds[0].results[0]
             }
         };
-        let next = k.new_value(i64t.clone());
-        adds.push(op(
+        adds.push(k.op(
             OpKind::Binary(BinOp::Add),
             vec![o, step64],
-            vec![next],
+            vec![i64t.clone()],
             loc,
         ));
+        let next = adds[adds.len() - 1].results[0];
         body.ops[last].args[c] = next;
         body.ops.splice(last..last, adds);
         // The old increment, if nothing else reads it.
@@ -191,14 +193,15 @@ fn rewrite_for(k: &mut Kernel, f: &mut Op) -> (Vec<Op>, Vec<Final>) {
         // After the loop: the block the loop used to leave.
         let final_off = k.new_value(i64t.clone());
         f.results[c] = final_off;
-        let spread_end = k.new_value(off_ty);
-        after.push((
+        let spread_end = k.op(OpKind::Splat, vec![final_off], vec![off_ty], loc);
+        let block = defining(
+            k,
+            OpKind::AddPtr,
+            vec![init, spread_end.results[0]],
             result,
-            [
-                op(OpKind::Splat, vec![final_off], vec![spread_end], loc),
-                op(OpKind::AddPtr, vec![init, spread_end], vec![result], loc),
-            ],
-        ));
+            loc,
+        );
+        after.push((result, [spread_end, block]));
     }
     (before, after)
 }
