@@ -1,0 +1,2 @@
+// Present so that cargo builds the host dependencies Cargo.toml lists.
+fn main() {}

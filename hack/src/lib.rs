@@ -1,0 +1,1 @@
+//! Empty: see `Cargo.toml` (this crate only unifies dependency features).
