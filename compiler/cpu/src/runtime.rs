@@ -273,8 +273,6 @@ math1! {
     tb_log2_f64: f64 => f64::log2;
     tb_sin_f64: f64 => f64::sin;
     tb_cos_f64: f64 => f64::cos;
-    tb_round_f16: f32 => |x| f16::from_f32(x).to_f32();
-    tb_round_bf16: f32 => |x| bf16::from_f32(x).to_f32();
     tb_round_e5: f32 => |x| decode_fp8(encode_fp8(x as f64, DType::F8E5, true), DType::F8E5) as f32;
     tb_round_e4: f32 => |x| decode_fp8(encode_fp8(x as f64, DType::F8E4NV, true), DType::F8E4NV) as f32;
 }
@@ -290,12 +288,6 @@ pub extern "C" fn tb_fmod_f32(x: f32, y: f32) -> f32 {
 }
 pub extern "C" fn tb_fmod_f64(x: f64, y: f64) -> f64 {
     x % y
-}
-pub extern "C" fn tb_f16_to_f32(bits: u16) -> f32 {
-    f16::from_bits(bits).to_f32()
-}
-pub extern "C" fn tb_f32_to_f16(x: f32) -> u16 {
-    f16::from_f32(x).to_bits()
 }
 pub extern "C" fn tb_e5_to_f32(bits: u8) -> f32 {
     decode_fp8(bits, DType::F8E5) as f32
@@ -469,8 +461,6 @@ pub fn helper_symbols() -> Vec<(&'static str, *const u8)> {
         ("tb_log2_f64", tb_log2_f64 as *const u8),
         ("tb_sin_f64", tb_sin_f64 as *const u8),
         ("tb_cos_f64", tb_cos_f64 as *const u8),
-        ("tb_round_f16", tb_round_f16 as *const u8),
-        ("tb_round_bf16", tb_round_bf16 as *const u8),
         ("tb_round_e5", tb_round_e5 as *const u8),
         ("tb_round_e4", tb_round_e4 as *const u8),
         ("tb_lib1_f32", crate::libm_calls::tb_lib1_f32 as *const u8),
@@ -481,8 +471,6 @@ pub fn helper_symbols() -> Vec<(&'static str, *const u8)> {
         ("tb_pow_f64", tb_pow_f64 as *const u8),
         ("tb_fmod_f32", tb_fmod_f32 as *const u8),
         ("tb_fmod_f64", tb_fmod_f64 as *const u8),
-        ("tb_f16_to_f32", tb_f16_to_f32 as *const u8),
-        ("tb_f32_to_f16", tb_f32_to_f16 as *const u8),
         ("tb_e5_to_f32", tb_e5_to_f32 as *const u8),
         ("tb_e4_to_f32", tb_e4_to_f32 as *const u8),
         ("tb_f32_to_e5", tb_f32_to_e5 as *const u8),
