@@ -161,9 +161,17 @@ def check_notebook(drv, url, name, saved, shots):
     tables = drv.find_elements(By.CSS_SELECTOR, f"{area} table")
     if "<table" in saved_html:
         assert tables, f"{name}: the saved notebook has HTML tables; none rendered as <table>"
+    # JupyterLab shows an `image/svg+xml` output as an <img> of the SVG (its
+    # sanitiser's rule); HTML outputs may hold inline <svg>. Either way the
+    # browser must have drawn it: a picture whose SVG does not parse has no
+    # natural size.
     svgs = drv.find_elements(By.CSS_SELECTOR, f"{area} svg, {area} img[src^='data:image/svg+xml']")
     if "image/svg+xml" in saved_mimes:
         assert svgs, f"{name}: the saved notebook has SVG plots; none rendered"
+    for pic in svgs:
+        if pic.tag_name == "img":
+            drawn = drv.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", pic)
+            assert drawn, f"{name}: an SVG picture did not render (its SVG does not parse)"
     assert kernel_status(drv) == "idle"
     drv.save_screenshot(os.path.join(shots, name.replace(".ipynb", ".png")))
     print(f"ok {name}: {ran} cells ran, {len(tables)} tables, {len(svgs)} SVG plots, "
