@@ -46,6 +46,31 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         .chain(LIB_FNS2.iter().map(|e| e.1))
 }
 
+/// The documentation line of `libdevice.<name>`: (signature, text).
+pub fn doc(name: &str) -> Option<(String, String)> {
+    if let Some((_, tl)) = ALIASES.iter().find(|(n, _)| *n == name) {
+        return Some((
+            format!("libdevice.{name}(...)"),
+            format!("The same as {tl}."),
+        ));
+    }
+    let what = "elementwise on floating-point blocks (fp16 and bf16 computed in fp32); \
+                NVIDIA's libdevice on the GPU, the libm crate on the CPU backend.";
+    if LIB_FNS.iter().any(|e| e.1 == name) {
+        return Some((
+            format!("libdevice.{name}(x)"),
+            format!("libdevice's {name}, {what}"),
+        ));
+    }
+    if LIB_FNS2.iter().any(|e| e.1 == name) {
+        return Some((
+            format!("libdevice.{name}(x, y)"),
+            format!("libdevice's {name}, {what}"),
+        ));
+    }
+    None
+}
+
 /// Whether `libdevice.<name>` exists.
 pub(crate) fn is_member(name: &str) -> bool {
     names().any(|n| n == name)

@@ -49,6 +49,12 @@ pub fn builtin_doc(s: &Engine, name: &str) -> Option<String> {
     if let Some(doc) = crate::modules::doc(s, name) {
         return Some(doc.to_string());
     }
+    if let Some((sig, text)) = name
+        .strip_prefix("tl.extra.cuda.libdevice.")
+        .and_then(tilebook_frontend::kernel::libdevice::doc)
+    {
+        return Some(format!("{sig}\n{text}\n"));
+    }
     let name = name
         .strip_prefix("tl.math.")
         .map(|n| format!("tl.{n}"))
