@@ -306,6 +306,11 @@ fn check_notebook(file: &str, device: Option<&str>) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // Started by a session as its GPU worker: serve it and nothing else.
+    if let Some(code) = tilebook_cuda::run_if_worker() {
+        return ExitCode::from(code.clamp(0, 255) as u8);
+    }
+    tilebook_cuda::serve_from_this_binary();
     tilebook_session::quiet_expected_panics();
     let cli = Cli::parse();
     match cli.command {

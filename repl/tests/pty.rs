@@ -178,3 +178,24 @@ fn the_first_prompt_appears_quickly() {
     quit(p);
     let _ = std::fs::remove_file(&h);
 }
+
+/// The GPU worker process, started from the binary as a session starts it:
+/// the shared region reaches it, it answers (how many devices its driver
+/// shows: 0 on a machine without one), refuses an unknown command with an
+/// error, and leaves when the session lets it go. (On the H100 the GPU
+/// suite's `fault_recovery.py` checks the rest: a fault costs a worker, not
+/// the session.)
+#[test]
+#[cfg(feature = "gpu")]
+fn the_gpu_worker_process_answers_and_leaves() {
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_tilebook"));
+    let t = Instant::now();
+    let (devices, pid) = tilebook_cuda::probe_worker(exe).expect("worker round trip");
+    let gpus = tilebook_cuda::probe_names().len();
+    assert!(gpus > 0 || devices == 0, "{devices} devices without a GPU");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the worker {pid} is still there"
+    );
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+}

@@ -15,15 +15,13 @@ pub const NO_DRIVER: &str =
 
 pub struct Gpu {
     never: Never,
-    pub name: String,
-    pub ordinal: u32,
-    pub arch: String,
-    pub driver_version: i32,
-    pub total_memory: usize,
-    pub generation: u32,
-    pub max_shared: u32,
-    pub sm_count: u32,
-    pub max_regs: u32,
+}
+
+impl std::ops::Deref for Gpu {
+    type Target = crate::DeviceInfo;
+    fn deref(&self) -> &crate::DeviceInfo {
+        match self.never {}
+    }
 }
 
 pub struct Loader {
@@ -46,6 +44,22 @@ pub struct GpuFunction {
     pub regs: u32,
     pub local_bytes: u32,
     pub cubin: Option<std::sync::Arc<[u8]>>,
+}
+
+/// No GPU worker in this build (`run_if_worker` of the driver build).
+pub fn run_if_worker() -> Option<i32> {
+    None
+}
+
+/// Nothing to serve without the driver.
+pub fn serve_from_this_binary() {}
+
+pub fn worker_enabled() -> bool {
+    false
+}
+
+pub fn probe_worker(_: &std::path::Path) -> Result<(usize, u32), String> {
+    Err(NO_DRIVER.into())
 }
 
 /// No driver in this build: no devices.
@@ -186,10 +200,6 @@ impl Gpu {
     }
 
     pub fn synchronize(&self) -> Result<(), String> {
-        match self.never {}
-    }
-
-    pub fn load(&self, _: &str, _: &str, _: u32, _: u32) -> Result<GpuFunction, String> {
         match self.never {}
     }
 

@@ -1,4 +1,6 @@
-//! The driver side (the `driver` feature): cudarc's bindings to libcuda.
+//! The driver side (the `driver` feature): cudarc's bindings to libcuda,
+//! used in the process that owns the GPU (the worker, or the session itself
+//! in the in-process design; `facade` wraps both).
 
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
@@ -6,7 +8,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use crate::cublas;
-use crate::Arg;
+use crate::{Arg, DeviceInfo};
 use crate::{BlasType, Operand};
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,22 +22,7 @@ pub struct Gpu {
     lost: Arc<AtomicBool>,
     /// Timing events for reuse by `mark`.
     events: EventPool,
-    pub name: String,
-    /// The device's index as the driver counts them (`cuda:N`).
-    pub ordinal: u32,
-    /// `sm_90` style architecture name.
-    pub arch: String,
-    /// `cuDriverGetVersion` (13000 for CUDA 13.0).
-    pub driver_version: i32,
-    pub total_memory: usize,
-    /// 0 for the first context of the process, +1 per rebuild (compiled
-    /// modules belong to one generation).
-    pub generation: u32,
-    /// Dynamic shared memory a block may opt in to (bytes).
-    pub max_shared: u32,
-    /// Streaming multiprocessors, and 32-bit registers a block may use.
-    pub sm_count: u32,
-    pub max_regs: u32,
+    pub info: DeviceInfo,
     /// cuBLAS on the stream, opened on first use.
     blas: ManuallyDrop<std::sync::OnceLock<Result<cublas::Blas, String>>>,
 }
@@ -190,6 +177,13 @@ fn release<T>(x: &mut ManuallyDrop<T>, lost: &AtomicBool) {
     }
 }
 
+impl std::ops::Deref for Gpu {
+    type Target = DeviceInfo;
+    fn deref(&self) -> &DeviceInfo {
+        &self.info
+    }
+}
+
 impl Drop for Gpu {
     fn drop(&mut self) {
         let pooled = std::mem::take(&mut *self.events.borrow_mut());
@@ -285,11 +279,6 @@ pub fn device_count() -> usize {
 }
 
 impl Gpu {
-    /// Open device 0, or say why not (no driver, no device).
-    pub fn open() -> Result<Gpu, String> {
-        Gpu::open_device(0)
-    }
-
     /// Open device `ordinal` (`cuda:N`): its primary context and stream.
     pub fn open_device(ordinal: u32) -> Result<Gpu, String> {
         Gpu::open_generation(ordinal, 0)
@@ -333,15 +322,17 @@ impl Gpu {
             stream: ManuallyDrop::new(stream),
             lost: Arc::new(AtomicBool::new(false)),
             events: Default::default(),
-            name,
-            ordinal,
-            arch: format!("sm_{major}{minor}"),
-            driver_version: crate::link::driver_version(),
-            total_memory,
-            generation,
-            max_shared,
-            sm_count,
-            max_regs,
+            info: DeviceInfo {
+                name,
+                ordinal,
+                arch: format!("sm_{major}{minor}"),
+                driver_version: crate::link::driver_version(),
+                total_memory,
+                generation,
+                max_shared,
+                sm_count,
+                max_regs,
+            },
             blas: ManuallyDrop::new(std::sync::OnceLock::new()),
         })
     }
@@ -467,21 +458,31 @@ impl Gpu {
         self.synchronize()
     }
 
+    /// Copy `host` to device address `addr` on the stream (the worker's
+    /// uploads, from its staging area; the driver has copied the bytes out
+    /// of pageable memory when this returns).
+    pub fn upload_at(&self, addr: u64, host: &[u8]) -> Result<(), String> {
+        self.ctx.bind_to_thread().map_err(err)?;
+        // SAFETY: the caller checked that `addr..addr + host.len()` lies in
+        // one live allocation of this context.
+        unsafe { cudarc::driver::result::memcpy_htod_async(addr, host, self.stream.cu_stream()) }
+            .map_err(err)
+    }
+
+    /// Copy from device address `addr` into `host` and wait for it.
+    pub fn download_at(&self, addr: u64, host: &mut [u8]) -> Result<(), String> {
+        self.ctx.bind_to_thread().map_err(err)?;
+        // SAFETY: as for `upload_at`; `host` outlives the copy, which is
+        // waited for before returning.
+        unsafe { cudarc::driver::result::memcpy_dtoh_async(host, addr, self.stream.cu_stream()) }
+            .map_err(err)?;
+        self.synchronize()
+    }
+
     pub fn synchronize(&self) -> Result<(), String> {
         self.stream
             .synchronize()
             .map_err(|e| format!("the GPU reported an error: {e:?}"))
-    }
-
-    /// Load PTX (JIT-compiled by the driver) and find its kernel.
-    pub fn load(
-        &self,
-        ptx: &str,
-        name: &str,
-        shared_bytes: u32,
-        threads: u32,
-    ) -> Result<GpuFunction, String> {
-        self.loader().load(ptx, name, shared_bytes, threads)
     }
 
     /// A handle that loads modules into this context from any thread (the
@@ -546,18 +547,5 @@ impl Gpu {
     pub fn elapsed_ms(&self, start: &Mark, end: &Mark) -> Result<f32, String> {
         end.ev.synchronize().map_err(err)?;
         start.ev.elapsed_ms(&end.ev).map_err(err)
-    }
-
-    /// Milliseconds a closure's GPU work takes, measured with events on the stream.
-    pub fn time<T>(&self, f: impl FnOnce() -> Result<T, String>) -> Result<(T, f32), String> {
-        // cudarc's default events cannot be timed; ask for timing explicitly.
-        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self.ctx.new_event(timing).map_err(err)?;
-        let end = self.ctx.new_event(timing).map_err(err)?;
-        start.record(&self.stream).map_err(err)?;
-        let r = f()?;
-        end.record(&self.stream).map_err(err)?;
-        end.synchronize().map_err(err)?;
-        Ok((r, start.elapsed_ms(&end).map_err(err)?))
     }
 }

@@ -31,15 +31,25 @@ mod cublas;
 #[cfg(feature = "driver")]
 mod driver;
 #[cfg(feature = "driver")]
+mod facade;
+#[cfg(feature = "driver")]
+mod ipc;
+#[cfg(feature = "driver")]
 mod link;
 #[cfg(feature = "driver")]
 mod nccl;
 #[cfg(feature = "driver")]
 mod peer;
 #[cfg(feature = "driver")]
-pub use driver::*;
+mod remote;
 #[cfg(feature = "driver")]
-pub use nccl::{nccl_available, nccl_version, Communicator};
+mod worker;
+#[cfg(feature = "driver")]
+pub use facade::*;
+#[cfg(feature = "driver")]
+pub use remote::{probe_worker, serve_from_this_binary, worker_enabled};
+#[cfg(feature = "driver")]
+pub use worker::run_if_worker;
 
 #[cfg(not(feature = "driver"))]
 mod absent;
@@ -81,6 +91,61 @@ pub fn driver_version() -> Option<String> {
         .split_whitespace()
         .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.'))
         .map(str::to_string)
+}
+
+/// The commands of the GPU worker's protocol (`ipc`, `worker`, `remote`).
+#[cfg(feature = "driver")]
+pub(crate) mod op {
+    pub const EXIT: u8 = 0;
+    pub const COUNT: u8 = 1;
+    pub const OPEN: u8 = 2;
+    pub const ALLOC: u8 = 3;
+    pub const FREE: u8 = 4;
+    pub const MEMINFO: u8 = 5;
+    pub const UPLOAD: u8 = 6;
+    pub const DOWNLOAD: u8 = 7;
+    pub const SYNC: u8 = 8;
+    pub const FAULT: u8 = 9;
+    pub const LOAD: u8 = 10;
+    pub const LOAD_STATUS: u8 = 11;
+    pub const UNLOAD: u8 = 12;
+    pub const LAUNCH: u8 = 13;
+    pub const ZERO: u8 = 14;
+    pub const FILL: u8 = 15;
+    pub const MARK: u8 = 16;
+    pub const ELAPSED: u8 = 17;
+    pub const UNMARK: u8 = 18;
+    pub const GEMM: u8 = 19;
+    pub const CAN_PEER: u8 = 20;
+    pub const ENABLE_PEER: u8 = 21;
+    pub const WAIT_FOR: u8 = 22;
+    pub const COPY_PEER: u8 = 23;
+    pub const COMM_NEW: u8 = 24;
+    pub const COMM_RUN: u8 = 25;
+    pub const COMM_DROP: u8 = 26;
+    pub const NCCL: u8 = 27;
+    pub const TAKE_FAILURE: u8 = 28;
+}
+
+/// What the driver says about an open device (every `Gpu` derefs to one).
+#[derive(Clone, Debug, Default)]
+pub struct DeviceInfo {
+    pub name: String,
+    /// The device's index as the driver counts them (`cuda:N`).
+    pub ordinal: u32,
+    /// `sm_90` style architecture name.
+    pub arch: String,
+    /// `cuDriverGetVersion` (13000 for CUDA 13.0).
+    pub driver_version: i32,
+    pub total_memory: usize,
+    /// 0 for the first context of the session, +1 per rebuild (compiled
+    /// modules belong to one generation).
+    pub generation: u32,
+    /// Dynamic shared memory a block may opt in to (bytes).
+    pub max_shared: u32,
+    /// Streaming multiprocessors, and 32-bit registers a block may use.
+    pub sm_count: u32,
+    pub max_regs: u32,
 }
 
 /// One kernel argument, by value.

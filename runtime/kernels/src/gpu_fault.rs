@@ -5,14 +5,18 @@
 //! poisoned; if so it names the kernels that may have faulted (those launched
 //! since the last synchronisation), reports the tensors of the namespace
 //! whose data lived only on the GPU (they are lost; using them later is an
-//! error saying so) and tries to rebuild the context (`Gpu::rebuild`). With
-//! current drivers that fails: such a fault leaves CUDA unusable for the rest
-//! of the process (measured on the H100: the primary context reset succeeds,
+//! error saying so) and rebuilds the context (`Gpu::rebuild`). The GPU work
+//! of the `tilebook` binary runs in a worker process of the session
+//! (`tilebook_cuda`'s `remote`), so a rebuild is a fresh worker and the
+//! session stays on the GPU. In-process (`TILEBOOK_GPU_WORKER=0`, or a
+//! program embedding the session without serving as worker) current drivers
+//! refuse the rebuild: such a fault leaves CUDA unusable for the rest of the
+//! process (measured on the H100: the primary context reset succeeds,
 //! opening the device again still returns the fault). The session then goes
 //! on with the CPU backend, host tensors intact, and says that restarting the
-//! session brings the GPU back. Where a rebuild succeeds, kernels are
-//! recompiled for the new context (the module cache is keyed by its
-//! generation) and host tensors upload again on their next launch.
+//! session brings the GPU back. After a rebuild, kernels are recompiled for
+//! the new context (the module cache is keyed by its generation) and host
+//! tensors upload again on their next launch.
 
 use crate::value::{Exc, Val};
 use crate::{Backend, Host, Runtime};
@@ -79,8 +83,14 @@ impl<H: Host + ?Sized> GpuFault for H {
         }
         match rebuilt {
             Ok(fresh) => {
+                let in_worker = fresh.in_worker();
                 self.backend = Backend::Cuda(Rc::new(fresh));
-                note += " The GPU context was rebuilt and the session goes on.";
+                note += if in_worker {
+                    " The session's GPU worker process was replaced by a fresh one; \
+                     host variables are kept and the next cell runs on the GPU."
+                } else {
+                    " The GPU context was rebuilt and the session goes on."
+                };
             }
             Err(e) => {
                 // The usual case: the driver keeps a context that saw an
