@@ -54,6 +54,15 @@ except RuntimeError as e:
     msg = str(e)
 assert "lost" in msg, msg
 
+# Reading it on the host, printing it included, is an error a try catches.
+for read in [lambda: y.sum().item(), lambda: print(y), lambda: y.cpu(), lambda: bool(y[0] > 0)]:
+    msg = ""
+    try:
+        read()
+    except RuntimeError as e:
+        msg = str(e)
+    assert "lost" in msg, msg
+
 # On a fresh worker a second fault is recovered from the same way.
 if on_gpu:
     v = torch.empty_like(z)

@@ -125,6 +125,10 @@ impl Gpu {
         Err(NO_DRIVER.into())
     }
 
+    pub fn in_worker(&self) -> bool {
+        match self.never {}
+    }
+
     pub fn can_access_peer(&self, _: &Gpu) -> bool {
         match self.never {}
     }

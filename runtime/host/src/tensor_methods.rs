@@ -911,33 +911,46 @@ fn reshape_dims(a: &Args) -> R<Vec<i64>> {
 
 /// The attributes of a tensor that are not methods (`x.shape`, `x.T`);
 /// any other name is a method, bound to the tensor.
+/// Reads one attribute's value from a tensor.
+type Field = fn(&Tensor) -> Val;
+
+/// A tensor's attributes that are values, not methods (`x.shape`, ...).
+const TENSOR_FIELDS: &[(&str, Field)] = &[
+    ("shape", |t| shape_val(&t.shape)),
+    ("dtype", |t| Val::DType(t.dtype, true)),
+    ("device", |t| Val::Device(t.device.clone())),
+    ("T", |t| Val::tensor(crate::args::reverse_dims(t))),
+    ("ndim", |t| Val::Int(t.shape.len() as i64)),
+    ("is_cuda", |t| {
+        Val::Bool(matches!(t.device, Device::Cuda(_)))
+    }),
+    ("itemsize", |t| Val::Int(t.dtype.size_bytes() as i64)),
+];
+
+/// Every public attribute of a tensor, values then methods (`dir(x)`,
+/// completion), from the same tables `tensor_attr` reads.
+pub fn attribute_names() -> impl Iterator<Item = &'static str> {
+    TENSOR_FIELDS
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(METHODS.iter().map(|e| e.name))
+        .filter(|n| !n.starts_with('_'))
+}
+
 pub fn tensor_attr(base: &Val, t: &Rc<Tensor>, name: &str) -> R<Val> {
-    match name {
-        "shape" => Ok(shape_val(&t.shape)),
-        "dtype" => Ok(Val::DType(t.dtype, true)),
-        "device" => Ok(Val::Device(t.device.clone())),
-        "T" => Ok(Val::tensor(crate::args::reverse_dims(t))),
-        "ndim" => Ok(Val::Int(t.shape.len() as i64)),
-        "is_cuda" => Ok(Val::Bool(matches!(t.device, Device::Cuda(_)))),
-        "itemsize" => Ok(Val::Int(t.dtype.size_bytes() as i64)),
-        _ if METHODS.iter().any(|e| e.name == name) => {
-            Ok(Val::Method(Box::new(base.clone()), Rc::from(name)))
-        }
-        // As torch: an unknown attribute is an error where it is read (so
-        // `hasattr` answers truly), not a method that fails when called.
-        _ => Err(Exc::new(
-            "AttributeError",
-            format!(
-                "'Tensor' object has no attribute '{name}' in tilebook{}",
-                tilebook_frontend::diag::did_you_mean(
-                    name,
-                    METHODS
-                        .iter()
-                        .map(|e| e.name)
-                        .chain(["shape", "dtype", "device", "T", "ndim", "is_cuda", "itemsize"]),
-                    "",
-                )
-            ),
-        )),
+    if let Some((_, get)) = TENSOR_FIELDS.iter().find(|(n, _)| *n == name) {
+        return Ok(get(t));
     }
+    if METHODS.iter().any(|e| e.name == name) {
+        return Ok(Val::Method(Box::new(base.clone()), Rc::from(name)));
+    }
+    // As torch: an unknown attribute is an error where it is read (so
+    // `hasattr` answers truly), not a method that fails when called.
+    Err(Exc::new(
+        "AttributeError",
+        format!(
+            "'Tensor' object has no attribute '{name}' in tilebook{}",
+            tilebook_frontend::diag::did_you_mean(name, attribute_names(), "")
+        ),
+    ))
 }

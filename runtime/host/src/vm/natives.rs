@@ -8,15 +8,41 @@ use super::{exc_to_py, session};
 use crate::value::{Exc, Val};
 use rustpython_vm::builtins::PyBaseExceptionRef;
 use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
+use tilebook_kernels::gpu_fault::GpuFault;
+use tilebook_kernels::tensor::{LOST, READ_BACK_FAILED};
 
 type Res = Result<Val, Exc>;
 
 /// Run `f` on the session and turn its result into a Python value.
 fn with(vm: &VirtualMachine, f: impl FnOnce(&mut crate::Engine) -> Res) -> PyResult {
-    let s = session();
-    match f(s) {
-        Ok(v) => Ok(to_py(vm, s, v)),
+    match guarded(vm, f)? {
+        Ok(v) => Ok(to_py(vm, session(), v)),
         Err(e) => Err(raise(vm, e)),
+    }
+}
+
+/// Run `f` on the session. Reading a tensor whose GPU copy was lost to a
+/// fault, or a fault surfacing while one is read back, unwinds from deep in
+/// the tensor library; here it becomes the `RuntimeError` a `try` around the
+/// line catches (and the GPU is recovered). Other panics go on unwinding to
+/// the cell, which reports them as internal errors.
+fn guarded<T>(vm: &VirtualMachine, f: impl FnOnce(&mut crate::Engine) -> T) -> PyResult<T> {
+    let s = session();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *s))) {
+        Ok(v) => Ok(v),
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|m| m.to_string()));
+            match msg {
+                Some(m) if m == LOST || m.starts_with(READ_BACK_FAILED) => {
+                    let e = GpuFault::gpu_failure(s, Exc::new("RuntimeError", m));
+                    Err(raise(vm, e))
+                }
+                _ => std::panic::resume_unwind(p),
+            }
+        }
     }
 }
 
@@ -309,13 +335,15 @@ pub mod _tb {
     }
 
     #[pyfunction]
-    fn repr(h: PyObjectRef, vm: &VirtualMachine) -> String {
-        val(vm, &h).repr()
+    fn repr(h: PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
+        let v = val(vm, &h);
+        guarded(vm, |_| v.repr())
     }
 
     #[pyfunction]
-    fn str(h: PyObjectRef, vm: &VirtualMachine) -> String {
-        val(vm, &h).to_str()
+    fn str(h: PyObjectRef, vm: &VirtualMachine) -> PyResult<String> {
+        let v = val(vm, &h);
+        guarded(vm, |_| v.to_str())
     }
 
     #[pyfunction]
@@ -364,7 +392,8 @@ pub mod _tb {
 
     #[pyfunction]
     fn truth(h: PyObjectRef, vm: &VirtualMachine) -> PyResult<bool> {
-        val(vm, &h).truth().map_err(|e| raise(vm, e))
+        let v = val(vm, &h);
+        guarded(vm, |_| v.truth())?.map_err(|e| raise(vm, e))
     }
 
     #[pyfunction]
