@@ -331,16 +331,26 @@ impl Tensor {
         self.offsets().into_iter().map(|o| self.get_at(o)).collect()
     }
 
+    /// `f` of the elements as one slice, for a contiguous fp32 tensor
+    /// (`None` otherwise): the fast path of host loops over big tensors.
+    pub fn with_f32<T>(&self, f: impl FnOnce(&[f32]) -> T) -> Option<T> {
+        if self.dtype != DType::F32 || !self.is_contiguous() {
+            return None;
+        }
+        // SAFETY: contiguous f32 elements inside the storage, which lives
+        // (and is not written through this tensor) while `f` runs.
+        let s = unsafe {
+            std::slice::from_raw_parts(
+                (self.storage.ptr() as *const f32).add(self.offset),
+                self.numel(),
+            )
+        };
+        Some(f(s))
+    }
+
     pub fn values_f64(&self) -> Vec<f64> {
-        if self.dtype == DType::F32 && self.is_contiguous() {
-            // SAFETY: contiguous f32 elements inside the storage.
-            let s = unsafe {
-                std::slice::from_raw_parts(
-                    (self.storage.ptr() as *const f32).add(self.offset),
-                    self.numel(),
-                )
-            };
-            return s.iter().map(|&x| x as f64).collect();
+        if let Some(v) = self.with_f32(|s| s.iter().map(|&x| x as f64).collect()) {
+            return v;
         }
         self.offsets()
             .into_iter()
