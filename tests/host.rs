@@ -77,6 +77,24 @@ fn an_unknown_tensor_attribute_is_an_error_where_it_is_read() {
 }
 
 #[test]
+fn whole_tensor_sums_agree_on_every_layout() {
+    // Contiguous fp32 tensors take a fast path; its answers must be the
+    // general loop's (shape with keepdim, empty sums, means, views).
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nx = torch.arange(12, dtype=torch.float32).reshape(3, 4) / 8\n\
+         print(x.sum().item(), x.t().sum().item(), x.mean().item(), x.t().mean().item())\n\
+         print(x.sum(0, keepdim=True).shape, torch.zeros(0).sum().item(), x.sum().dtype)\n\
+         print(torch.allclose(x, x.t().t()), torch.allclose(x, x + 1e-3), torch.allclose(x, x + 1e-9))",
+    );
+    assert_eq!(
+        out,
+        "8.25 8.25 0.6875 0.6875\ntorch.Size([1, 4]) 0.0 torch.float32\nTrue False True\n"
+    );
+}
+
+#[test]
 fn dir_of_a_tensor_lists_what_getattr_answers() {
     // `dir(x)` came from a list of its own and had drifted from the
     // methods (no `sort`, `tan`, `itemsize`, ...).

@@ -87,6 +87,23 @@ pub fn reduce(
     kind: Red,
 ) -> R<(Tensor, Option<Tensor>)> {
     let r = t.shape.len();
+    if dim.is_none() && r > 0 && t.numel() > 0 && matches!(kind, Red::Sum | Red::Mean) {
+        // The whole of a contiguous fp32 tensor: summed in place, in the
+        // same order and precision as the general loop below.
+        if let Some(sum) = t.with_f32(|x| x.iter().map(|&v| v as f64).sum::<f64>()) {
+            let v = if kind == Red::Mean {
+                sum / t.numel() as f64
+            } else {
+                sum
+            };
+            let shape = if keepdim { vec![1; r] } else { vec![] };
+            let d = t.device.clone();
+            return Ok((
+                Tensor::from_scalars(&shape, DType::F32, d.clone(), [Scalar::F(v)]),
+                Some(Tensor::from_scalars(&shape, DType::I64, d, [Scalar::I(0)])),
+            ));
+        }
+    }
     let (src, axis) = match dim {
         None => (
             t.contiguous().view(&[t.numel()]).expect("flat view"),
