@@ -25,6 +25,12 @@ def main(peers_path, ours_path, out_path):
                 out[f"autotune16_{kind}_{s}_ratio_2gpu_vs_1"] = two / one
     # The headline: tuning the 16 configs at 4096^3 (compiled once; tuning only).
     out["autotune16_ratio_2gpu_vs_1"] = out.get("autotune16_warm_4096_ratio_2gpu_vs_1")
+    # Benchmark.run with its points spread over two GPUs (wall time).
+    for name in ("vadd", "matmul"):
+        one, two = med((f"bench_run_{name}_1gpu", 0)), med((f"bench_run_{name}_2gpu", 0))
+        one1, two1 = med((f"bench_run_{name}_1gpu", 1)), med((f"bench_run_{name}_2gpu", 1))
+        if one and two and one1 and two1:
+            out[f"bench_run_{name}_ratio_2gpu_vs_1"] = (two + two1) / (one + one1)
     torch_bw = peers["allreduce_busbw_GBps"]
     for nbytes in (1 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30):
         ours = med(("nccl_allreduce_busbw", nbytes))

@@ -135,3 +135,80 @@ for nbytes in [1 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30]:
     row("tile_allreduce_busbw", nbytes, "GB/s", dist.bus_bandwidth("all_reduce", nbytes, t_tile, 2))
     t_copy = wall_time(lambda: x.to("cuda:1"), 20)
     row("peer_copy", nbytes, "GB/s", nbytes / t_copy / 1e9)
+
+# ---------------------------------------------------------------- Benchmark.run spread over GPUs
+# Sweeps written as the tutorials write them (DEVICE = the active device,
+# do_bench with quantiles), run with their points on one GPU and spread
+# over two; the wall time of each run, and how far each point's value on
+# two GPUs is from the one-GPU run's.
+DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+
+@triton.jit
+def sweep_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+@triton.testing.perf_report(triton.testing.Benchmark(
+    x_names=['size'], x_vals=[2 ** i for i in range(16, 28)], x_log=True, line_arg='provider',
+    line_vals=['triton', 'torch'], line_names=['Triton', 'Torch'], ylabel='GB/s', plot_name='sweep-vadd', args={}))
+def sweep_vadd(size, provider):
+    x = torch.rand(size, device=DEVICE)
+    y = torch.rand(size, device=DEVICE)
+    q = [0.5, 0.2, 0.8]
+    if provider == 'torch':
+        ms, lo, hi = triton.testing.do_bench(lambda: x + y, quantiles=q)
+    else:
+        out = torch.empty_like(x)
+        ms, lo, hi = triton.testing.do_bench(
+            lambda: sweep_add[(triton.cdiv(size, 1024),)](x, y, out, size, BLOCK=1024), quantiles=q)
+    gbps = lambda ms: 3 * x.numel() * x.element_size() * 1e-9 / (ms * 1e-3)
+    return gbps(ms), gbps(hi), gbps(lo)
+
+
+@triton.testing.perf_report(triton.testing.Benchmark(
+    x_names=['M', 'N', 'K'], x_vals=[512 * i for i in range(1, 9)], line_arg='provider',
+    line_vals=['tile', 'cublas'], line_names=['Tile', 'cuBLAS'], ylabel='TFLOPS', plot_name='sweep-matmul', args={}))
+def sweep_mm(M, N, K, provider):
+    a = torch.randn((M, K), device=DEVICE, dtype=torch.float16)
+    b = torch.randn((K, N), device=DEVICE, dtype=torch.float16)
+    q = [0.5, 0.2, 0.8]
+    if provider == 'cublas':
+        ms, lo, hi = triton.testing.do_bench(lambda: torch.matmul(a, b), quantiles=q)
+    else:
+        c = torch.empty((M, N), device=DEVICE, dtype=torch.float16)
+        grid = (triton.cdiv(M, 128) * triton.cdiv(N, 128),)
+        ms, lo, hi = triton.testing.do_bench(lambda: matmul_kernel[grid](
+            a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+            BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION="",
+            num_stages=4, num_warps=8), quantiles=q)
+    perf = lambda ms: 2 * M * N * K * 1e-12 / (ms * 1e-3)
+    return perf(ms), perf(hi), perf(lo)
+
+
+for name, sweep in [("vadd", sweep_vadd), ("matmul", sweep_mm)]:
+    sweep.run(return_df=True)  # compiles and warms both GPUs' caches
+    frames = {}
+    for rep in range(2):
+        for devs in [1, 2]:
+            if devs == 1:
+                %config bench_devices=1
+            else:
+                %config bench_devices=2
+            t0 = time.perf_counter()
+            frames[devs] = sweep.run(return_df=True)
+            row(f"bench_run_{name}_{devs}gpu", rep, "s", time.perf_counter() - t0)
+    diffs = []
+    for col in frames[1]:
+        if col in ('size', 'M', 'N', 'K'):
+            continue
+        for one, two in zip(frames[1][col], frames[2][col]):
+            diffs.append(abs(two / one - 1))
+    diffs.sort()
+    row(f"bench_run_{name}_value_diff_median", 0, "frac", diffs[len(diffs) // 2])
+    row(f"bench_run_{name}_value_diff_max", 0, "frac", diffs[-1])
+    print(f"Benchmark.run {name}: points, 2-GPU values vs 1-GPU: median |diff| {diffs[len(diffs) // 2]:.3f}, "
+          f"max {diffs[-1]:.3f}")
+%config bench_devices=0

@@ -130,3 +130,17 @@ def tb_softmax_long(x_ptr, out_ptr, n_rows, n_cols, sx0, BLOCK: tl.constexpr):
         mask = cols < n_cols
         x = tl.load(x_ptr + row * sx0 + cols, mask=mask, other=0.0).to(tl.float32)
         tl.store(out_ptr + row * n_cols + cols, tl.exp(x - row_max) / row_sum, mask=mask)
+
+
+@triton.jit
+def tb_random(out_ptr, n, seed, NORMAL: tl.constexpr, BELOW_ONE: tl.constexpr, BLOCK: tl.constexpr):
+    # torch.rand/randn on a GPU: Philox (tl.rand/tl.randn) keyed by a seed
+    # drawn from the session's generator, one counter per element. Uniform
+    # values are kept below 1 in the output dtype (rounding to fp16 or bf16
+    # could reach it).
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if NORMAL:
+        r = tl.randn(seed, offs)
+    else:
+        r = tl.minimum(tl.rand(seed, offs), BELOW_ONE)
+    tl.store(out_ptr + offs, r, mask=offs < n)

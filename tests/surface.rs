@@ -366,3 +366,107 @@ fn persistent_matmul_runs_with_descriptors_and_profiler() {
         assert!(viewer.contains(row), "{row}: {out}");
     }
 }
+
+/// A sweep run the way `Benchmark.run` spreads it over GPUs (each point up
+/// to its first `do_bench`, the kept functions measured, each point again
+/// with that answer), here on one device: the table is the one the plain
+/// run gives, each point's print shows once and in order, a point without
+/// `do_bench` runs once, a function that catches everything still gets a
+/// measurement, and a failing point stops the run with its own error after
+/// the points before it.
+#[test]
+fn a_sweep_run_in_two_passes_answers_as_the_plain_run_does() {
+    let program = r#"
+import torch
+import triton
+import triton.language as tl
+
+DEVICE = triton.runtime.driver.active.get_active_torch_device()
+calls = []
+
+@triton.jit
+def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+
+@triton.testing.perf_report(triton.testing.Benchmark(
+    x_names=['n'], x_vals=[256, 1024], line_arg='p',
+    line_vals=['kernel', 'plain', 'guarded'], line_names=['Kernel', 'Plain', 'Guarded'],
+    plot_name='two-pass', args={}))
+def bench(n, p):
+    calls.append((n, p))
+    print('point', n, p)
+    x = torch.rand(n, device=DEVICE)
+    out = torch.empty_like(x)
+    if p == 'plain':
+        return float(n)
+    if p == 'guarded':
+        try:
+            ms = triton.testing.do_bench(lambda: x * 3, warmup=1, rep=2)
+        except:
+            return -1.0
+        return 1.0 if ms > 0 else 0.0
+    ms, lo, hi = triton.testing.do_bench(
+        lambda: scale[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256),
+        warmup=1, rep=2, quantiles=[0.5, 0.2, 0.8])
+    assert torch.allclose(out, x * 2)
+    return ms, lo, hi
+
+bench.run(print_data=True)
+"#;
+    let mut outs = vec![];
+    for two_pass in [false, true] {
+        let mut s = session();
+        s.sweep_two_pass = two_pass;
+        let r = s.run_cell(program);
+        let text = r.text();
+        assert!(r.ok, "{text}");
+        let printed: Vec<&str> = text.lines().filter(|l| l.starts_with("point")).collect();
+        assert_eq!(
+            printed,
+            [
+                "point 256 kernel",
+                "point 256 plain",
+                "point 256 guarded",
+                "point 1024 kernel",
+                "point 1024 plain",
+                "point 1024 guarded"
+            ],
+            "{text}"
+        );
+        // In two passes a point with a do_bench runs twice (the guarded one
+        // too: the first time it caught the stop), one without runs once.
+        let calls = ok(&mut s, "print(len(calls))");
+        assert_eq!(calls.trim(), if two_pass { "10" } else { "6" }, "{text}");
+        let table: Vec<String> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("two-pass:"))
+            .skip(2)
+            .take(2)
+            .map(str::to_string)
+            .collect();
+        for row in &table {
+            let cells: Vec<f64> = row
+                .split_whitespace()
+                .map(|c| c.parse().expect("a number"))
+                .collect();
+            // index, n, Kernel (ms > 0), Plain (n), Guarded (1: measured)
+            assert!(cells[2] > 0.0, "{text}");
+            assert_eq!(cells[3], cells[1], "{text}");
+            assert_eq!(cells[4], 1.0, "{text}");
+        }
+        outs.push(table.len());
+        // A point that fails stops the run with its error, after the
+        // points before it printed.
+        let r = s.run_cell(
+            "@triton.testing.perf_report(triton.testing.Benchmark(x_names=['n'], x_vals=[1, 2, 3], line_arg='p', line_vals=['a'], plot_name='f'))\ndef bad(n, p):\n    print('at', n)\n    if n == 2:\n        raise ValueError('no size 2')\n    return triton.testing.do_bench(lambda: None, warmup=1, rep=1)\nbad.run()",
+        );
+        let text = r.text();
+        assert!(!r.ok && text.contains("ValueError: no size 2"), "{text}");
+        assert_eq!(text.matches("at 1\n").count(), 1, "{text}");
+        assert_eq!(text.matches("at 2\n").count(), 1, "{text}");
+        assert!(!text.contains("at 3"), "{text}");
+    }
+    assert_eq!(outs, [2, 2]);
+}

@@ -259,3 +259,58 @@ print("same best config:", best_one == best_two)
 print("result correct:", torch.allclose(c.float(), a.float() @ b.float(), atol=0.5, rtol=1e-2))
 if N_GPUS < 2:
     print(f"(this machine has {N_GPUS} GPU(s): both timings ran on one device)")
+
+# %% [markdown]
+# ## A benchmark sweep on two GPUs
+#
+# `Benchmark.run` spreads its points the same way: with `bench_devices`
+# above 1 (or 0, every GPU of the model), each round of points runs one per
+# GPU. A sweep is a Python function whose every call waits for its
+# `do_bench`, so a round runs in three steps: each point runs until its first
+# `do_bench` (on its own GPU: tensors it asks for on `DEVICE` are placed
+# there), the functions those `do_bench` calls were given are timed side by
+# side, then each point runs again with that `do_bench` answered. What a
+# point prints shows once; the code before its first `do_bench` runs twice,
+# so it should not count on running once.
+#
+# Below, the matmul of the last section against cuBLAS over eight sizes, on
+# one GPU and then on two: the same table, in less time.
+
+# %% tags=["tilebook-device-dependent"]
+DEVICE = triton.runtime.driver.active.get_active_torch_device()
+SIZES = [512 * i for i in range(1, 9)] if ON_GPU else [64]
+
+
+def matmul(a, b, c):
+    M, K = a.shape
+    N = b.shape[1]
+    grid = lambda META: (triton.cdiv(M, META['BLOCK_SIZE_M']) * triton.cdiv(N, META['BLOCK_SIZE_N']),)
+    matmul_tuned[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                       c.stride(0), c.stride(1))
+
+
+@triton.testing.perf_report(triton.testing.Benchmark(
+    x_names=["M", "N", "K"], x_vals=SIZES, line_arg="provider", line_vals=["tile", "cublas"],
+    line_names=["Tile", "cuBLAS"], ylabel="TFLOPS", plot_name="matmul-sweep", args={}))
+def matmul_sweep(M, N, K, provider):
+    a = torch.randn((M, K), device=DEVICE, dtype=torch.float16)
+    b = torch.randn((K, N), device=DEVICE, dtype=torch.float16)
+    if provider == "cublas":
+        ms = triton.testing.do_bench(lambda: torch.matmul(a, b))
+    else:
+        c = torch.empty((M, N), device=DEVICE, dtype=torch.float16)
+        ms = triton.testing.do_bench(lambda: matmul(a, b, c))
+    return 2 * M * N * K * 1e-12 / (ms * 1e-3)
+
+
+matmul_sweep.run(return_df=True)  # tunes each size once
+for devs in [1, 2]:
+    if devs == 1:
+        %config bench_devices=1
+    else:
+        %config bench_devices=2
+    t0 = time.perf_counter()
+    matmul_sweep.run(return_df=True)
+    print(f"{min(devs, max(N_GPUS, 1))} GPU(s): {time.perf_counter() - t0:.2f} s")
+%config bench_devices=0
+matmul_sweep.run(print_data=True)

@@ -114,4 +114,33 @@ else:
                 ACTIVATION="")
     assert torch.allclose(c.float().cpu(), a.float().cpu() @ a.float().cpu(), atol=0.5, rtol=1e-2)
     print("autotuned on two GPUs:", tuned.best_config)
+
+    # Benchmark.run spread over both GPUs: the points of a sweep written for
+    # DEVICE (cuda:0) run on both, each checks its own result, the table
+    # has every point, and the current device is the same after.
+    DEVICE = triton.runtime.driver.active.get_active_torch_device()
+    seen = []
+
+    @triton.testing.perf_report(triton.testing.Benchmark(
+        x_names=['s'], x_vals=[256, 512, 1024], line_arg='p', line_vals=['tile', 'torch'],
+        plot_name='spread', args={}))
+    def spread(s, p):
+        a = torch.randn((s, s), device=DEVICE, dtype=torch.float16)
+        c = torch.empty((s, s), device=DEVICE, dtype=torch.float16)
+        seen.append(str(a.device))
+        if p == 'torch':
+            return triton.testing.do_bench(lambda: a @ a, warmup=2, rep=5)
+        grid = (triton.cdiv(s, 64) * triton.cdiv(s, 64),)
+        ms = triton.testing.do_bench(lambda: matmul_kernel[grid](
+            a, a, c, s, s, s, a.stride(0), a.stride(1), a.stride(0), a.stride(1), c.stride(0), c.stride(1),
+            BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, GROUP_SIZE_M=8, ACTIVATION=""), warmup=2, rep=5)
+        ref = a.float() @ a.float()
+        assert torch.allclose(c.float(), ref, atol=0.5, rtol=1e-2), f"spread point {s} on {c.device}"
+        return ms
+
+    df = spread.run(return_df=True)
+    assert len(df['s']) == 3 and all(v > 0 for v in df['tile']) and all(v > 0 for v in df['torch']), df
+    assert "cuda:0" in seen and "cuda:1" in seen, seen
+    assert torch.cuda.current_device() == 0
+    print("Benchmark.run spread over:", sorted(set(seen)))
     print("multi_gpu: all two-GPU checks ok")

@@ -61,4 +61,24 @@ same(u + u, u.cpu() + u.cpu(), "vector", 0)
 same(u.sum(dim=0), u.cpu().sum(dim=0), "vector sum", 1e-4)
 e = torch.empty(0, 8, device='cuda')
 assert (e + e).shape == (0, 8)
+
+# torch.rand/randn on the device (tb_random): the right range, moments and
+# dtypes, repeated by manual_seed, different from call to call.
+for dt in [torch.float32, torch.float16, torch.bfloat16]:
+    r = torch.rand(1000, 1001, device='cuda', dtype=dt)
+    assert r.dtype == dt and r.shape == (1000, 1001) and r.device.type == 'cuda'
+    h = r.cpu().float()
+    assert h.min().item() >= 0.0 and h.max().item() < 1.0, (dt, h.min().item(), h.max().item())
+    assert abs(h.mean().item() - 0.5) < 0.005, (dt, h.mean().item())
+    g = torch.randn(1000, 1001, device='cuda', dtype=dt).cpu().float()
+    assert abs(g.mean().item()) < 0.01 and abs(g.std().item() - 1.0) < 0.01, (dt, g.mean().item(), g.std().item())
+    assert (g.abs() > 3.0).float().mean().item() < 0.005
+torch.manual_seed(11)
+a = torch.randn(4097, device='cuda')
+b = torch.rand_like(a)
+torch.manual_seed(11)
+assert torch.equal(torch.randn(4097, device='cuda').cpu(), a.cpu()) and torch.equal(torch.rand_like(a).cpu(), b.cpu())
+assert not torch.equal(torch.randn(4097, device='cuda').cpu(), a.cpu())
+assert torch.randn_like(a, dtype=torch.float16).dtype == torch.float16
+assert torch.rand(0, 3, device='cuda').shape == (0, 3)
 print("torch operations on 'cuda' tensors agree with the host")

@@ -89,6 +89,7 @@ impl Engine {
         if let Device::Cuda(i) = d {
             self.check_cuda_index(i as i64)?;
             self.announce_backend();
+            return Ok(Device::Cuda(self.remapped(i)));
         }
         Ok(d)
     }

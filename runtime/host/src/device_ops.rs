@@ -272,6 +272,49 @@ pub fn unary(s: &mut Engine, t: &Tensor, name: &str) -> R<Option<Val>> {
     Ok(Some(Val::Tensor(out)))
 }
 
+/// `torch.rand`/`torch.randn` (and `*_like`) of a new tensor on a GPU:
+/// generated there by `tb_random` (Philox, a seed from the session's
+/// generator per call, so `torch.manual_seed` repeats it), instead of on the
+/// host and copied up (a second for 64M elements).
+pub fn random(
+    s: &mut Engine,
+    shape: &[usize],
+    dtype: DType,
+    device: &Device,
+    normal: bool,
+) -> R<Option<Val>> {
+    let n: usize = shape.iter().product();
+    let fits = matches!(device, Device::Cuda(_))
+        && matches!(dtype, DType::F32 | DType::F16 | DType::BF16)
+        && n > 0
+        && n < i32::MAX as usize;
+    if !fits || !(s.ops_as_kernels || matches!(s.backend, Backend::Cuda(_))) {
+        return Ok(None);
+    }
+    let out = Rc::new(s.new_tensor(shape, dtype, device.clone(), false)?);
+    // 31 bits: a positive seed of the kernel's integer type.
+    let seed = (s.next_u64() >> 33) as i64;
+    // The largest value below 1 in the output dtype.
+    let below_one = match dtype {
+        DType::F16 => 1.0 - 2f64.powi(-11),
+        DType::BF16 => 1.0 - 2f64.powi(-8),
+        _ => 1.0 - 2f64.powi(-24),
+    };
+    launch(
+        s,
+        "tb_random",
+        [n.div_ceil(EW_BLOCK), 1],
+        vec![Val::Tensor(out.clone()), int(n), Val::Int(seed)],
+        vec![
+            ("NORMAL", Val::Bool(normal)),
+            ("BELOW_ONE", Val::Float(below_one)),
+            ("BLOCK", int(EW_BLOCK)),
+            ("num_warps", int(4)),
+        ],
+    )?;
+    Ok(Some(Val::Tensor(out)))
+}
+
 /// A block size for walking rows of `n` elements, and its warps.
 fn row_block(n: usize, cap: usize) -> (usize, usize) {
     let block = n.next_power_of_two().clamp(128, cap);

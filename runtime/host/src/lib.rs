@@ -455,6 +455,14 @@ impl Engine {
         self.outputs.push(o);
     }
 
+    /// Outputs held back earlier (a quiet stretch's), handed on now as if
+    /// they had just been made.
+    pub fn replay_outputs(&mut self, outs: Vec<Output>) {
+        for o in outs {
+            self.push_live(o);
+        }
+    }
+
     pub fn clear_output(&mut self, wait: bool) {
         self.push_live(Output::ClearOutput { wait });
     }

@@ -438,8 +438,17 @@ pub fn creation(s: &mut Engine, kind: &str, a: &Args) -> R<Val> {
             )?))
         }
         "ones" => filled(s, a, shape, DType::F32, Scalar::I(1)),
-        "rand" => tensor_from(s, a, shape, DType::F32, &mut |s| Scalar::F(s.uniform())),
-        "randn" => tensor_from(s, a, shape, DType::F32, &mut |s| Scalar::F(s.normal())),
+        "rand" | "randn" => {
+            let dtype = dtype_arg(a.kw("dtype"), DType::F32)?;
+            let device = s.device_arg(a.kw("device"))?;
+            let normal = kind == "randn";
+            if let Some(v) = crate::device_ops::random(s, &shape, dtype, &device, normal)? {
+                return Ok(v);
+            }
+            tensor_from(s, a, shape, DType::F32, &mut |s| {
+                Scalar::F(if normal { s.normal() } else { s.uniform() })
+            })
+        }
         _ => unreachable!(),
     }
 }
@@ -452,6 +461,12 @@ pub fn like(s: &mut Engine, kind: &str, a: &Args) -> R<Val> {
         None => t.device.clone(),
     };
     let n = t.numel();
+    if matches!(kind, "rand_like" | "randn_like") {
+        let normal = kind == "randn_like";
+        if let Some(v) = crate::device_ops::random(s, &t.shape, dtype, &device, normal)? {
+            return Ok(v);
+        }
+    }
     if matches!(kind, "empty_like" | "zeros_like") {
         let zero = kind == "zeros_like";
         return Ok(Val::tensor(s.new_tensor(&t.shape, dtype, device, zero)?));

@@ -668,7 +668,7 @@ fn tensor_cuda(s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
     s.announce_backend();
     let d = match a.get(0, "device") {
         None | Some(Val::None) => Device::Cuda(s.current_device),
-        Some(Val::Int(i)) => Device::Cuda(s.check_cuda_index(i)?),
+        Some(Val::Int(i)) => Device::Cuda(s.remapped(s.check_cuda_index(i)?)),
         Some(v) => s.device_arg(Some(v))?,
     };
     Ok(Val::tensor(to_device(s, t, d)?))

@@ -158,7 +158,7 @@ fn compiled_init_handles(_s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
 
 fn driver_get_active_torch_device(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
     s.announce_backend();
-    Ok(Val::Device(Device::Cuda(0)))
+    Ok(Val::Device(Device::Cuda(s.current_device)))
 }
 
 /// `triton.jit` needs the function's Python object, so the VM's call of a

@@ -105,6 +105,31 @@ pub fn quantile(times: &[f64], p: f64) -> f64 {
     times[lo] + (times[hi] - times[lo]) * (pos - lo as f64)
 }
 
+/// `Benchmark.run` spread over GPUs (`session/perf.rs`) runs each sweep
+/// point twice: the first pass stops the point at its first `do_bench`
+/// and keeps the function, the points of a round are measured side by side
+/// (`measure_spread`), and the second pass runs each point again with that
+/// `do_bench` answered from its measurement.
+pub enum SweepBench {
+    /// First pass: the first `do_bench` is kept here and stops the point.
+    Collect(Option<Deferred>),
+    /// Second pass: the first `do_bench` returns from these sorted times
+    /// (taken when used; a later `do_bench` measures as usual).
+    Answer(Option<Vec<f64>>),
+}
+
+/// A sweep point's `do_bench`, to be measured beside the round's others.
+pub struct Deferred {
+    pub f: Val,
+    pub warmup: f64,
+    pub rep: f64,
+}
+
+/// The exception that stops a sweep point at its deferred `do_bench`: a
+/// `GeneratorExit`, so an `except Exception` in the benchmark function
+/// does not take it for the function's own error.
+pub const DEFERRED_KIND: &str = "GeneratorExit";
+
 pub fn do_bench(s: &mut dyn Host, a: &Args) -> R<Val> {
     let f = a.req(0, "fn")?;
     let warmup = a
@@ -122,10 +147,37 @@ pub fn do_bench(s: &mut dyn Host, a: &Args) -> R<Val> {
         .map(|v| v.to_str())
         .unwrap_or_else(|| "mean".into());
     let quantiles = a.kw("quantiles").filter(|v| !matches!(v, Val::None));
-    let times = measure(s, warmup, rep, &mut |s| {
-        s.call(&f, vec![], vec![]).map(|_| ())
-    })?;
-    let q = |p: f64| quantile(&times, p);
+    let answered = match s.sweep.as_mut() {
+        Some(SweepBench::Collect(slot)) => {
+            if slot.is_none() {
+                *slot = Some(Deferred { f, warmup, rep });
+            }
+            return Err(Exc::new(
+                DEFERRED_KIND,
+                "do_bench deferred: Benchmark.run measures this sweep point beside others on another GPU",
+            ));
+        }
+        Some(SweepBench::Answer(times)) => times.take(),
+        None => None,
+    };
+    let times = match answered {
+        // Called once still: what the function computes (an output the
+        // benchmark checks after) is there as after a measurement.
+        Some(t) if !t.is_empty() => {
+            s.call(&f, vec![], vec![])?;
+            t
+        }
+        _ => measure(s, warmup, rep, &mut |s| {
+            s.call(&f, vec![], vec![]).map(|_| ())
+        })?,
+    };
+    summarize(&times, &mode, quantiles)
+}
+
+/// `do_bench`'s answer from sorted times: the `quantiles` asked for, or the
+/// `return_mode` statistic.
+fn summarize(times: &[f64], mode: &str, quantiles: Option<Val>) -> R<Val> {
+    let q = |p: f64| quantile(times, p);
     if let Some(qs) = quantiles {
         let items = crate::value::iterate(&qs)?;
         let vals: Vec<Val> = items
@@ -138,7 +190,7 @@ pub fn do_bench(s: &mut dyn Host, a: &Args) -> R<Val> {
             Val::list(vals)
         });
     }
-    Ok(match mode.as_str() {
+    Ok(match mode {
         "min" => Val::Float(times[0]),
         "max" => Val::Float(times[times.len() - 1]),
         "median" => Val::Float(q(0.5)),
@@ -150,6 +202,16 @@ pub fn do_bench(s: &mut dyn Host, a: &Args) -> R<Val> {
             )))
         }
     })
+}
+
+/// Leave a stretch run as a measurement (`measuring` raised, outputs kept
+/// from the live sink): a checked GPU launch in it is read now.
+pub fn end_quiet_stretch(s: &mut dyn Host) -> R<()> {
+    s.measuring = s.measuring.saturating_sub(1);
+    if s.measuring == 0 {
+        crate::kernels::finish_pending_check(s)?;
+    }
+    Ok(())
 }
 
 /// Triton's measurement for several calls at once, call `i` on GPU

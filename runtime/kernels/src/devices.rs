@@ -86,6 +86,16 @@ pub fn check_index(i: i64, count: usize) -> Result<u32, (&'static str, String)> 
 }
 
 impl Runtime {
+    /// The device a tensor asked for on `cuda:i` goes to: `i`, unless a
+    /// spread sweep point runs the sweep's device elsewhere
+    /// (`device_remap`).
+    pub fn remapped(&self, i: u32) -> u32 {
+        match self.device_remap {
+            Some((from, to)) if from == i => to,
+            _ => i,
+        }
+    }
+
     /// The context of GPU `ordinal` (`None` on the CPU backend): the
     /// backend's own for its device, else opened now or before.
     pub fn gpu(&mut self, ordinal: u32) -> R<Option<Rc<Gpu>>> {

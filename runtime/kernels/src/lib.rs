@@ -151,6 +151,16 @@ pub struct Runtime {
     /// bench_devices`): 0 means every GPU of the backend's model, 1 only
     /// the current device.
     pub bench_devices: u32,
+    /// How `do_bench` answers inside a `Benchmark.run` spread over GPUs
+    /// (`bench::SweepBench`); `None` outside one.
+    pub sweep: Option<bench::SweepBench>,
+    /// While a spread sweep point runs on another GPU: tensors asked for on
+    /// the sweep's own device (`.0`) go to the point's (`.1`), so code
+    /// written for `cuda:0` runs there unchanged.
+    pub device_remap: Option<(u32, u32)>,
+    /// Run `Benchmark.run`'s points in the spread way even with one device
+    /// (`TILEBOOK_SWEEP_TWO_PASS=1`): how that path is tested without GPUs.
+    pub sweep_two_pass: bool,
     /// (device, owner) pairs with peer access enabled.
     pub peer_enabled: Vec<(u32, u32)>,
     /// NCCL communicators made so far, by the devices they span.
@@ -214,6 +224,9 @@ impl Runtime {
                 .ok()
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(0),
+            sweep: None,
+            device_remap: None,
+            sweep_two_pass: std::env::var("TILEBOOK_SWEEP_TWO_PASS").is_ok_and(|v| v == "1"),
             communicators: vec![],
             interrupt: Arc::new(Interrupt::default()),
             total_compiles: 0,

@@ -26,6 +26,7 @@ mod magics;
 pub mod perf;
 mod pictures;
 pub mod plot;
+mod sweep;
 pub mod table;
 mod timing;
 

@@ -6,14 +6,14 @@
 //! text in the pandas layout, and HTML), the plot as SVG drawn by `plotters`
 //! (no system fonts) with a braille line plot as its `text/plain` for
 //! terminals. `save_path` writes `<plot_name>.csv` and `<plot_name>.svg`.
-//! Sweeps longer than a second report progress on stderr.
+//! Sweeps longer than a second report progress on stderr; the points run
+//! one after another or spread over GPUs (`sweep.rs`).
 
 use crate::table::Table;
 use crate::value::R;
 use crate::value::{to_f64, Args};
 use crate::value::{Exc, Object, Val};
 use crate::Engine;
-use std::time::Instant;
 
 /// `triton.testing.Benchmark(x_names, x_vals, line_arg, line_vals, ...)`.
 pub fn benchmark(a: &Args) -> R<Val> {
@@ -183,25 +183,32 @@ fn sweep(s: &mut Engine, f: &Val, b: &Object, extra: &[(String, Val)]) -> R<Tabl
         v => v.to_str().to_string(),
     };
     let name = label(attr(b, "plot_name"), "benchmark");
-    let start = Instant::now();
-    let total = x_vals.len() * line_vals.len();
-    let mut done = 0;
-    let mut rows = vec![];
+    // Every (x, line) point's keyword arguments, x values outer.
+    let mut xs_of = vec![];
+    let mut points: crate::sweep::Points = vec![];
     for x in &x_vals {
         // One x value per name, or a tuple giving each name its own.
         let xs: Vec<Val> = match x {
             Val::Tuple(_) | Val::List(_) => s.iterate(x)?,
             v => vec![v.clone(); x_names.len()],
         };
-        let mut ys = vec![];
         for lv in &line_vals {
             let mut kw: Vec<(String, Val)> =
                 x_names.iter().cloned().zip(xs.iter().cloned()).collect();
             kw.push((line_arg.clone(), lv.clone()));
             kw.extend(fixed.iter().cloned());
             kw.extend(extra.iter().cloned());
-            s.check_interrupt()?;
-            let r = s.call(f, vec![], kw)?;
+            points.push(kw);
+        }
+        xs_of.push(xs);
+    }
+    let results = crate::sweep::run_points(s, f, &points, &name)?;
+    let mut rows = vec![];
+    let mut results = results.into_iter();
+    for xs in xs_of {
+        let mut ys = vec![];
+        for _ in &line_vals {
+            let r = results.next().unwrap_or(Val::None);
             let y = match &r {
                 Val::Tuple(_) | Val::List(_) => {
                     let v = s.iterate(&r)?;
@@ -214,10 +221,6 @@ fn sweep(s: &mut Engine, f: &Val, b: &Object, extra: &[(String, Val)]) -> R<Tabl
                 }
             };
             ys.push(y);
-            done += 1;
-            if start.elapsed().as_secs_f64() > 1.0 {
-                s.progress(&name, done, total);
-            }
         }
         rows.push((xs, ys));
     }
