@@ -146,11 +146,26 @@ impl<'ctx> Gen<'ctx, '_> {
         // one layout (two dots sharing A, say), the dots gave wrong sums on
         // the GPU (H100, session 17), so those loads stay off the tile path
         // and their dots run from registers.
+        // A nested loop's prologue (the pipelining pass's loads of its first
+        // `distance` tiles, which only start that loop's carries) is not
+        // such a case: at the top level it is never counted, and a
+        // persistent kernel's K loop inside its tile loop needs it.
         let mut unfit: HashSet<Value> = HashSet::new();
         for l in &loops {
+            let body = &l.regions[0].ops;
+            let starts: HashSet<Value> = body
+                .iter()
+                .filter(|op| op.kind == OpKind::For)
+                .flat_map(|op| op.args.iter().skip(3).copied())
+                .collect();
             let mut per_role: HashMap<TileRole, Vec<Value>> = HashMap::new();
-            for op in &l.regions[0].ops {
-                if !matches!(op.kind, OpKind::Load { .. }) {
+            for op in body {
+                if !matches!(op.kind, OpKind::Load { .. })
+                    || op
+                        .results
+                        .first()
+                        .is_some_and(|v| starts.contains(v) && only_starts_loops(body, *v))
+                {
                     continue;
                 }
                 if let Some((v, r)) = op
@@ -819,4 +834,29 @@ pub(super) fn rings_total(
         .iter()
         .map(|(l, s)| ring_bytes(l, *s, transposed))
         .sum()
+}
+
+/// Whether `v`'s only uses in `body` are as the initial value of a nested
+/// loop's carried argument (a pipelining prologue's load).
+fn only_starts_loops(body: &[Op], v: Value) -> bool {
+    let mut starts = false;
+    for op in body {
+        for (i, a) in op.args.iter().enumerate() {
+            if *a == v {
+                if op.kind == OpKind::For && i >= 3 {
+                    starts = true;
+                } else {
+                    return false;
+                }
+            }
+        }
+        let mut inside = false;
+        for r in &op.regions {
+            tilebook_tir::walk_ops(r, &mut |o| inside |= o.args.contains(&v));
+        }
+        if inside {
+            return false;
+        }
+    }
+    starts
 }
