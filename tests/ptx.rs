@@ -619,3 +619,55 @@ fn persistent_matmul_keeps_cp_async_tiles_and_wgmma() {
     assert!(p.contains("wgmma.mma_async.sync.aligned"), "{p}");
     assert!(!p.contains("mma.sync.aligned"), "{p}");
 }
+
+/// `tl.dot(a, b.T)` with `b` an `[N, K]` block (a tensor descriptor's load,
+/// as tutorial 09's TMA kernels and `x @ w.T` write it) on Hopper: B is
+/// copied as loaded into a K-major tile and `wgmma` reads it untransposed
+/// (`imm-trans-b` = 0); before, the dot ran on `mma.sync` from registers.
+#[test]
+fn dot_with_a_transposed_descriptor_block_uses_wgmma_on_a_k_major_tile() {
+    let source = std::fs::read_to_string(root().join("tests/surface/persistent_matmul.py"))
+        .expect("surface program");
+    let p = ptx(
+        "persistent_matmul.py",
+        &source,
+        "persistent_device_desc",
+        "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, BM=128, BN=128, BK=64, GROUP=8, SMS=132, num_warps=8, num_stages=3",
+    );
+    assert!(p.contains("cp.async.cg.shared.global"), "{p}");
+    let mma = p
+        .lines()
+        .find(|l| l.contains("wgmma.mma_async"))
+        .unwrap_or_else(|| panic!("no wgmma:\n{p}"));
+    assert!(mma.trim_end().ends_with("p, 1, 1, 0, 0;"), "{mma}");
+    assert!(!p.contains("mma.sync.aligned"), "{p}");
+}
+
+/// A K loop written `for k0 in range(0, K, BK)` (the induction variable
+/// itself steps by BK, as in `x @ w.T` layers and tutorial 06) is as
+/// divisible as its start and step, so its loads keep 16-byte `cp.async`
+/// copies and the dot `wgmma`; the analysis knew nothing of induction
+/// variables and these loads stayed scalar.
+#[test]
+fn an_induction_variable_stepping_by_the_block_keeps_vector_copies() {
+    let src = r#"import triton
+import triton.language as tl
+
+@triton.jit
+def linear(x_ptr, w_ptr, y_ptr, M, N, K, sxm, swn, sym, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        ks = k0 + rk
+        x = tl.load(x_ptr + rm[:, None] * sxm + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+        w = tl.load(w_ptr + rn[:, None] * swn + ks[None, :], mask=(rn[:, None] < N) & (ks[None, :] < K), other=0.0)
+        acc = tl.dot(x, w.T, acc)
+    tl.store(y_ptr + rm[:, None] * sym + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+"#;
+    let sig = "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, BM=128, BN=128, BK=64, num_warps=8, num_stages=3";
+    let p = ptx("linear.py", src, "linear", sig);
+    assert!(p.contains("cp.async.cg.shared.global"), "{p}");
+    assert!(p.contains("p, 1, 1, 0, 0;"), "{p}");
+}

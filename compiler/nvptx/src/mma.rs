@@ -44,6 +44,11 @@ pub struct MmaLayout {
     pub kind: MmaKind,
     /// Hopper's warpgroup MMA (operands read from shared memory by descriptor).
     pub wgmma: bool,
+    /// fp16/bf16 under `wgmma` with B given as `b.T` of an `[N, K]` block
+    /// (a tensor descriptor's load, `x @ w.T`): B's tile is then K-major,
+    /// `N x K`, filled row by row as loaded, and the instruction reads it
+    /// untransposed (`imm-trans-b` = 0).
+    pub kt_b: bool,
 }
 
 /// The operand types of a tensor-core dot, and with them the instruction
@@ -212,7 +217,7 @@ impl MmaLayout {
     pub fn swizzled(&self, operand: usize) -> Swizzled {
         let (rows, cols) = match operand {
             0 => (self.m, self.k),
-            _ if self.kind.is_fp8() => (self.n, self.k),
+            _ if self.kind.is_fp8() || self.kt_b => (self.n, self.k),
             _ => (self.k, self.n),
         };
         Swizzled::new(rows, cols, self.kind.elem_bytes())
@@ -268,13 +273,20 @@ impl MmaLayout {
 /// `m64nNk16` (`k32` for fp8) with `N = n / warpgroups_n <= 256`, and both
 /// operand tiles must have a swizzled layout (contiguous rows of 32, 64 or a
 /// multiple of 128 bytes).
-fn wgmma_layout(m: usize, n: usize, k: usize, warps: usize, kind: MmaKind) -> Option<MmaLayout> {
+fn wgmma_layout(
+    m: usize,
+    n: usize,
+    k: usize,
+    warps: usize,
+    kind: MmaKind,
+    kt_b: bool,
+) -> Option<MmaLayout> {
     if !warps.is_multiple_of(4) || !k.is_multiple_of(kind.k_step()) {
         return None;
     }
     let e = kind.elem_bytes();
     Swizzled::new(m, k, e)?;
-    if kind.is_fp8() {
+    if kind.is_fp8() || kt_b {
         Swizzled::new(n, k, e)?;
     } else {
         Swizzled::new(k, n, e)?;
@@ -297,6 +309,7 @@ fn wgmma_layout(m: usize, n: usize, k: usize, warps: usize, kind: MmaKind) -> Op
         wn: gn,
         kind,
         wgmma: true,
+        kt_b: kt_b && !kind.is_fp8(),
     };
     (l.regs() <= 256).then_some(l)
 }
@@ -336,7 +349,11 @@ pub(crate) fn layout_for(
         return None;
     }
     if wgmma && kind.is_half() && matches!(da, DType::F16 | DType::BF16) {
-        if let Some(l) = wgmma_layout(m, n, kk, warps, kind) {
+        // Only for a K loop's accumulating dot (`acc = tl.dot(a, b.T, acc)`):
+        // attention's `q @ k.T` keeps the `mma.sync` row layout that holds
+        // its softmax in registers.
+        let kt_b = transposed_operand(k, op.args[1]) && loop_carried(k, op.args[2]);
+        if let Some(l) = wgmma_layout(m, n, kk, warps, kind, kt_b) {
             return Some(l);
         }
     }
@@ -348,7 +365,7 @@ pub(crate) fn layout_for(
         _ => None,
     };
     if let (true, Some(f), DType::F32) = (wgmma, fp8, acc.dtype()?) {
-        if let Some(l) = wgmma_layout(m, n, kk, warps, f) {
+        if let Some(l) = wgmma_layout(m, n, kk, warps, f, false) {
             return Some(l);
         }
     }
@@ -367,9 +384,32 @@ pub(crate) fn layout_for(
         wn,
         kind,
         wgmma: false,
+        kt_b: false,
     };
     // Keep the accumulator within a sane register budget.
     (l.regs() <= 256).then_some(l)
+}
+
+/// Whether `v` is `x.T` of a 2-D block (`Trans([1, 0])`).
+pub(crate) fn transposed_operand(k: &Kernel, v: Value) -> bool {
+    let mut found = false;
+    tilebook_tir::walk_ops(&k.body, &mut |op| {
+        found |= op.results.first() == Some(&v)
+            && matches!(&op.kind, OpKind::Trans(p) if p.as_slice() == [1, 0]);
+    });
+    found
+}
+
+/// Whether `v` is a value a `for` loop carries (one of its region's
+/// arguments after the induction variable).
+fn loop_carried(k: &Kernel, v: Value) -> bool {
+    let mut found = false;
+    tilebook_tir::walk_ops(&k.body, &mut |op| {
+        if op.kind == OpKind::For {
+            found |= op.regions[0].args.iter().skip(1).any(|a| *a == v);
+        }
+    });
+    found
 }
 
 /// fp16/bf16 values used only as `dot` operands (directly, or carried through
@@ -505,12 +545,12 @@ mod tests {
 
     #[test]
     fn hopper_layouts_use_warpgroups() {
-        let l = wgmma_layout(128, 128, 64, 8, MmaKind::F16).unwrap();
+        let l = wgmma_layout(128, 128, 64, 8, MmaKind::F16, false).unwrap();
         assert_eq!((l.wm, l.wn, l.reps_m(), l.reps_n()), (8, 1, 1, 16));
-        let l = wgmma_layout(128, 128, 32, 4, MmaKind::F16).unwrap();
+        let l = wgmma_layout(128, 128, 32, 4, MmaKind::F16, false).unwrap();
         assert_eq!((l.wm, l.wn, l.reps_m(), l.reps_n()), (4, 1, 2, 16));
         assert_eq!(l.smem_bytes() % 1024, 0);
-        assert!(wgmma_layout(32, 64, 32, 4, MmaKind::F16).is_none());
-        assert!(wgmma_layout(128, 128, 24, 4, MmaKind::F16).is_none());
+        assert!(wgmma_layout(32, 64, 32, 4, MmaKind::F16, false).is_none());
+        assert!(wgmma_layout(128, 128, 24, 4, MmaKind::F16, false).is_none());
     }
 }

@@ -120,6 +120,21 @@ fn region(
     for op in &r.ops {
         if op.kind == OpKind::For {
             let body = &op.regions[0];
+            // The induction variable `lb + i * step` is divisible by what
+            // divides both (`for k0 in range(0, K, BK)`); with a step that is
+            // not a known constant, nothing is claimed.
+            if let Some(&step) = op.args.get(2).and_then(|s| ints.get(s)) {
+                let lb = info.get(&op.args[0]).copied().unwrap_or(UNKNOWN);
+                let div = gcd(lb.divisibility, pow2_factor(step));
+                info.insert(
+                    body.args[0],
+                    AxisInfo {
+                        contiguity: 1,
+                        divisibility: div.max(1),
+                        constancy: 1,
+                    },
+                );
+            }
             let yields = body.ops.last().map(|y| y.args.clone()).unwrap_or_default();
             for (i, &init) in op.args[3..].iter().enumerate() {
                 let a = info.get(&init).copied().unwrap_or(UNKNOWN);

@@ -73,9 +73,17 @@ pub(super) struct TilePlan {
     /// iteration, and the loop results that must wait for it (see `wgmma`).
     pub inflight: HashSet<Value>,
     pub inflight_results: HashSet<Value>,
+    /// `b.T` operands of K-major-B layouts (`MmaLayout::kt_b`) -> `b`: the
+    /// tile is `b`'s, copied as loaded, and the transpose is virtual.
+    pub b_source: HashMap<Value, Value>,
 }
 
 impl TilePlan {
+    /// The value whose tile a dot reads for its operand `v`.
+    pub(super) fn tile_of(&self, v: Value) -> Value {
+        *self.b_source.get(&v).unwrap_or(&v)
+    }
+
     /// How many iterations ago the tile `v` was loaded (0: in this body).
     pub(super) fn distance(&self, v: Value) -> usize {
         let mut d = 0;
@@ -98,14 +106,43 @@ impl<'ctx> Gen<'ctx, '_> {
         let mut role: HashMap<Value, TileRole> = HashMap::new();
         let mut loops: Vec<&Op> = vec![];
         let mut dots: Vec<(Value, Value)> = vec![];
+        let mut b_source: HashMap<Value, Value> = HashMap::new();
+        let mut uses: HashMap<Value, usize> = HashMap::new();
+        tilebook_tir::walk_ops(&self.k.body, &mut |op| {
+            for &a in &op.args {
+                *uses.entry(a).or_default() += 1;
+            }
+        });
         tilebook_tir::walk_ops(&self.k.body, &mut |op| match op.kind {
             OpKind::Dot { .. } => {
                 if let Some(&layout) = self.mma.get(&op.results[0]) {
-                    dots.push((op.args[0], op.args[1]));
-                    for operand in 0..2 {
-                        let v = op.args[operand];
+                    // A K-major B layout reads the tile of the block that
+                    // `b.T` transposes, when that block is only transposed.
+                    let mut b = op.args[1];
+                    if layout.kt_b {
+                        let src = self
+                            .defs
+                            .get(&b)
+                            .filter(
+                                |d| matches!(&d.kind, OpKind::Trans(p) if p.as_slice() == [1, 0]),
+                            )
+                            .map(|d| d.args[0])
+                            .filter(|s| uses.get(s) == Some(&1));
+                        if let Some(src) = src {
+                            if self.half_regs.contains(&b) {
+                                b_source.insert(b, src);
+                                b = src;
+                            }
+                        }
+                    }
+                    dots.push((op.args[0], b));
+                    for (operand, v) in [(0, op.args[0]), (1, b)] {
                         let fp8 = layout.wgmma && layout.kind.is_fp8();
-                        if self.half_regs.contains(&v) || (fp8 && self.fp8_operands.contains(&v)) {
+                        let kt = operand == 1 && b_source.contains_key(&op.args[1]);
+                        if kt
+                            || self.half_regs.contains(&v)
+                            || (fp8 && self.fp8_operands.contains(&v))
+                        {
                             role.insert(v, TileRole { layout, operand });
                         }
                     }
@@ -223,6 +260,10 @@ impl<'ctx> Gen<'ctx, '_> {
                 *s = (*s).max(d + 1);
             }
         }
+        plan.b_source = b_source
+            .into_iter()
+            .filter(|(_, src)| role.contains_key(src))
+            .collect();
         plan.roles = role;
         plan
     }
@@ -306,7 +347,7 @@ impl<'ctx> Gen<'ctx, '_> {
         if t.shape.len() != 2 {
             return false;
         }
-        let cols = if role.operand == 0 {
+        let cols = if role.operand == 0 || role.layout.kt_b {
             role.layout.k
         } else {
             role.layout.n
@@ -340,7 +381,7 @@ impl<'ctx> Gen<'ctx, '_> {
             return false;
         }
         let t = self.ty(op.results[0]);
-        let cols = if role.operand == 0 {
+        let cols = if role.operand == 0 || role.layout.kt_b {
             role.layout.k
         } else {
             role.layout.n

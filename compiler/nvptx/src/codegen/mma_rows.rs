@@ -508,7 +508,10 @@ impl<'ctx> Gen<'ctx, '_> {
                 continue;
             };
             let a = op.args[0];
-            let tiled = op.args[..2].iter().all(|v| self.tiles().contains_key(v));
+            let tiled = self.tiles().contains_key(&op.args[0])
+                && self
+                    .tiles()
+                    .contains_key(&self.tile_plan.tile_of(op.args[1]));
             let blocked = !self.mma.contains_key(&a) && !self.rows.contains_key(&a);
             if l.wgmma || !l.kind.is_half() || tiled || inside.contains(&a) || !blocked {
                 continue;
@@ -534,10 +537,16 @@ impl<'ctx> Gen<'ctx, '_> {
 
     /// Mark the transposes `dot_transposes` finds as virtual.
     pub(super) fn plan_transposes(&mut self) {
-        let roles = &self.tile_plan.roles;
-        let tiled = |op: &Op| op.args[..2].iter().all(|a| roles.contains_key(a));
+        let plan = &self.tile_plan;
+        let tiled = |op: &Op| {
+            plan.roles.contains_key(&op.args[0])
+                && plan.roles.contains_key(&plan.tile_of(op.args[1]))
+        };
         let t = dot_transposes(self.k, &self.mma, &tiled);
         self.virtual_ops.extend(t);
+        // `b.T` read as a K-major tile: nothing to compute.
+        let kt: Vec<Value> = self.tile_plan.b_source.keys().copied().collect();
+        self.virtual_ops.extend(kt);
     }
 }
 
@@ -567,9 +576,9 @@ impl Gen<'_, '_> {
                     return;
                 }
                 if let Some(l) = self.mma.get(&op.results[0]) {
-                    let tiled = op.args[..2]
-                        .iter()
-                        .all(|a| self.tile_plan.roles.contains_key(a));
+                    let plan = &self.tile_plan;
+                    let tiled = plan.roles.contains_key(&op.args[0])
+                        && plan.roles.contains_key(&plan.tile_of(op.args[1]));
                     if l.wgmma && !tiled {
                         no_wgmma.insert(op.results[0]);
                     }
@@ -588,9 +597,9 @@ impl Gen<'_, '_> {
                 return;
             }
             if let Some(l) = op.results.first().and_then(|r| self.mma.get(r)) {
-                let tiled = op.args[..2]
-                    .iter()
-                    .all(|a| self.tile_plan.roles.contains_key(a));
+                let plan = &self.tile_plan;
+                let tiled = plan.roles.contains_key(&op.args[0])
+                    && plan.roles.contains_key(&plan.tile_of(op.args[1]));
                 if !tiled {
                     let untransposed = self.virtual_ops.contains(&op.args[1]);
                     stride = stride.max(l.register_tiles_bytes(untransposed));

@@ -351,7 +351,9 @@ impl<'ctx> Gen<'ctx, '_> {
         if !l.kind.is_half() && !l.wgmma {
             return self.dot_mma_narrow(op, l);
         }
-        let (a, bm, acc, r) = (op.args[0], op.args[1], op.args[2], op.results[0]);
+        let (a, acc, r) = (op.args[0], op.args[2], op.results[0]);
+        // A K-major B layout reads the tile of the block `b.T` transposes.
+        let bm = self.tile_plan.tile_of(op.args[1]);
         // The accumulator in MMA registers (converting first, before smem holds the operands).
         let mut accs = if self.mma.contains_key(&acc) {
             self.raw(acc)?

@@ -73,7 +73,8 @@ impl<'ctx> Gen<'ctx, '_> {
             let Some(layout) = self.mma.get(&dot.results[0]).copied() else {
                 continue;
             };
-            let (a, b, acc, r) = (dot.args[0], dot.args[1], dot.args[2], dot.results[0]);
+            let (a, acc, r) = (dot.args[0], dot.args[2], dot.results[0]);
+            let b = self.tile_plan.tile_of(dot.args[1]);
             let roles = &self.tile_plan.roles;
             let Some(y) = body.ops.last().filter(|y| y.kind == OpKind::Yield) else {
                 continue;
@@ -144,7 +145,9 @@ impl<'ctx> Gen<'ctx, '_> {
         // fp8's B is K-major like A (`N x K`): the warpgroup's columns are
         // rows of the tile.
         let fp8 = l.kind.is_fp8();
-        let b_step = if fp8 {
+        // fp8's B, and a K-major B (`kt_b`), are `N x K` like A.
+        let k_major = fp8 || l.kt_b;
+        let b_step = if k_major {
             cols * sb.swizzle
         } else {
             (cols / sb.block_cols().min(cols)) * sb.block_bytes()
@@ -152,7 +155,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let b_cols = self.b.build_int_mul(wn, self.i32c(b_step as i64), "")?;
         let b_base = self.b.build_int_add(b_off, b_cols, "")?;
         let a_fields = descriptor_fields(16, 8 * sa.swizzle, &sa);
-        let b_fields = if fp8 {
+        let b_fields = if k_major {
             descriptor_fields(16, 8 * sb.swizzle, &sb)
         } else {
             descriptor_fields(sb.block_bytes(), 8 * sb.swizzle, &sb)
@@ -173,7 +176,12 @@ impl<'ctx> Gen<'ctx, '_> {
         let k_step = l.kind.k_step();
         // fp16/bf16: scale A and B by 1, A as stored, B transposed (N-major);
         // fp8 takes no transpose operands (both K-major).
-        let imm = if fp8 { "1, 1" } else { "1, 1, 0, 1" };
+        // A K-major fp16/bf16 B is read untransposed (`imm-trans-b` = 0).
+        let imm = match (fp8, l.kt_b) {
+            (true, _) => "1, 1",
+            (false, true) => "1, 1, 0, 0",
+            (false, false) => "1, 1, 0, 1",
+        };
         let outs: Vec<String> = (0..per).map(|i| format!("${i}")).collect();
         let text = format!(
             "{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\n\
@@ -190,7 +198,7 @@ impl<'ctx> Gen<'ctx, '_> {
             .create_inline_asm(fn_ty, text, constraints, true, false, None, false);
         self.ptx_statement("wgmma.fence.sync.aligned;")?;
         for k0 in (0..l.k).step_by(k_step) {
-            let b_at = if fp8 {
+            let b_at = if k_major {
                 sb.linear(0, k0)
             } else {
                 sb.linear(k0, 0)
