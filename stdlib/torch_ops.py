@@ -144,3 +144,12 @@ def tb_random(out_ptr, n, seed, NORMAL: tl.constexpr, BELOW_ONE: tl.constexpr, B
     else:
         r = tl.minimum(tl.rand(seed, offs), BELOW_ONE)
     tl.store(out_ptr + offs, r, mask=offs < n)
+
+
+@triton.jit
+def tb_cast(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # x.to(dtype), x.float(), x.half(), ... of a contiguous tensor between
+    # fp32, fp16 and bf16: the store rounds to nearest even, as torch does.
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)

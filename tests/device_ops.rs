@@ -22,6 +22,7 @@ fn torch_ops_as_kernels_agree_with_the_host() {
         "tb_softmax_row",
         "tb_softmax_long",
         "tb_random",
+        "tb_cast",
     ] {
         assert!(out.contains(&format!("[{k}]")), "{k} did not run:\n{out}");
     }

@@ -62,6 +62,17 @@ same(u.sum(dim=0), u.cpu().sum(dim=0), "vector sum", 1e-4)
 e = torch.empty(0, 8, device='cuda')
 assert (e + e).shape == (0, 8)
 
+# Dtype conversions on the device (tb_cast): the same rounding as the host's.
+src = torch.randn(77, 301, device='cuda') * 1000
+for a_dt in [torch.float32, torch.float16, torch.bfloat16]:
+    x = src.to(a_dt)
+    for b_dt in [torch.float32, torch.float16, torch.bfloat16]:
+        got = x.to(b_dt)
+        assert got.dtype == b_dt and got.device.type == 'cuda', (a_dt, b_dt, got.dtype)
+        assert torch.equal(got.cpu(), x.cpu().to(b_dt)), ("cast", a_dt, b_dt)
+assert torch.equal(src.half().cpu(), src.cpu().half()) and torch.equal(src.half().float().cpu(), src.cpu().half().float())
+assert torch.equal(src.bfloat16().cpu(), src.cpu().bfloat16())
+
 # torch.rand/randn on the device (tb_random): the right range, moments and
 # dtypes, repeated by manual_seed, different from call to call.
 for dt in [torch.float32, torch.float16, torch.bfloat16]:

@@ -315,6 +315,30 @@ pub fn random(
     Ok(Some(Val::Tensor(out)))
 }
 
+/// `x.to(dtype)` (and `x.float()`, `x.half()`, ...) of a contiguous GPU
+/// tensor between fp32, fp16 and bf16: converted there by `tb_cast`
+/// instead of on the host (0.4 s for 16M elements through the host).
+pub fn cast(s: &mut Engine, t: &Tensor, dtype: DType) -> R<Option<Tensor>> {
+    let n = t.numel();
+    if dtype == t.dtype
+        || !matches!(dtype, DType::F32 | DType::F16 | DType::BF16)
+        || !t.is_contiguous()
+        || n == 0
+        || !applies(s, &[t])
+    {
+        return Ok(None);
+    }
+    let out = Rc::new(s.new_tensor(&t.shape, dtype, t.device.clone(), false)?);
+    launch(
+        s,
+        "tb_cast",
+        [n.div_ceil(EW_BLOCK), 1],
+        vec![Val::tensor(t.clone()), Val::Tensor(out.clone()), int(n)],
+        vec![("BLOCK", int(EW_BLOCK)), ("num_warps", int(4))],
+    )?;
+    Ok(Some((*out).clone()))
+}
+
 /// A block size for walking rows of `n` elements, and its warps.
 fn row_block(n: usize, cap: usize) -> (usize, usize) {
     let block = n.next_power_of_two().clamp(128, cap);
