@@ -73,6 +73,19 @@ for a_dt in [torch.float32, torch.float16, torch.bfloat16]:
 assert torch.equal(src.half().cpu(), src.cpu().half()) and torch.equal(src.half().float().cpu(), src.cpu().half().float())
 assert torch.equal(src.bfloat16().cpu(), src.cpu().bfloat16())
 
+# Batched matmul (one cuBLAS product per entry into one device tensor on a
+# GPU): a transposed operand, broadcast batch dims, a 2-D right operand.
+qa = torch.randn(2, 3, 64, 32, device='cuda').half()
+ka = torch.randn(2, 3, 48, 32, device='cuda').half()
+got = torch.matmul(qa, ka.transpose(2, 3))
+want = torch.matmul(qa.cpu().float(), ka.cpu().float().transpose(2, 3))
+assert got.shape == (2, 3, 64, 48) and got.dtype == torch.float16 and got.device.type == 'cuda'
+assert torch.allclose(got.cpu().float(), want, atol=2e-2, rtol=2e-2), "batched matmul"
+got = torch.matmul(qa.float(), torch.randn(1, 3, 32, 5, device='cuda'))
+assert got.shape == (2, 3, 64, 5)
+w2 = torch.randn(32, 16, device='cuda')
+assert torch.allclose((qa.float() @ w2).cpu(), qa.cpu().float() @ w2.cpu(), atol=1e-3, rtol=1e-3), "@ 2-D"
+
 # torch.rand/randn on the device (tb_random): the right range, moments and
 # dtypes, repeated by manual_seed, different from call to call.
 for dt in [torch.float32, torch.float16, torch.bfloat16]:

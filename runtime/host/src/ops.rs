@@ -633,9 +633,7 @@ fn matmul_batched(s: &mut Engine, a: &Tensor, b: &Tensor) -> R<Tensor> {
     out_shape.extend([m, n]);
     let total =
         crate::tensor::checked_numel(&out_shape).map_err(|e| Exc::new("RuntimeError", e))?;
-    crate::tensor::ensure_host_room(total, 8).map_err(|e| Exc::new("MemoryError", e))?;
-    let mut values = Vec::with_capacity(total);
-    for flat in 0..count {
+    let entry = |flat: usize| {
         let (mut x, mut y) = (ea.clone(), eb.clone());
         let mut rest = flat;
         let mut index = vec![0usize; rank];
@@ -647,6 +645,42 @@ fn matmul_batched(s: &mut Engine, a: &Tensor, b: &Tensor) -> R<Tensor> {
             x = x.select(0, i);
             y = y.select(0, i);
         }
+        (x, y)
+    };
+    // On a GPU every entry's product goes through cuBLAS into one device
+    // tensor (no trip through host memory).
+    let on_gpu = matches!(s.backend, crate::Backend::Cuda(_))
+        && a.device == b.device
+        && matches!(a.device, Device::Cuda(_))
+        && a.dtype == b.dtype
+        && matches!(a.dtype, DType::F16 | DType::BF16 | DType::F32)
+        && total > 0
+        && k > 0;
+    if on_gpu {
+        let out = s.new_tensor(&out_shape, a.dtype, a.device.clone(), false)?;
+        let mut all = true;
+        for flat in 0..count {
+            let (x, y) = entry(flat);
+            if cublas_gemm(s, &x, &y, (m, n, k), Some((&out, flat * m * n)))?.is_none() {
+                all = false;
+                break;
+            }
+        }
+        if all {
+            let mut shape = out_shape.clone();
+            if b1 {
+                shape.pop();
+            }
+            if a1 {
+                shape.remove(shape.len() - if b1 { 1 } else { 2 });
+            }
+            return Ok(out.view(&shape).unwrap_or(out));
+        }
+    }
+    crate::tensor::ensure_host_room(total, 8).map_err(|e| Exc::new("MemoryError", e))?;
+    let mut values = Vec::with_capacity(total);
+    for flat in 0..count {
+        let (x, y) = entry(flat);
         values.extend(matmul_2d(s, &x, &y)?.values());
     }
     let out = Tensor::from_scalars(&out_shape, a.dtype, a.device.clone(), values);
@@ -756,7 +790,20 @@ fn cublas_matmul(
     s: &mut Engine,
     a: &Tensor,
     b: &Tensor,
+    dims: (usize, usize, usize),
+) -> R<Option<Tensor>> {
+    cublas_gemm(s, a, b, dims, None)
+}
+
+/// `cublas_matmul`, writing the `m x n` product into the contiguous GPU
+/// tensor `into.0` from element `into.1` on when given (a batch entry of a
+/// batched product), else into a new tensor.
+fn cublas_gemm(
+    s: &mut Engine,
+    a: &Tensor,
+    b: &Tensor,
     (m, n, k): (usize, usize, usize),
+    into: Option<(&Tensor, usize)>,
 ) -> R<Option<Tensor>> {
     use tilebook_cuda::{BlasType, Operand};
     if !matches!(s.backend, crate::Backend::Cuda(_)) {
@@ -801,7 +848,10 @@ fn cublas_matmul(
     let Some(g) = s.gpu_of(&a.device)? else {
         return Ok(None);
     };
-    let out = s.new_tensor(&[m, n], a.dtype, a.device.clone(), false)?;
+    let (out, at) = match into {
+        Some((t, at)) => (t.clone(), at),
+        None => (s.new_tensor(&[m, n], a.dtype, a.device.clone(), false)?, 0),
+    };
     let addr = |s: &mut Engine, x: &Tensor| -> R<u64> {
         let base = x
             .storage
@@ -809,7 +859,8 @@ fn cublas_matmul(
             .map_err(|e| s.gpu_failure(Exc::new("RuntimeError", e)))?;
         Ok(base + (x.offset * x.dtype.size_bytes()) as u64)
     };
-    let (pa, pb, pc) = (addr(s, &a)?, addr(s, &b)?, addr(s, &out)?);
+    let pc = addr(s, &out)? + (at * out.dtype.size_bytes()) as u64;
+    let (pa, pb) = (addr(s, &a)?, addr(s, &b)?);
     g.gemm(
         t,
         (n as i32, m as i32, k as i32),
