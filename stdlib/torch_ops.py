@@ -11,19 +11,31 @@
 # Every operand is seen as a 2-D strided view (rows, cols); broadcast
 # dimensions have stride 0. Half-precision inputs are computed in fp32 and
 # rounded when stored, as torch does. Offsets are 32-bit, as in Triton's
-# tutorials (device_ops.rs sends larger tensors to the host path): 64-bit
-# offsets would hide the alignment facts that let loads be vectorised.
+# tutorials, unless a tensor is too large for them (`WIDE`): 64-bit offsets
+# cost the alignment facts that let loads be vectorised, so only tensors
+# that need them pay.
 
 import triton
 import triton.language as tl
 
 
 @triton.jit
+def _index(axis: tl.constexpr, WIDE: tl.constexpr):
+    # This program's index along `axis`, as a 64-bit integer when the
+    # tensors are too large for 32-bit offsets (`WIDE`), so that offsets
+    # computed from it are 64-bit too.
+    i = tl.program_id(axis)
+    if WIDE:
+        i = i.to(tl.int64)
+    return i
+
+
+@triton.jit
 def tb_binary(x_ptr, y_ptr, out_ptr, n_rows, n_cols, sx0, sx1, sy0, sy1, y_value,
-              OP: tl.constexpr, Y_SCALAR: tl.constexpr, BLOCK: tl.constexpr):
+              OP: tl.constexpr, Y_SCALAR: tl.constexpr, WIDE: tl.constexpr, BLOCK: tl.constexpr):
     # Program (i, j) computes columns [i * BLOCK, (i + 1) * BLOCK) of row j.
-    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    row = tl.program_id(1)
+    cols = _index(0, WIDE) * BLOCK + tl.arange(0, BLOCK)
+    row = _index(1, WIDE)
     mask = cols < n_cols
     x = tl.load(x_ptr + row * sx0 + cols * sx1, mask=mask).to(tl.float32)
     if Y_SCALAR:
@@ -40,15 +52,29 @@ def tb_binary(x_ptr, y_ptr, out_ptr, n_rows, n_cols, sx0, sx1, sy0, sy1, y_value
         z = x * y
     elif OP == 'div':
         z = x / y
-    else:
+    elif OP == 'rdiv':
         z = y / x
+    # Comparisons store one byte per element (torch.bool).
+    elif OP == 'eq':
+        z = (x == y).to(tl.int8)
+    elif OP == 'ne':
+        z = (x != y).to(tl.int8)
+    elif OP == 'lt':
+        z = (x < y).to(tl.int8)
+    elif OP == 'le':
+        z = (x <= y).to(tl.int8)
+    elif OP == 'gt':
+        z = (x > y).to(tl.int8)
+    else:
+        z = (x >= y).to(tl.int8)
     tl.store(out_ptr + row * n_cols + cols, z, mask=mask)
 
 
 @triton.jit
-def tb_unary(x_ptr, out_ptr, n_rows, n_cols, sx0, sx1, OP: tl.constexpr, BLOCK: tl.constexpr):
-    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    row = tl.program_id(1)
+def tb_unary(x_ptr, out_ptr, n_rows, n_cols, sx0, sx1, OP: tl.constexpr, WIDE: tl.constexpr,
+             BLOCK: tl.constexpr):
+    cols = _index(0, WIDE) * BLOCK + tl.arange(0, BLOCK)
+    row = _index(1, WIDE)
     mask = cols < n_cols
     x = tl.load(x_ptr + row * sx0 + cols * sx1, mask=mask).to(tl.float32)
     if OP == 'exp':
@@ -63,9 +89,9 @@ def tb_unary(x_ptr, out_ptr, n_rows, n_cols, sx0, sx1, OP: tl.constexpr, BLOCK: 
 
 
 @triton.jit
-def tb_row_sum(x_ptr, out_ptr, n_rows, n_cols, sx0, sx1, BLOCK: tl.constexpr):
+def tb_row_sum(x_ptr, out_ptr, n_rows, n_cols, sx0, sx1, WIDE: tl.constexpr, BLOCK: tl.constexpr):
     # One program per row, walking the row in blocks.
-    row = tl.program_id(0)
+    row = _index(0, WIDE)
     offsets = tl.arange(0, BLOCK)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for start in range(0, n_cols, BLOCK):
@@ -76,10 +102,11 @@ def tb_row_sum(x_ptr, out_ptr, n_rows, n_cols, sx0, sx1, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def tb_row_max(x_ptr, out_ptr, idx_ptr, n_rows, n_cols, sx0, sx1, BLOCK: tl.constexpr):
+def tb_row_max(x_ptr, out_ptr, idx_ptr, n_rows, n_cols, sx0, sx1, WIDE: tl.constexpr,
+               BLOCK: tl.constexpr):
     # Each lane keeps the largest value it has seen and where; the first
     # position of the row's maximum is the smallest such index, as in torch.
-    row = tl.program_id(0)
+    row = _index(0, WIDE)
     offsets = tl.arange(0, BLOCK)
     best = tl.full([BLOCK], -float('inf'), dtype=tl.float32)
     where = tl.zeros([BLOCK], dtype=tl.int32)
@@ -97,9 +124,9 @@ def tb_row_max(x_ptr, out_ptr, idx_ptr, n_rows, n_cols, sx0, sx1, BLOCK: tl.cons
 
 
 @triton.jit
-def tb_softmax_row(x_ptr, out_ptr, n_rows, n_cols, sx0, BLOCK: tl.constexpr):
+def tb_softmax_row(x_ptr, out_ptr, n_rows, n_cols, sx0, WIDE: tl.constexpr, BLOCK: tl.constexpr):
     # A whole row in one block: read once, write once.
-    row = tl.program_id(0)
+    row = _index(0, WIDE)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
     x = tl.load(x_ptr + row * sx0 + cols, mask=mask, other=-float('inf')).to(tl.float32)
@@ -108,10 +135,10 @@ def tb_softmax_row(x_ptr, out_ptr, n_rows, n_cols, sx0, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def tb_softmax_long(x_ptr, out_ptr, n_rows, n_cols, sx0, BLOCK: tl.constexpr):
+def tb_softmax_long(x_ptr, out_ptr, n_rows, n_cols, sx0, WIDE: tl.constexpr, BLOCK: tl.constexpr):
     # Rows longer than a block: one pass for the running maximum and sum
     # (rescaling the sum whenever the maximum grows), one pass to write.
-    row = tl.program_id(0)
+    row = _index(0, WIDE)
     offsets = tl.arange(0, BLOCK)
     m = tl.full([BLOCK], -float('inf'), dtype=tl.float32)
     total = tl.zeros([BLOCK], dtype=tl.float32)
@@ -133,23 +160,107 @@ def tb_softmax_long(x_ptr, out_ptr, n_rows, n_cols, sx0, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def tb_random(out_ptr, n, seed, NORMAL: tl.constexpr, BELOW_ONE: tl.constexpr, BLOCK: tl.constexpr):
+def tb_softmax_bwd(g_ptr, y_ptr, out_ptr, n_rows, n_cols, sg0, sy0, WIDE: tl.constexpr, BLOCK: tl.constexpr):
+    # softmax's backward along rows (each contiguous), one row per program:
+    # dx = y * (g - sum(g * y)), in fp32, stored in the output's dtype.
+    row = _index(0, WIDE)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    g = tl.load(g_ptr + row * sg0 + cols, mask=mask, other=0.0).to(tl.float32)
+    y = tl.load(y_ptr + row * sy0 + cols, mask=mask, other=0.0).to(tl.float32)
+    s = tl.sum(g * y, axis=0)
+    tl.store(out_ptr + row * n_cols + cols, y * (g - s), mask=mask)
+
+
+@triton.jit
+def tb_random(out_ptr, n, seed, mean, std, NORMAL: tl.constexpr, BELOW_ONE: tl.constexpr,
+              SCALED: tl.constexpr, WIDE: tl.constexpr, BLOCK: tl.constexpr):
     # torch.rand/randn on a GPU: Philox (tl.rand/tl.randn) keyed by a seed
     # drawn from the session's generator, one counter per element. Uniform
     # values are kept below 1 in the output dtype (rounding to fp16 or bf16
-    # could reach it).
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    # could reach it). `normal_(mean, std)` and `uniform_(a, b)` (mean = a,
+    # std = b - a) scale the samples.
+    offs = _index(0, WIDE) * BLOCK + tl.arange(0, BLOCK)
     if NORMAL:
         r = tl.randn(seed, offs)
     else:
         r = tl.minimum(tl.rand(seed, offs), BELOW_ONE)
+    if SCALED:
+        r = r * std + mean
     tl.store(out_ptr + offs, r, mask=offs < n)
 
 
 @triton.jit
-def tb_cast(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+def tb_cast(x_ptr, out_ptr, n, WIDE: tl.constexpr, BLOCK: tl.constexpr):
     # x.to(dtype), x.float(), x.half(), ... of a contiguous tensor between
     # fp32, fp16 and bf16: the store rounds to nearest even, as torch does.
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    offs = _index(0, WIDE) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def tb_copy(x_ptr, out_ptr, n, d1, d2, d3, s0, s1, s2, s3, WIDE: tl.constexpr, BLOCK: tl.constexpr):
+    # x.contiguous() / x.clone() of a strided view of rank <= 4 (sizes
+    # (., d1, d2, d3), strides s0..s3; missing dimensions have size 1):
+    # element i of the output is the view's element at i's row-major index.
+    offs = _index(0, WIDE) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    i3 = offs % d3
+    rest = offs // d3
+    i2 = rest % d2
+    rest = rest // d2
+    i1 = rest % d1
+    i0 = rest // d1
+    x = tl.load(x_ptr + i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3, mask=mask)
+    tl.store(out_ptr + offs, x, mask=mask)
+
+
+@triton.jit
+def tb_masked_fill(x_ptr, mask_ptr, n, inner, mask_n, value, WIDE: tl.constexpr, BLOCK: tl.constexpr):
+    # x[..., mask, ...] = value on a contiguous x, the mask (one byte per
+    # element) covering mask_n elements of x's middle dimensions: element i
+    # of x lies under mask element (i // inner) % mask_n.
+    offs = _index(0, WIDE) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < n
+    chosen = tl.load(mask_ptr + (offs // inner) % mask_n, mask=inside, other=0)
+    fill = tl.full([BLOCK], value, tl.float32)
+    tl.store(x_ptr + offs, fill, mask=inside & (chosen != 0))
+
+
+@triton.jit
+def tb_triangle(x_ptr, out_ptr, n, rows, cols, diagonal, LOWER: tl.constexpr, WIDE: tl.constexpr,
+                BLOCK: tl.constexpr):
+    # torch.tril / torch.triu of a contiguous tensor: element (r, c) of each
+    # trailing (rows, cols) matrix is kept when c - r <= diagonal (tril) or
+    # c - r >= diagonal (triu), else zero.
+    offs = _index(0, WIDE) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < n
+    c = offs % cols
+    r = (offs // cols) % rows
+    x = tl.load(x_ptr + offs, mask=inside)
+    if LOWER:
+        keep = c - r <= diagonal
+    else:
+        keep = c - r >= diagonal
+    tl.store(out_ptr + offs, tl.where(keep, x, 0.0), mask=inside)
+
+
+@triton.jit
+def tb_mismatches(a_ptr, e_ptr, count_ptr, n, rtol, atol, EQUAL_NAN: tl.constexpr, WIDE: tl.constexpr,
+                  BLOCK: tl.constexpr):
+    # How many elements fail |a - e| <= atol + rtol * |e| (torch.allclose,
+    # torch.testing.assert_close), computed in fp64 as the host does, as
+    # torch.isclose decides: equal values (infinities included) are close, a
+    # difference must be finite (inf is not close to -inf or to a number),
+    # NaN is close only to NaN and only with EQUAL_NAN.
+    offs = _index(0, WIDE) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < n
+    a = tl.load(a_ptr + offs, mask=inside, other=0.0).to(tl.float64)
+    e = tl.load(e_ptr + offs, mask=inside, other=0.0).to(tl.float64)
+    diff = tl.abs(a - e)
+    close = (a == e) | ((diff < float('inf')) & (diff <= atol + rtol * tl.abs(e)))
+    if EQUAL_NAN:
+        close = close | ((a != a) & (e != e))
+    bad = tl.where(close, 0, 1)
+    tl.atomic_add(count_ptr, tl.sum(bad, axis=0))

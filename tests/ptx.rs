@@ -61,10 +61,40 @@ fn stdlib_softmax_rows_use_128_bit_accesses() {
         "torch_ops.py",
         &text,
         "tb_softmax_row",
-        "*fp32:16, *fp32:16, i32, i32:16, i32:16, BLOCK=4096, num_warps=16",
+        "*fp32:16, *fp32:16, i32, i32:16, i32:16, WIDE=False, BLOCK=4096, num_warps=16",
     );
     assert!(p.contains("ld.global.v4.f32"), "{p}");
     assert!(p.contains("st.global.v4.f32"), "{p}");
+}
+
+#[test]
+fn stdlib_kernels_past_two_to_the_31_use_64_bit_offsets_and_keep_vector_accesses() {
+    // `WIDE` (tensors of 2^31+ elements): the program index becomes 64-bit
+    // before it scales the block, so offsets cannot wrap; a divisible count
+    // keeps the 128-bit loads and stores.
+    let text = std::fs::read_to_string(root().join("stdlib/torch_ops.py")).unwrap();
+    let wide = ptx(
+        "torch_ops.py",
+        &text,
+        "tb_cast",
+        "*fp16:16, *fp32:16, i64:16, WIDE=True, BLOCK=1024",
+    );
+    assert!(
+        wide.contains(", 1024;") && wide.contains("mul.wide.s32"),
+        "{wide}"
+    );
+    assert!(wide.contains("ld.global.v4.b32"), "{wide}");
+    assert!(wide.contains("st.global.v4.f32"), "{wide}");
+    let narrow = ptx(
+        "torch_ops.py",
+        &text,
+        "tb_cast",
+        "*fp16:16, *fp32:16, i32:16, WIDE=False, BLOCK=1024",
+    );
+    assert!(
+        narrow.contains("shl.b32") && !narrow.contains(", 1024;"),
+        "{narrow}"
+    );
 }
 
 #[test]

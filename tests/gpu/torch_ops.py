@@ -105,4 +105,81 @@ assert torch.equal(torch.randn(4097, device='cuda').cpu(), a.cpu()) and torch.eq
 assert not torch.equal(torch.randn(4097, device='cuda').cpu(), a.cpu())
 assert torch.randn_like(a, dtype=torch.float16).dtype == torch.float16
 assert torch.rand(0, 3, device='cuda').shape == (0, 3)
+
+# Copies of strided views (tb_copy): contiguous() and clone() of permuted,
+# transposed and sliced views, any dtype.
+base = torch.randn(3, 4, 5, 6, device='cuda')
+for view in [base.permute(0, 2, 3, 1), base.transpose(1, 3), base[:, 1:3, ::2], base[1].T, base.half().permute(3, 2, 1, 0)]:
+    got = view.contiguous()
+    assert got.is_contiguous() and got.device.type == 'cuda' and got.shape == view.shape
+    assert torch.equal(got.cpu(), view.cpu().contiguous()), ("contiguous", view.shape)
+    assert torch.equal(view.clone().cpu(), view.cpu()), ("clone", view.shape)
+ints = torch.arange(24, device='cuda').reshape(2, 3, 4)
+assert torch.equal(ints.permute(2, 0, 1).contiguous().cpu(), ints.cpu().permute(2, 0, 1).contiguous())
+assert base.clone().data_ptr() != base.data_ptr()
+
+# Comparisons into torch.bool tensors on the device (tb_binary's eq ... ge).
+for dt in [torch.float32, torch.float16, torch.bfloat16]:
+    x = torch.randn(41, 67, device='cuda').to(dt)
+    y = torch.randn(41, 67, device='cuda').to(dt)
+    x[0, :5] = y[0, :5]
+    hx, hy = x.cpu(), y.cpu()
+    for got, want in [(x == y, hx == hy), (x != y, hx != hy), (x < y, hx < hy), (x <= y, hx <= hy),
+                      (x > 0, hx > 0), (x >= 0.5, hx >= 0.5), (0.25 < x, 0.25 < hx), (1 >= x.T, 1 >= hx.T),
+                      (x == x[3], hx == hx[3]), (x.half() == 0.1, hx.half() == torch.tensor(0.1).half())]:
+        assert got.dtype == torch.bool and got.device.type == 'cuda' and got.shape == want.shape
+        assert torch.equal(got.cpu(), want), ("compare", dt)
+nan = torch.tensor([float('nan'), 1.0], device='cuda')
+assert (nan != nan).tolist() == [True, False] and (nan == nan).tolist() == [False, True]
+
+# Boolean-mask assignment of a number (tb_masked_fill), as an attention
+# reference masks its scores: p[:, :, M == 0] = -inf.
+for dt in [torch.float32, torch.float16, torch.bfloat16]:
+    p = torch.randn(2, 3, 40, 33, device='cuda').to(dt)
+    host = p.cpu()
+    keep = torch.tril(torch.ones((40, 33), device='cuda'))
+    p[:, :, keep == 0] = float('-inf')
+    host[:, :, keep.cpu() == 0] = float('-inf')
+    assert torch.equal(p.cpu(), host), ("masked fill", dt)
+    row_mask = torch.rand(2, device='cuda') > 0.5
+    p[row_mask] = 7
+    host[row_mask.cpu()] = 7
+    assert torch.equal(p.cpu(), host), ("leading mask", dt)
+
+# torch.tril / torch.triu (tb_triangle) with diagonals, batched, and views.
+m = torch.randn(2, 37, 29, device='cuda')
+for d in [-3, 0, 1, 40]:
+    assert torch.equal(torch.tril(m, d).cpu(), torch.tril(m.cpu(), d)), ("tril", d)
+    assert torch.equal(torch.triu(m, diagonal=d).cpu(), torch.triu(m.cpu(), diagonal=d)), ("triu", d)
+assert torch.equal(torch.tril(m.transpose(1, 2)).cpu(), torch.tril(m.cpu().transpose(1, 2)))
+
+# Closeness counted on the device (tb_mismatches): allclose and
+# assert_close, with infinities and NaN.
+a = torch.randn(1000, device='cuda')
+b = a + 1e-4
+assert torch.allclose(a, b, atol=2e-4, rtol=0) and not torch.allclose(a, b, atol=5e-5, rtol=0)
+torch.testing.assert_close(a, b, atol=2e-4, rtol=0)
+special = torch.tensor([float('inf'), float('-inf'), float('nan'), 1.0], device='cuda')
+same_special = torch.tensor([float('inf'), float('-inf'), float('nan'), 1.0], device='cuda')
+assert not torch.allclose(special, same_special)
+torch.testing.assert_close(special, same_special, equal_nan=True)
+for other in [[float('inf'), float('-inf'), 1.0, 1.0], [float('-inf'), float('-inf'), float('nan'), 1.0]]:
+    try:
+        torch.testing.assert_close(special, torch.tensor(other, device='cuda'), equal_nan=True)
+    except AssertionError as e:
+        assert "Mismatched elements: 1 / 4" in str(e), str(e)
+    else:
+        raise AssertionError("assert_close passed NaN against a number, or inf against -inf")
+try:
+    torch.testing.assert_close(a.half(), b.half(), atol=1e-6, rtol=0)
+except AssertionError as e:
+    assert "Mismatched elements" in str(e)
+else:
+    raise AssertionError("assert_close missed a difference")
+
+# normal_ / uniform_ in place on the device.
+n = torch.empty(1000, 1000, device='cuda', dtype=torch.float16).normal_(mean=2.0, std=0.5).cpu().float()
+assert abs(n.mean().item() - 2.0) < 0.01 and abs(n.std().item() - 0.5) < 0.01, (n.mean().item(), n.std().item())
+uni = torch.empty(1000, 1000, device='cuda').uniform_(-3.0, 5.0).cpu()
+assert uni.min().item() >= -3.0 and uni.max().item() < 5.0 and abs(uni.mean().item() - 1.0) < 0.02
 print("torch operations on 'cuda' tensors agree with the host")

@@ -47,6 +47,9 @@ impl Stdlib {
             if let ruff_python_ast::Stmt::FunctionDef(d) = st {
                 let jit = JitFunction::new(d.clone(), &file);
                 let k = Rc::new(KernelObj::in_namespace(jit, ns.clone()));
+                // Kernels call each other's helpers (`_index`) by name.
+                ns.borrow_mut()
+                    .insert(d.name.to_string(), Val::Kernel(k.clone()));
                 kernels.insert(d.name.to_string(), k);
             }
         }
@@ -57,24 +60,48 @@ impl Stdlib {
 /// Whether torch operations on these tensors run as kernels: on a GPU
 /// session, or anywhere when `Engine::ops_as_kernels` asks (tests).
 fn applies(s: &Engine, tensors: &[&Tensor]) -> bool {
-    (s.ops_as_kernels || matches!(s.backend, Backend::Cuda(_)))
-        && tensors.iter().all(|t| {
-            matches!(t.device, Device::Cuda(_))
-                && matches!(t.dtype, DType::F32 | DType::F16 | DType::BF16)
-                && fits_i32(t)
-        })
+    on_gpu(s, tensors)
+        && tensors
+            .iter()
+            .all(|t| matches!(t.dtype, DType::F32 | DType::F16 | DType::BF16))
 }
 
-/// Whether every element offset of `t`, and its element count, fit the
-/// kernels' 32-bit offsets.
-fn fits_i32(t: &Tensor) -> bool {
-    let reach: usize = t
-        .shape
+/// Whether these tensors live on a GPU the session computes on (any dtype).
+fn on_gpu(s: &Engine, tensors: &[&Tensor]) -> bool {
+    (s.ops_as_kernels || matches!(s.backend, Backend::Cuda(_)))
+        && tensors
+            .iter()
+            .all(|t| matches!(t.device, Device::Cuda(_)) && fits_i64(t))
+}
+
+/// How far `t`'s elements reach from its first one, in elements.
+fn reach(t: &Tensor) -> usize {
+    t.shape
         .iter()
         .zip(&t.strides)
-        .map(|(&n, &s)| n.saturating_sub(1) * s.unsigned_abs())
-        .sum();
-    t.numel() < i32::MAX as usize && reach < i32::MAX as usize
+        .map(|(&n, &s)| n.saturating_sub(1).saturating_mul(s.unsigned_abs()))
+        .fold(0usize, |a, b| a.saturating_add(b))
+}
+
+/// Whether `t`'s element count and offsets fit 64-bit kernel offsets, with
+/// room for a block past the end.
+fn fits_i64(t: &Tensor) -> bool {
+    let limit = (i64::MAX / 4) as usize;
+    t.numel() < limit && reach(t) < limit
+}
+
+/// Whether offsets into these tensors (and `extra`, a count the kernel
+/// indexes up to, such as the grid's rows times blocks) need 64 bits:
+/// `WIDE` for the kernels. Below 2^31 - 2^20 so a last block's lanes past
+/// the end do not wrap either.
+fn wide(tensors: &[&Tensor], extra: usize) -> Val {
+    let limit = (i32::MAX as usize) - (1 << 20);
+    Val::Bool(
+        extra >= limit
+            || tensors
+                .iter()
+                .any(|t| t.numel() >= limit || reach(t) >= limit),
+    )
 }
 
 fn kernel(s: &mut Engine, name: &str) -> R<Rc<KernelObj>> {
@@ -135,6 +162,8 @@ fn view_args(t: &Tensor, out: &Rc<Tensor>, dims: [usize; 2], strides: &[isize]) 
 
 /// Grid rows are limited to 65535 programs in CUDA's second dimension.
 const MAX_ROWS: usize = 65535;
+/// And 2^31 - 1 along the first.
+const MAX_GRID_X: usize = i32::MAX as usize;
 const EW_BLOCK: usize = 1024;
 
 /// The other operand of a binary operation.
@@ -153,6 +182,51 @@ pub fn binary(
     swapped: bool,
     shape: &[usize],
     dtype: DType,
+) -> R<Option<Val>> {
+    elementwise(s, op, x, y, swapped, shape, dtype, dtype)
+}
+
+/// `x op y` for `op` one of `eq ne lt le gt ge` (`y op x` when `swapped`,
+/// with the comparison mirrored) into a new `torch.bool` tensor.
+pub fn compare(
+    s: &mut Engine,
+    op: &str,
+    x: &Rc<Tensor>,
+    y: Other,
+    swapped: bool,
+    shape: &[usize],
+) -> R<Option<Val>> {
+    let op = match (op, swapped) {
+        ("lt", true) => "gt",
+        ("le", true) => "ge",
+        ("gt", true) => "lt",
+        ("ge", true) => "le",
+        (o, _) => o,
+    };
+    let dtype = x.dtype;
+    // As torch: a number compared with a tensor is first converted to the
+    // tensor's dtype (`half == 0.1` compares with 0.1 in fp16).
+    let y = match y {
+        Other::Scalar(v) => Other::Scalar(match dtype {
+            DType::F16 => half::f16::from_f64(v).to_f64(),
+            DType::BF16 => half::bf16::from_f64(v).to_f64(),
+            _ => v as f32 as f64,
+        }),
+        t => t,
+    };
+    elementwise(s, op, x, y, false, shape, dtype, DType::I1)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn elementwise(
+    s: &mut Engine,
+    op: &str,
+    x: &Rc<Tensor>,
+    y: Other,
+    swapped: bool,
+    shape: &[usize],
+    dtype: DType,
+    out_dtype: DType,
 ) -> R<Option<Val>> {
     let ys = match &y {
         Other::Tensor(t) => vec![&***t],
@@ -198,45 +272,86 @@ pub fn binary(
         };
         (dims, sx, sy)
     };
-    if dims[0] > MAX_ROWS {
+    if dims[1].div_ceil(EW_BLOCK) > MAX_GRID_X {
         return Ok(None);
     }
-    let out = s.new_tensor(shape, dtype, x.device.clone(), false)?;
+    let out = s.new_tensor(shape, out_dtype, x.device.clone(), false)?;
     let out = Rc::new(out);
     if n == 0 {
         return Ok(Some(Val::Tensor(out)));
     }
-    let (y_arg, y_value) = match (&ye, &y) {
-        (Some(e), _) => (Val::tensor(e.clone()), 0.0),
-        // Unused: any pointer does; not `out`, which a cross-checked launch
-        // would see written under another argument's name.
-        (None, Other::Scalar(v)) => (Val::tensor(xe.clone()), *v),
-        (None, Other::Tensor(_)) => unreachable!("a tensor operand was expanded"),
+    // A bool result's bytes, written as int8 (0 or 1).
+    let out_bytes = if out_dtype == DType::I1 {
+        Tensor {
+            dtype: DType::I8,
+            ..(*out).clone()
+        }
+    } else {
+        (*out).clone()
     };
-    launch(
-        s,
-        "tb_binary",
-        [dims[1].div_ceil(EW_BLOCK), dims[0]],
-        vec![
-            Val::tensor(xe),
-            y_arg,
-            Val::Tensor(out.clone()),
-            int(dims[0]),
-            int(dims[1]),
-            int(sx[0]),
-            int(sx[1]),
-            int(sy[0]),
-            int(sy[1]),
-            Val::Float(y_value),
-        ],
-        vec![
-            ("OP", Val::str(op)),
-            ("Y_SCALAR", Val::Bool(ye.is_none())),
-            ("BLOCK", int(EW_BLOCK)),
-            ("num_warps", int(4)),
-        ],
-    )?;
+    let y_value = match &y {
+        Other::Scalar(v) => *v,
+        Other::Tensor(_) => 0.0,
+    };
+    let mut tensors = vec![&xe, &*out];
+    if let Some(e) = &ye {
+        tensors.push(e);
+    }
+    let wide = wide(&tensors, dims[1].next_multiple_of(EW_BLOCK));
+    // CUDA allows 65535 programs along the grid's second axis: more rows go
+    // in launches of that many, each on views starting at its first row.
+    for (r0, rows) in row_chunks(dims[0]) {
+        let at = |t: &Tensor, stride: isize| shifted(t, r0 as isize * stride);
+        let xa = at(&xe, sx[0]);
+        let y_arg = match &ye {
+            Some(e) => at(e, sy[0]),
+            // Unused: any pointer does; not `out`, which a cross-checked
+            // launch would see written under another argument's name.
+            None => xa.clone(),
+        };
+        launch(
+            s,
+            "tb_binary",
+            [dims[1].div_ceil(EW_BLOCK), rows],
+            vec![
+                Val::tensor(xa),
+                Val::tensor(y_arg),
+                Val::tensor(at(&out_bytes, dims[1] as isize)),
+                int(rows),
+                int(dims[1]),
+                int(sx[0]),
+                int(sx[1]),
+                int(sy[0]),
+                int(sy[1]),
+                Val::Float(y_value),
+            ],
+            vec![
+                ("OP", Val::str(op)),
+                ("Y_SCALAR", Val::Bool(ye.is_none())),
+                ("WIDE", wide.clone()),
+                ("BLOCK", int(EW_BLOCK)),
+                ("num_warps", int(4)),
+            ],
+        )?;
+    }
     Ok(Some(Val::Tensor(out)))
+}
+
+/// `(first row, rows)` of launches covering `rows` rows, at most
+/// `MAX_ROWS` each.
+fn row_chunks(rows: usize) -> Vec<(usize, usize)> {
+    (0..rows)
+        .step_by(MAX_ROWS)
+        .map(|r0| (r0, MAX_ROWS.min(rows - r0)))
+        .collect()
+}
+
+/// A 1-D view of `t`'s storage starting `by` elements after `t`'s first
+/// (the kernels index it with their own strides).
+fn shifted(t: &Tensor, by: isize) -> Tensor {
+    let mut v = t.clone();
+    v.offset = (t.offset as isize + by) as usize;
+    v
 }
 
 /// `torch.exp`, `abs`, `relu` of a floating tensor.
@@ -252,22 +367,28 @@ pub fn unary(s: &mut Engine, t: &Tensor, name: &str) -> R<Option<Val>> {
             None => return Ok(None),
         }
     };
-    if dims[0] > MAX_ROWS {
+    if dims[1].div_ceil(EW_BLOCK) > MAX_GRID_X {
         return Ok(None);
     }
     let out = Rc::new(s.new_tensor(&t.shape, t.dtype, t.device.clone(), false)?);
     if t.numel() > 0 {
-        launch(
-            s,
-            "tb_unary",
-            [dims[1].div_ceil(EW_BLOCK), dims[0]],
-            view_args(t, &out, dims, &sx),
-            vec![
-                ("OP", Val::str(name)),
-                ("BLOCK", int(EW_BLOCK)),
-                ("num_warps", int(4)),
-            ],
-        )?;
+        let wide = wide(&[t, &out], dims[1].next_multiple_of(EW_BLOCK));
+        for (r0, rows) in row_chunks(dims[0]) {
+            let x = shifted(t, r0 as isize * sx[0]);
+            let o = Rc::new(shifted(&out, (r0 * dims[1]) as isize));
+            launch(
+                s,
+                "tb_unary",
+                [dims[1].div_ceil(EW_BLOCK), rows],
+                view_args(&x, &o, [rows, dims[1]], &sx),
+                vec![
+                    ("OP", Val::str(name)),
+                    ("WIDE", wide.clone()),
+                    ("BLOCK", int(EW_BLOCK)),
+                    ("num_warps", int(4)),
+                ],
+            )?;
+        }
     }
     Ok(Some(Val::Tensor(out)))
 }
@@ -283,15 +404,25 @@ pub fn random(
     device: &Device,
     normal: bool,
 ) -> R<Option<Val>> {
-    let n: usize = shape.iter().product();
     let fits = matches!(device, Device::Cuda(_))
         && matches!(dtype, DType::F32 | DType::F16 | DType::BF16)
-        && n > 0
-        && n < i32::MAX as usize;
+        && shape.iter().all(|&d| d > 0);
     if !fits || !(s.ops_as_kernels || matches!(s.backend, Backend::Cuda(_))) {
         return Ok(None);
     }
     let out = Rc::new(s.new_tensor(shape, dtype, device.clone(), false)?);
+    fill_random(s, &out, normal, 0.0, 1.0).map(|done| done.then_some(Val::Tensor(out)))
+}
+
+/// Fill the contiguous GPU tensor `out` with `tb_random`: normal samples
+/// `mean + std * N(0, 1)`, or uniform ones in [0, 1). False (nothing done)
+/// when the kernels do not cover it.
+pub fn fill_random(s: &mut Engine, out: &Rc<Tensor>, normal: bool, mean: f64, std: f64) -> R<bool> {
+    let n = out.numel();
+    if n == 0 || !out.is_contiguous() || !applies(s, &[out]) {
+        return Ok(false);
+    }
+    let dtype = out.dtype;
     // 31 bits: a positive seed of the kernel's integer type.
     let seed = (s.next_u64() >> 33) as i64;
     // The largest value below 1 in the output dtype.
@@ -304,15 +435,23 @@ pub fn random(
         s,
         "tb_random",
         [n.div_ceil(EW_BLOCK), 1],
-        vec![Val::Tensor(out.clone()), int(n), Val::Int(seed)],
+        vec![
+            Val::Tensor(out.clone()),
+            int(n),
+            Val::Int(seed),
+            Val::Float(mean),
+            Val::Float(std),
+        ],
         vec![
             ("NORMAL", Val::Bool(normal)),
             ("BELOW_ONE", Val::Float(below_one)),
+            ("SCALED", Val::Bool(mean != 0.0 || std != 1.0)),
+            ("WIDE", wide(&[out], n.next_multiple_of(EW_BLOCK))),
             ("BLOCK", int(EW_BLOCK)),
             ("num_warps", int(4)),
         ],
     )?;
-    Ok(Some(Val::Tensor(out)))
+    Ok(true)
 }
 
 /// `x.to(dtype)` (and `x.float()`, `x.half()`, ...) of a contiguous GPU
@@ -334,7 +473,11 @@ pub fn cast(s: &mut Engine, t: &Tensor, dtype: DType) -> R<Option<Tensor>> {
         "tb_cast",
         [n.div_ceil(EW_BLOCK), 1],
         vec![Val::tensor(t.clone()), Val::Tensor(out.clone()), int(n)],
-        vec![("BLOCK", int(EW_BLOCK)), ("num_warps", int(4))],
+        vec![
+            ("WIDE", wide(&[t, &out], n.next_multiple_of(EW_BLOCK))),
+            ("BLOCK", int(EW_BLOCK)),
+            ("num_warps", int(4)),
+        ],
     )?;
     Ok(Some((*out).clone()))
 }
@@ -394,7 +537,11 @@ pub fn reduce(
         } else {
             "tb_row_max"
         };
-        let meta = vec![("BLOCK", int(block)), ("num_warps", int(warps))];
+        let meta = vec![
+            ("WIDE", wide(&[t, &values], 0)),
+            ("BLOCK", int(block)),
+            ("num_warps", int(warps)),
+        ];
         launch(s, name, [dims[0], 1], args, meta)?;
     }
     Ok(Some(match (kind, indices) {
@@ -431,7 +578,220 @@ pub fn softmax(s: &mut Engine, t: &Tensor, dim: i64) -> R<Option<Val>> {
         },
         [dims[0], 1],
         view_args(t, &out, dims, &sx[..1]),
-        vec![("BLOCK", int(block)), ("num_warps", int(warps))],
+        vec![
+            ("WIDE", wide(&[t, &out], 0)),
+            ("BLOCK", int(block)),
+            ("num_warps", int(warps)),
+        ],
     )?;
     Ok(Some(Val::Tensor(out)))
+}
+
+/// `t.contiguous()` / `t.clone()` of a GPU tensor of rank <= 4 (any dtype):
+/// gathered there by `tb_copy` into a new contiguous tensor.
+pub fn copy(s: &mut Engine, t: &Tensor) -> R<Option<Tensor>> {
+    let r = t.shape.len();
+    let n = t.numel();
+    if r > 4 || n == 0 || !on_gpu(s, &[t]) || t.strides.iter().any(|&st| st < 0) {
+        return Ok(None);
+    }
+    let mut dims = [1usize; 4];
+    let mut strides = [0isize; 4];
+    dims[4 - r..].copy_from_slice(&t.shape);
+    strides[4 - r..].copy_from_slice(&t.strides);
+    let out = Rc::new(s.new_tensor(&t.shape, t.dtype, t.device.clone(), false)?);
+    let mut args = vec![Val::tensor(t.clone()), Val::Tensor(out.clone()), int(n)];
+    args.extend(dims[1..].iter().map(|&d| int(d)));
+    args.extend(strides.iter().map(|&st| int(st)));
+    launch(
+        s,
+        "tb_copy",
+        [n.div_ceil(EW_BLOCK), 1],
+        args,
+        vec![
+            ("WIDE", wide(&[t, &out], n.next_multiple_of(EW_BLOCK))),
+            ("BLOCK", int(EW_BLOCK)),
+            ("num_warps", int(4)),
+        ],
+    )?;
+    Ok(Some((*out).clone()))
+}
+
+/// `t[..., mask, ...] = value` on a contiguous floating GPU tensor: `pre`
+/// leading dimensions taken whole, then a boolean mask over the next
+/// `mask.shape.len()` dimensions, the rest taken whole; `value` a number.
+/// Filled there by `tb_masked_fill`; false when the kernels do not cover it.
+pub fn masked_fill(s: &mut Engine, t: &Tensor, pre: usize, mask: &Tensor, value: f64) -> R<bool> {
+    let k = mask.shape.len();
+    let n = t.numel();
+    if !applies(s, &[t])
+        || !on_gpu(s, &[mask])
+        || !t.is_contiguous()
+        || !mask.is_contiguous()
+        || mask.dtype != DType::I1
+        || pre + k > t.shape.len()
+        || t.shape[pre..pre + k] != mask.shape[..]
+    {
+        return Ok(false);
+    }
+    if n == 0 {
+        return Ok(true);
+    }
+    let inner: usize = t.shape[pre + k..].iter().product();
+    // The mask's bytes, read as int8 (a bool is one byte, 0 or 1).
+    let bytes = Tensor {
+        dtype: DType::I8,
+        ..mask.clone()
+    };
+    launch(
+        s,
+        "tb_masked_fill",
+        [n.div_ceil(EW_BLOCK), 1],
+        vec![
+            Val::tensor(t.clone()),
+            Val::tensor(bytes),
+            int(n),
+            int(inner),
+            int(mask.numel()),
+            Val::Float(value),
+        ],
+        vec![
+            ("WIDE", wide(&[t], n.next_multiple_of(EW_BLOCK))),
+            ("BLOCK", int(EW_BLOCK)),
+            ("num_warps", int(4)),
+        ],
+    )?;
+    Ok(true)
+}
+
+/// `torch.tril(t, diagonal)` / `torch.triu` of a floating GPU tensor.
+pub fn triangle(s: &mut Engine, t: &Tensor, diagonal: i64, lower: bool) -> R<Option<Tensor>> {
+    let r = t.shape.len();
+    if r < 2 || !applies(s, &[t]) {
+        return Ok(None);
+    }
+    let src = if t.is_contiguous() {
+        t.clone()
+    } else {
+        match copy(s, t)? {
+            Some(c) => c,
+            None => return Ok(None),
+        }
+    };
+    let n = src.numel();
+    let out = Rc::new(s.new_tensor(&t.shape, t.dtype, t.device.clone(), false)?);
+    if n > 0 {
+        launch(
+            s,
+            "tb_triangle",
+            [n.div_ceil(EW_BLOCK), 1],
+            vec![
+                Val::tensor(src.clone()),
+                Val::Tensor(out.clone()),
+                int(n),
+                int(t.shape[r - 2]),
+                int(t.shape[r - 1]),
+                int(diagonal),
+            ],
+            vec![
+                ("LOWER", Val::Bool(lower)),
+                ("WIDE", wide(&[&src, &out], n.next_multiple_of(EW_BLOCK))),
+                ("BLOCK", int(EW_BLOCK)),
+                ("num_warps", int(4)),
+            ],
+        )?;
+    }
+    Ok(Some((*out).clone()))
+}
+
+/// How many elements of `a` are not close to `e` (same shape, floating,
+/// on a GPU): `|a - e| <= atol + rtol * |e|` in fp64, counted there by
+/// `tb_mismatches`. `None` when the kernels do not cover the case.
+pub fn mismatches(
+    s: &mut Engine,
+    a: &Tensor,
+    e: &Tensor,
+    rtol: f64,
+    atol: f64,
+    equal_nan: bool,
+) -> R<Option<i64>> {
+    if a.shape != e.shape || !applies(s, &[a, e]) {
+        return Ok(None);
+    }
+    let mut contiguous = |t: &Tensor| -> R<Option<Tensor>> {
+        if t.is_contiguous() {
+            Ok(Some(t.clone()))
+        } else {
+            copy(s, t)
+        }
+    };
+    let (Some(a), Some(e)) = (contiguous(a)?, contiguous(e)?) else {
+        return Ok(None);
+    };
+    let n = a.numel();
+    if n == 0 {
+        return Ok(Some(0));
+    }
+    let count = Rc::new(s.new_tensor(&[1], DType::I32, a.device.clone(), true)?);
+    launch(
+        s,
+        "tb_mismatches",
+        [n.div_ceil(EW_BLOCK), 1],
+        vec![
+            Val::tensor(a.clone()),
+            Val::tensor(e.clone()),
+            Val::Tensor(count.clone()),
+            int(n),
+            Val::Float(rtol),
+            Val::Float(atol),
+        ],
+        vec![
+            ("EQUAL_NAN", Val::Bool(equal_nan)),
+            ("WIDE", wide(&[&a, &e], n.next_multiple_of(EW_BLOCK))),
+            ("BLOCK", int(EW_BLOCK)),
+            ("num_warps", int(4)),
+        ],
+    )?;
+    Ok(Some(count.get_at(count.offset).i()))
+}
+
+/// softmax's backward along the last dimension, `y * (g - sum(g * y))`, of
+/// a GPU tensor whose rows are contiguous and fit one block (16384), in
+/// `y`'s dtype: one kernel instead of four element-wise passes and their
+/// full-size temporaries.
+pub fn softmax_backward(s: &mut Engine, g: &Tensor, y: &Tensor, dim: i64) -> R<Option<Tensor>> {
+    let r = y.shape.len() as i64;
+    if r == 0 || (dim != r - 1 && dim != -1) || g.shape != y.shape || !applies(s, &[g, y]) {
+        return Ok(None);
+    }
+    let (Some((dims, sg)), Some((_, sy))) = (as_2d(g), as_2d(y)) else {
+        return Ok(None);
+    };
+    if (sg[1] != 1 || sy[1] != 1) && dims[1] > 1 || dims[1] > 16384 {
+        return Ok(None);
+    }
+    let out = Rc::new(s.new_tensor(&y.shape, y.dtype, y.device.clone(), false)?);
+    if dims[0] > 0 && dims[1] > 0 {
+        let (block, warps) = row_block(dims[1], 16384);
+        launch(
+            s,
+            "tb_softmax_bwd",
+            [dims[0], 1],
+            vec![
+                Val::tensor(g.clone()),
+                Val::tensor(y.clone()),
+                Val::Tensor(out.clone()),
+                int(dims[0]),
+                int(dims[1]),
+                int(sg[0]),
+                int(sy[0]),
+            ],
+            vec![
+                ("WIDE", wide(&[g, y, &out], 0)),
+                ("BLOCK", int(block)),
+                ("num_warps", int(warps)),
+            ],
+        )?;
+    }
+    Ok(Some((*out).clone()))
 }

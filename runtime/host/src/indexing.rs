@@ -207,7 +207,30 @@ pub fn get_item(_s: &mut Engine, base: &Val, idx: &Val) -> R<Val> {
     }
 }
 
-pub fn set_item(_s: &mut Engine, base: &Val, idx: &Val, v: Val) -> R<()> {
+/// `t[:, ..., :, mask] = number` (whole leading dimensions, then one
+/// boolean mask, then whole dimensions): the number of leading dimensions
+/// and the mask, when the index has that form.
+fn leading_mask(idx: &Val) -> Option<(usize, &Tensor)> {
+    let parts: &[Val] = match idx {
+        Val::Tuple(items) => items,
+        other => std::slice::from_ref(other),
+    };
+    let whole = |p: &Val| matches!(p, Val::Slice(None, None, None | Some(1)));
+    let at = parts.iter().position(|p| !whole(p))?;
+    match &parts[at] {
+        Val::Tensor(m) if m.dtype == DType::I1 && parts[at + 1..].iter().all(whole) => {
+            Some((at, m))
+        }
+        _ => None,
+    }
+}
+
+pub fn set_item(s: &mut Engine, base: &Val, idx: &Val, v: Val) -> R<()> {
+    if let (Val::Tensor(t), Some((pre, mask)), Some(x)) = (base, leading_mask(idx), num(&v)) {
+        if crate::device_ops::masked_fill(s, t, pre, mask, x.f())? {
+            return Ok(());
+        }
+    }
     match (base, idx) {
         (Val::List(l), Val::Int(i)) => {
             let n = l.borrow().len();

@@ -35,6 +35,7 @@ pub mod members;
 pub mod methods;
 pub mod modules;
 pub mod ops;
+pub mod reference;
 pub mod registry;
 pub mod tensor_lib;
 pub mod tensor_methods;
@@ -258,6 +259,7 @@ impl Engine {
                 builtins::TABLE,
                 distributed::TABLE,
                 torch::TABLE,
+                reference::TABLE,
                 triton::TABLE,
                 docs::TABLE,
             ]),

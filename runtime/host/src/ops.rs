@@ -533,9 +533,36 @@ fn tensor_binary(s: &mut Engine, op: Operator, l: &Val, r: &Val) -> R<Val> {
     Ok(Val::tensor(Tensor::from_scalars(&shape, d, device, out)))
 }
 
-fn tensor_compare(_s: &mut Engine, op: CmpOp, l: &Val, r: &Val) -> R<Val> {
+fn tensor_compare(s: &mut Engine, op: CmpOp, l: &Val, r: &Val) -> R<Val> {
     let (a, b) = (operand(l)?, operand(r)?);
     let (shape, device) = broadcast_operands(&a, &b)?;
+    let name = match op {
+        CmpOp::Eq => Some("eq"),
+        CmpOp::NotEq => Some("ne"),
+        CmpOp::Lt => Some("lt"),
+        CmpOp::LtE => Some("le"),
+        CmpOp::Gt => Some("gt"),
+        CmpOp::GtE => Some("ge"),
+        _ => None,
+    };
+    if let Some(name) = name {
+        use crate::device_ops::{compare, Other};
+        let done = match (&a, &b) {
+            (Operand::T(x), Operand::T(y)) if x.dtype == y.dtype => {
+                compare(s, name, x, Other::Tensor(y), false, &shape)?
+            }
+            (Operand::T(x), Operand::S(v)) => {
+                compare(s, name, x, Other::Scalar(v.f()), false, &shape)?
+            }
+            (Operand::S(v), Operand::T(y)) => {
+                compare(s, name, y, Other::Scalar(v.f()), true, &shape)?
+            }
+            _ => None,
+        };
+        if let Some(v) = done {
+            return Ok(v);
+        }
+    }
     let float = result_dtype(&a, &b).is_float();
     let va = values_for(&a, &shape)?;
     let vb = values_for(&b, &shape)?;

@@ -235,7 +235,12 @@ pub fn softmax(t: &Tensor, dim: i64) -> R<Tensor> {
 }
 
 pub fn allclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64) -> R<bool> {
-    let close = |p: f64, q: f64| (p - q).abs() <= atol + rtol * q.abs() || (p == q);
+    // As torch.isclose: equal values are close; otherwise the difference
+    // must be finite and within the tolerance (inf is not close to -inf).
+    let close = |p: f64, q: f64| {
+        let d = (p - q).abs();
+        p == q || (d.is_finite() && d <= atol + rtol * q.abs())
+    };
     if a.shape == b.shape {
         // Two contiguous fp32 tensors of one shape (the usual check of a
         // kernel's output): compared in place, nothing materialised.

@@ -574,12 +574,22 @@ fn tensor_is_contiguous(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) 
     Ok(Val::Bool(t.is_contiguous()))
 }
 
-fn tensor_contiguous(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
-    Ok(Val::tensor(t.contiguous()))
+fn tensor_contiguous(s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    if t.is_contiguous() {
+        return Ok(Val::Tensor(t.clone()));
+    }
+    match crate::device_ops::copy(s, t)? {
+        Some(c) => Ok(Val::tensor(c)),
+        None => Ok(Val::tensor(t.contiguous())),
+    }
 }
 
-fn tensor_clone(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
-    Ok(Val::tensor(t.to_dtype(t.dtype, true)))
+/// `t.clone()`: a new contiguous copy, made on the GPU for a GPU tensor.
+fn tensor_clone(s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
+    match crate::device_ops::copy(s, t)? {
+        Some(c) => Ok(Val::tensor(c)),
+        None => Ok(Val::tensor(t.to_dtype(t.dtype, true))),
+    }
 }
 
 fn tensor_item(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
@@ -878,6 +888,10 @@ fn tensor_random_(s: &mut Engine, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val>
             "RuntimeError",
             format!("uniform_ expects to return a [from, to) range, but found from={x} > to={y}"),
         ));
+    }
+    let (mean, scale) = if normal { (x, y) } else { (x, y - x) };
+    if crate::device_ops::fill_random(s, t, normal, mean, scale)? {
+        return Ok(Val::Tensor(t.clone()));
     }
     for o in t.offsets() {
         let v = if normal {

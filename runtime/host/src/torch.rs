@@ -660,9 +660,15 @@ fn torch_sum(s: &mut Engine, name: &str, a: Args) -> R<Val> {
     reduce_call(s, &t, &a, 1, &name[6..])
 }
 
-fn torch_allclose(_s: &mut Engine, name: &str, a: Args) -> R<Val> {
+fn torch_allclose(s: &mut Engine, name: &str, a: Args) -> R<Val> {
     let x = tensor_arg(&a.req(0, "input")?, name)?;
     let y = tensor_arg(&a.req(1, "other")?, name)?;
+    if x.shape == y.shape {
+        let (rtol, atol) = crate::tensor_lib::tolerances(&a)?;
+        if let Some(n) = crate::device_ops::mismatches(s, &x, &y, rtol, atol, false)? {
+            return Ok(Val::Bool(n == 0));
+        }
+    }
     Ok(Val::Bool(allclose_call(&x, &y, &a)?))
 }
 

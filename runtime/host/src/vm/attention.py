@@ -9,12 +9,15 @@
 # backward, by composing the tracked operations).
 
 
-def _matmul_rule_nd(a, b, g):
+def _matmul_rule_nd(a, b, g, need):
     if len(a.shape) < 2 or len(b.shape) < 2:
         raise NotImplementedError("autograd through @ of 1-D tensors is not supported in tilebook")
-    ga = _tb.binop("@", g, _tb.getattr(b, "transpose")(-2, -1))
-    gb = _tb.binop("@", _tb.getattr(a, "transpose")(-2, -1), g)
-    return _sum_to(ga, a.shape), _sum_to(gb, b.shape)
+    ga = gb = None
+    if need[0]:
+        ga = _sum_to(_tb.binop("@", g, _tb.getattr(b, "transpose")(-2, -1)), a.shape)
+    if need[1]:
+        gb = _sum_to(_tb.binop("@", _tb.getattr(a, "transpose")(-2, -1), g), b.shape)
+    return ga, gb
 
 
 Tensor.__matmul__, Tensor.__rmatmul__ = _with_rule("@", _matmul_rule_nd)
@@ -53,9 +56,11 @@ def _softmax_tracked(x, dim, dtype=None):
         in_dtype = x.dtype
 
         def rule(g):
-            gy = _tb.binop("*", g, out)
-            s = _tb.getattr(gy, "sum")(dim, keepdim=True)
-            gx = _tb.binop("-", gy, _tb.binop("*", out, s))
+            gx = _tb.getattr(_tb.module("torch"), "_softmax_backward")(g, out, dim)
+            if gx is None:
+                gy = _tb.binop("*", g, out)
+                s = _tb.getattr(gy, "sum")(dim, keepdim=True)
+                gx = _tb.binop("-", gy, _tb.binop("*", out, s))
             return (_tb.getattr(gx, "to")(in_dtype),)
 
         _record(out, "SoftmaxBackward0", [x], rule)
@@ -113,27 +118,19 @@ Tensor.__setitem__ = _setitem
 
 
 def _triangle(lower):
+    name = "tril" if lower else "triu"
+
     def tri(input, diagonal=0, out=None):
         if out is not None:
             raise NotImplementedError("out= is not supported in tilebook")
-        torch = _torch()
-        if len(input.shape) < 2:
-            raise RuntimeError("%s: input tensor must have at least 2 dimensions"
-                               % ("tril" if lower else "triu"))
-        rows, cols = input.shape[-2], input.shape[-1]
-        i = _tb.getattr(torch.arange(rows, device=input.device), "reshape")(rows, 1)
-        j = _tb.getattr(torch.arange(cols, device=input.device), "reshape")(1, cols)
-        d = _tb.binop("-", j, i)
-        keep = _tb.cmp("<=", d, diagonal) if lower else _tb.cmp(">=", d, diagonal)
-        zero = _tb.getattr(torch, "zeros_like")(input)
-        out = _tb.getattr(torch, "where")(keep, input, zero)
+        native = _tb.getattr(_tb.module("torch"), name)
+        out = native(input, diagonal)
         if _tracks([input]):
-            _record(out, "TrilBackward0" if lower else "TriuBackward0", [input],
-                    lambda g: (_tb.getattr(torch, "where")(keep, g, _tb.getattr(torch, "zeros_like")(g)),))
+            _record(out, name.capitalize() + "Backward0", [input], lambda g: (native(g, diagonal),))
         return out
 
-    tri.__name__ = "tril" if lower else "triu"
-    tri._tilebook_doc = "torch." + tri.__name__
+    tri.__name__ = name
+    tri._tilebook_doc = "torch." + name
     return tri
 
 

@@ -164,9 +164,14 @@ def _backward(root, gradient=None, retain_graph=None):
             parts = node.backward_fn(g)
         if not isinstance(parts, tuple):
             parts = (parts,)
+        inputs = node.inputs
         if not retain_graph:
+            # As torch frees a node's saved tensors once its backward ran: a
+            # large graph's memory goes back as the walk proceeds.
             node.freed = True
-        for t, part in zip(node.inputs, parts):
+            node.backward_fn = None
+            node.inputs = []
+        for t, part in zip(inputs, parts):
             if part is None or not isinstance(t, Tensor) or not t.requires_grad:
                 continue
             if t.grad_fn is None:
@@ -174,6 +179,7 @@ def _backward(root, gradient=None, retain_graph=None):
             else:
                 key = id(t.grad_fn)
                 grads[key] = part if key not in grads else grads[key] + part
+        del inputs, parts, g
 
 
 def _ones_like(t):
@@ -319,21 +325,29 @@ for _name in ("to", "float", "half", "bfloat16", "double", "contiguous", "clone"
     setattr(Tensor, _name, _cast_method(_name))
 
 
+def _wants(x):
+    return isinstance(x, Tensor) and x.requires_grad
+
+
 def _with_rule(symbol, rule):
-    """A binary operator that records `rule(a, b, g) -> (ga, gb)`."""
+    """A binary operator that records `rule(a, b, g, need) -> (ga, gb)`;
+    `need` says which of the two want a gradient (the other's is None, not
+    computed: a scalar factor's would cost a full-size product and a sum)."""
 
     def forward(self, other):
         out = _tb.binop(symbol, self, other)
         if _tracks([self, other]):
             a, b = self, other
-            _record(out, "Backward(%s)" % symbol, [a, b], lambda g: rule(a, b, g))
+            need = (_wants(a), _wants(b))
+            _record(out, "Backward(%s)" % symbol, [a, b], lambda g: rule(a, b, g, need))
         return out
 
     def reverse(self, other):
         out = _tb.binop(symbol, other, self)
         if _tracks([self, other]):
             a, b = other, self
-            _record(out, "Backward(%s)" % symbol, [a, b], lambda g: rule(a, b, g))
+            need = (_wants(a), _wants(b))
+            _record(out, "Backward(%s)" % symbol, [a, b], lambda g: rule(a, b, g, need))
         return out
 
     return forward, reverse
@@ -343,26 +357,30 @@ def _shape_of(x):
     return x.shape if isinstance(x, Tensor) else ()
 
 
-def _add_rule(a, b, g):
-    return _sum_to(g, _shape_of(a)), _sum_to(g, _shape_of(b))
+def _add_rule(a, b, g, need):
+    return (_sum_to(g, _shape_of(a)) if need[0] else None,
+            _sum_to(g, _shape_of(b)) if need[1] else None)
 
 
-def _sub_rule(a, b, g):
-    return _sum_to(g, _shape_of(a)), _sum_to(-g, _shape_of(b))
+def _sub_rule(a, b, g, need):
+    return (_sum_to(g, _shape_of(a)) if need[0] else None,
+            _sum_to(-g, _shape_of(b)) if need[1] else None)
 
 
-def _mul_rule(a, b, g):
-    return _sum_to(g * b, _shape_of(a)), _sum_to(g * a, _shape_of(b))
+def _mul_rule(a, b, g, need):
+    return (_sum_to(g * b, _shape_of(a)) if need[0] else None,
+            _sum_to(g * a, _shape_of(b)) if need[1] else None)
 
 
-def _div_rule(a, b, g):
-    return _sum_to(g / b, _shape_of(a)), _sum_to(-g * a / (b * b), _shape_of(b))
+def _div_rule(a, b, g, need):
+    return (_sum_to(g / b, _shape_of(a)) if need[0] else None,
+            _sum_to(-g * a / (b * b), _shape_of(b)) if need[1] else None)
 
 
-def _matmul_rule(a, b, g):
+def _matmul_rule(a, b, g, need):
     if len(a.shape) != 2 or len(b.shape) != 2:
         raise NotImplementedError("autograd through @ of other than 2-D tensors")
-    return g @ b.t(), a.t() @ g
+    return (g @ b.t() if need[0] else None, a.t() @ g if need[1] else None)
 
 
 Tensor.__add__, Tensor.__radd__ = _with_rule("+", _add_rule)
@@ -544,23 +562,16 @@ def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False,
                              % (actual.dtype, expected.dtype))
     if rtol is None:
         rtol, atol = _CLOSE_DEFAULTS.get(str(actual.dtype), (0.0, 0.0))
-    with no_grad():
-        a = _tb.getattr(actual, "double")()
-        e = _tb.getattr(expected, "double")()
-        diff = _tb.getattr(_tb.binop("-", a, e), "abs")()
-        allowed = _tb.binop("+", _tb.binop("*", _tb.getattr(e, "abs")(), rtol), atol)
-        bad = _tb.cmp(">", diff, allowed)
-        a_nan = _tb.cmp("!=", a, a)
-        e_nan = _tb.cmp("!=", e, e)
-        if equal_nan:
-            bad = _tb.binop("&", bad, _tb.unop("~", _tb.binop("&", a_nan, e_nan)))
-        else:
-            bad = _tb.binop("|", bad, _tb.binop("|", a_nan, e_nan))
-        count = int(_tb.getattr(_tb.getattr(bad, "sum")(), "item")())
+    # Counted natively (on the GPU for GPU tensors), in fp64.
+    count = _tb.getattr(_tb.module("torch"), "_mismatches")(actual, expected, rtol, atol, equal_nan)
     if count == 0:
         return
     if msg is not None:
         raise AssertionError(msg)
+    with no_grad():
+        a = _tb.getattr(actual, "double")()
+        e = _tb.getattr(expected, "double")()
+        diff = _tb.getattr(_tb.binop("-", a, e), "abs")()
     total = actual.numel()
     flat = _tb.getattr(diff, "reshape")(-1)
     worst = int(_tb.getattr(_tb.getattr(flat, "argmax")(), "item")())
