@@ -750,7 +750,7 @@ fn torch_cuda_get_device_properties(s: &mut Engine, _name: &str, a: Args) -> R<V
         Some(g) => (g.name.clone(), g.sm_count as i64, g.total_memory as i64),
         None => (
             "CPU backend (no GPU)".to_string(),
-            std::thread::available_parallelism().map_or(1, |n| n.get()) as i64,
+            cpu_threads() as i64,
             0,
         ),
     };
@@ -765,6 +765,13 @@ fn torch_cuda_get_device_properties(s: &mut Engine, _name: &str, a: Args) -> R<V
             ("warp_size", Val::Int(32)),
         ],
     ))
+}
+
+/// The machine's hardware threads, asked once: the question reads cgroup
+/// files (tens of microseconds), and tutorials ask on every call.
+fn cpu_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Waits for every GPU the session has used (torch waits for the current

@@ -78,6 +78,9 @@ impl Host {
         };
         settings.path_list = search_path(&settings.argv[0]);
         settings.import_site = false;
+        // `python3 FILE` gives the script `__file__` (the path as given);
+        // a REPL or notebook session has none.
+        let script = Some(settings.argv[0].clone()).filter(|f| !f.is_empty());
         let builder = Interpreter::builder(settings);
         let defs = rustpython_stdlib::stdlib_module_defs(&builder.ctx);
         let tb = natives::_tb::module_def(&builder.ctx);
@@ -96,6 +99,9 @@ impl Host {
             let scope = vm.new_scope_with_builtins();
             let g = scope.globals.clone();
             let _ = g.set_item("__name__", vm.ctx.new_str("__main__").into(), vm);
+            if let Some(f) = &script {
+                let _ = g.set_item("__file__", vm.ctx.new_str(f.as_str()).into(), vm);
+            }
             g
         });
         Ok(Host {
