@@ -387,3 +387,39 @@ fn kernels_defined_in_an_imported_module_launch() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn tensors_of_a_graph_never_walked_backward_are_freed() {
+    // A backward rule that kept its own output (softmax, exp, a Function's
+    // saved output) made a cycle the VM never collects: forward-only
+    // references (tutorial 06's fp8 test) kept gigabytes alive.
+    let mut s = session();
+    let out = run(
+        &mut s,
+        r#"import weakref, torch
+a = torch.randn(1000, requires_grad=True)
+y = torch.softmax(a * 2.0, dim=0).exp()
+ry = weakref.ref(y)
+del y
+class Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        o = x * 2
+        ctx.save_for_backward(x, o)
+        return o
+    @staticmethod
+    def backward(ctx, g):
+        x, o = ctx.saved_tensors
+        assert o.shape == x.shape
+        return g * 2
+z = Double.apply(a)
+rz = weakref.ref(z)
+del z
+print(ry() is None, rz() is None)
+w = Double.apply(a)
+w.exp().sum().backward()
+print(torch.allclose(a.grad, 2 * (2 * a).exp().detach()))
+"#,
+    );
+    assert!(out.contains("True True\nTrue"), "{out}");
+}

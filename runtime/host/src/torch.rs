@@ -748,11 +748,7 @@ fn torch_cuda_get_device_properties(s: &mut Engine, _name: &str, a: Args) -> R<V
     let (major, minor) = capability(s);
     let (name, sms, mem) = match s.gpu(i)? {
         Some(g) => (g.name.clone(), g.sm_count as i64, g.total_memory as i64),
-        None => (
-            "CPU backend (no GPU)".to_string(),
-            cpu_threads() as i64,
-            0,
-        ),
+        None => ("CPU backend (no GPU)".to_string(), cpu_threads() as i64, 0),
     };
     Ok(Val::object(
         "_CudaDeviceProperties",

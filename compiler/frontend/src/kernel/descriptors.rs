@@ -199,6 +199,7 @@ impl Lowerer<'_> {
         dtype: DType,
         block: &[usize],
         nan_padding: bool,
+        shape_div16: &[bool],
         span: &Span,
     ) -> KVal {
         use tilebook_tir::ParamAttrs;
@@ -211,11 +212,15 @@ impl Lowerer<'_> {
         let rank = block.len();
         let shape = (0..rank)
             .map(|i| {
-                self.k.add_param(
-                    format!("{name}.shape{i}"),
-                    i64t.clone(),
-                    ParamAttrs::default(),
-                )
+                let attrs = ParamAttrs {
+                    divisibility: if shape_div16.get(i) == Some(&true) {
+                        16
+                    } else {
+                        1
+                    },
+                };
+                self.k
+                    .add_param(format!("{name}.shape{i}"), i64t.clone(), attrs)
             })
             .collect();
         let mut strides: Vec<Value> = (0..rank)

@@ -136,7 +136,8 @@ pub fn lower_kernel(
                 dtype,
                 block,
                 nan_padding,
-            } => l.desc_param(&p.name, *dtype, block, *nan_padding, &p.span),
+                shape_div16,
+            } => l.desc_param(&p.name, *dtype, block, *nan_padding, shape_div16, &p.span),
         };
         if p.constexpr && !matches!(spec, ArgSpec::Const(_)) {
             return Err(Diagnostic::error(

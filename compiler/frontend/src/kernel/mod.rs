@@ -281,6 +281,10 @@ pub enum ArgSpec {
         dtype: DType,
         block: Vec<usize>,
         nan_padding: bool,
+        /// Which dimensions of the shape are multiples of 16 (known to the
+        /// kernel as its integer arguments' `:16`, so bounds masks keep
+        /// vector accesses).
+        shape_div16: Vec<bool>,
     },
     Const(ConstVal),
 }
@@ -305,10 +309,20 @@ impl fmt::Display for ArgSpec {
                 dtype,
                 block,
                 nan_padding,
+                shape_div16,
             } => {
                 let dims: Vec<String> = block.iter().map(|b| b.to_string()).collect();
                 let pad = if *nan_padding { ", nan" } else { "" };
-                write!(f, "tensordesc<{}[{}]{pad}>", dtype.name(), dims.join(", "))
+                let div: String = shape_div16
+                    .iter()
+                    .map(|&d| if d { ":16" } else { ":" })
+                    .collect();
+                write!(
+                    f,
+                    "tensordesc<{}[{}]{pad}, shape{div}>",
+                    dtype.name(),
+                    dims.join(", ")
+                )
             }
             ArgSpec::Const(c) => write!(f, "{c}"),
         }

@@ -40,8 +40,48 @@ fn parse_const(v: &str) -> Result<ConstVal, String> {
     Err(format!("cannot read constexpr value `{v}`"))
 }
 
+/// A host descriptor as `ArgSpec`'s display writes it:
+/// `tensordesc<fp16[128, 64]>`, `tensordesc<fp16[128, 64], nan, shape:16:>`.
+fn parse_desc(inner: &str) -> Result<ArgSpec, String> {
+    let bad = || format!("cannot read descriptor type `tensordesc<{inner}>`");
+    let (head, rest) = inner.split_once(']').ok_or_else(bad)?;
+    let (dt, dims) = head.split_once('[').ok_or_else(bad)?;
+    let dtype = DType::from_name(dt.trim()).ok_or_else(bad)?;
+    let block = dims
+        .split(',')
+        .map(|d| d.trim().parse::<usize>().map_err(|_| bad()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut nan_padding = false;
+    let mut shape_div16 = vec![false; block.len()];
+    for part in rest.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if part == "nan" {
+            nan_padding = true;
+        } else if let Some(flags) = part.strip_prefix("shape") {
+            let flags: Vec<&str> = flags.split(':').skip(1).collect();
+            if flags.len() != block.len() || flags.iter().any(|f| !matches!(*f, "" | "16")) {
+                return Err(bad());
+            }
+            shape_div16 = flags.iter().map(|f| *f == "16").collect();
+        } else {
+            return Err(bad());
+        }
+    }
+    Ok(ArgSpec::Desc {
+        dtype,
+        block,
+        nan_padding,
+        shape_div16,
+    })
+}
+
 fn parse_type(t: &str) -> Result<ArgSpec, String> {
     let t = t.trim();
+    if let Some(inner) = t
+        .strip_prefix("tensordesc<")
+        .and_then(|r| r.strip_suffix('>'))
+    {
+        return parse_desc(inner);
+    }
     let (base, attr) = match t.split_once(':') {
         Some((b, a)) => (b.trim(), Some(a.trim())),
         None => (t, None),
@@ -74,6 +114,7 @@ fn split_entries(sig: &str) -> Vec<String> {
     let mut out = vec![];
     let mut cur = String::new();
     let mut quote = None;
+    let mut depth = 0usize;
     for c in sig.chars() {
         match (quote, c) {
             (Some(q), c) if c == q => {
@@ -84,7 +125,16 @@ fn split_entries(sig: &str) -> Vec<String> {
                 quote = Some(c);
                 cur.push(c)
             }
-            (None, ',') => out.push(std::mem::take(&mut cur)),
+            // A descriptor's `<...>` holds commas of its own.
+            (None, '<') => {
+                depth += 1;
+                cur.push(c)
+            }
+            (None, '>') => {
+                depth = depth.saturating_sub(1);
+                cur.push(c)
+            }
+            (None, ',') if depth == 0 => out.push(std::mem::take(&mut cur)),
             _ => cur.push(c),
         }
     }

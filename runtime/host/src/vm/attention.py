@@ -54,13 +54,14 @@ def _softmax_tracked(x, dim, dtype=None):
     out = _tb.getattr(src, "softmax")(dim)
     if _tracks([x]):
         in_dtype = x.dtype
+        y = _saved(out)
 
         def rule(g):
-            gx = _tb.getattr(_tb.module("torch"), "_softmax_backward")(g, out, dim)
+            gx = _tb.getattr(_tb.module("torch"), "_softmax_backward")(g, y, dim)
             if gx is None:
-                gy = _tb.binop("*", g, out)
+                gy = _tb.binop("*", g, y)
                 s = _tb.getattr(gy, "sum")(dim, keepdim=True)
-                gx = _tb.binop("-", gy, _tb.binop("*", out, s))
+                gx = _tb.binop("-", gy, _tb.binop("*", y, s))
             return (_tb.getattr(gx, "to")(in_dtype),)
 
         _record(out, "SoftmaxBackward0", [x], rule)

@@ -235,6 +235,11 @@ class Function:
         if not _tracks(args):
             return out
         outs = out if isinstance(out, tuple) else (out,)
+        # Outputs the forward saved are kept as aliases (see `_saved`).
+        ctx.saved_tensors = tuple(
+            _saved(t) if isinstance(t, Tensor) and any(t is o for o in outs) else t
+            for t in ctx.saved_tensors
+        )
 
         def backward(g):
             got = cls.backward(ctx, g)
@@ -433,9 +438,19 @@ Tensor.sum = _reduction("sum")
 Tensor.mean = _reduction("mean")
 
 
+def _saved(out):
+    """An output kept for a backward rule: an alias without its `grad_fn`.
+    The rule lives in the output's node, so capturing the output itself
+    would make a cycle (output -> node -> rule -> output) that the VM never
+    collects: a graph never walked backward would keep its tensors forever.
+    Tensors made under autograd must not hold each other in cycles."""
+    return _tb.getattr(out, "view")(tuple(out.shape))
+
+
 def _exp(self):
     out = _tb.getattr(self, "exp")()
-    return _record(out, "ExpBackward0", [self], lambda g: (g * out,))
+    kept = _saved(out)
+    return _record(out, "ExpBackward0", [self], lambda g: (g * kept,))
 
 
 Tensor.exp = _exp

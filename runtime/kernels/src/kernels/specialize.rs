@@ -193,6 +193,8 @@ fn descriptor_arg(
         dtype: base.dtype,
         block,
         nan_padding: matches!(&padding, Val::Str(p) if &**p == "nan"),
+        // As integer arguments are specialized (`:16`).
+        shape_div16: shape.iter().map(|&n| n % 16 == 0).collect(),
     })
 }
 
