@@ -1,6 +1,7 @@
 # The reference half of an attention test (torch ops on GPU tensors, the way
 # Triton's tutorial 06 test_op computes its reference), each step timed.
-# Runs under tilebook and under python3 + torch alike.
+# Runs under tilebook and under python3 + torch alike:
+#   tilebook run bench/ref_probe.py --device cuda;  python3 bench/ref_probe.py
 import sys, time
 import torch
 
@@ -13,7 +14,12 @@ def step(name, f):
     print(f"STEP {name:28s} {time.perf_counter() - t0:8.4f} s", flush=True)
     return r
 
-for (Z, H, N, D, causal) in [(1, 2, 1024, 64, True), (2, 8, 1024, 128, True)]:
+import os
+# REF_SHAPES=small: the two shapes session 23 measured.
+SHAPES = [(1, 2, 1024, 64, True), (2, 8, 1024, 128, True), (4, 48, 1024, 128, True), (4, 48, 4096, 128, True), (4, 48, 4096, 64, False)]
+if os.environ.get("REF_SHAPES") == "small":
+    SHAPES = SHAPES[:2]
+for (Z, H, N, D, causal) in SHAPES:
     print(f"== Z={Z} H={H} N={N} D={D} causal={causal}")
     torch.manual_seed(20)
     q = step("make q", lambda: torch.empty((Z, H, N, D), dtype=torch.float16, device=DEVICE).normal_(mean=0.0, std=0.5).requires_grad_())
@@ -34,3 +40,5 @@ for (Z, H, N, D, causal) in [(1, 2, 1024, 64, True), (2, 8, 1024, 128, True)]:
     step("backward", lambda: out.backward(dout))
     dv = step("grad clone", lambda: v.grad.clone())
     step("allclose", lambda: torch.allclose(out, out, atol=1e-2, rtol=0))
+    step("assert_close", lambda: torch.testing.assert_close(v.grad, dv, atol=1e-2, rtol=0))
+    del q, k, v, dout, M, p, pf, sm, ph, out, dv
