@@ -117,6 +117,8 @@ for view in [base.permute(0, 2, 3, 1), base.transpose(1, 3), base[:, 1:3, ::2], 
 ints = torch.arange(24, device='cuda').reshape(2, 3, 4)
 assert torch.equal(ints.permute(2, 0, 1).contiguous().cpu(), ints.cpu().permute(2, 0, 1).contiguous())
 assert base.clone().data_ptr() != base.data_ptr()
+flags = torch.rand(5, 7, device='cuda') > 0.5
+assert torch.equal(flags.T.contiguous().cpu(), flags.cpu().T.contiguous()) and torch.equal(flags.clone().cpu(), flags.cpu())
 
 # Comparisons into torch.bool tensors on the device (tb_binary's eq ... ge).
 for dt in [torch.float32, torch.float16, torch.bfloat16]:

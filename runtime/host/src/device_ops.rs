@@ -600,7 +600,15 @@ pub fn copy(s: &mut Engine, t: &Tensor) -> R<Option<Tensor>> {
     dims[4 - r..].copy_from_slice(&t.shape);
     strides[4 - r..].copy_from_slice(&t.strides);
     let out = Rc::new(s.new_tensor(&t.shape, t.dtype, t.device.clone(), false)?);
-    let mut args = vec![Val::tensor(t.clone()), Val::Tensor(out.clone()), int(n)];
+    // Bools are copied as their bytes (int8), as the other kernels write them.
+    let bytes = |x: &Tensor| -> Tensor {
+        let mut v = x.clone();
+        if v.dtype == DType::I1 {
+            v.dtype = DType::I8;
+        }
+        v
+    };
+    let mut args = vec![Val::tensor(bytes(t)), Val::tensor(bytes(&out)), int(n)];
     args.extend(dims[1..].iter().map(|&d| int(d)));
     args.extend(strides.iter().map(|&st| int(st)));
     launch(
