@@ -357,6 +357,29 @@ def dot8(a_ptr, b_ptr, c_ptr):
 }
 
 #[test]
+fn fp16_matmul_with_column_major_b_uses_wgmma_on_k_major_tiles() {
+    // `matmul(a, w.T)` as tutorial 09 calls its pointer kernels: b's `[K, N]`
+    // blocks are contiguous down the columns (`stride_bk == 1`). B's tiles
+    // are filled by 16-byte `cp.async` runs down those columns into K-major
+    // tiles, which `wgmma` reads untransposed (`imm-trans-b` = 0).
+    let p = ptx(
+        "matmul.py",
+        &golden_source("matmul.py"),
+        "matmul_kernel",
+        "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:1, i32:16, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8",
+    );
+    let instr = "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16";
+    assert_eq!(p.matches(instr).count(), 4, "{p}");
+    assert_eq!(p.matches("p, 1, 1, 0, 0;").count(), 4, "{p}");
+    assert!(!p.contains("mma.sync"), "{p}");
+    assert!(!p.contains("ldmatrix"), "{p}");
+    // A's 128x64 and B's 64x128 halves are four 16-byte copies per thread
+    // each, for the two tiles the prologue prefetches and the loop's one.
+    assert_eq!(p.matches("cp.async.cg.shared.global").count(), 24, "{p}");
+    assert!(!p.contains("cp.async.ca"), "{p}");
+}
+
+#[test]
 fn fp8_matmul_with_k_major_b_uses_wgmma_on_hopper() {
     // Tutorial 03's fp8 run: b is pre-transposed (`b.T`), so its `[K, N]`
     // tiles are contiguous down the columns (`stride_bk == 1`). Both tiles

@@ -184,4 +184,36 @@ n = torch.empty(1000, 1000, device='cuda', dtype=torch.float16).normal_(mean=2.0
 assert abs(n.mean().item() - 2.0) < 0.01 and abs(n.std().item() - 0.5) < 0.01, (n.mean().item(), n.std().item())
 uni = torch.empty(1000, 1000, device='cuda').uniform_(-3.0, 5.0).cpu()
 assert uni.min().item() >= -3.0 and uni.max().item() < 5.0 and abs(uni.mean().item() - 1.0) < 0.02
+# dst.copy_(src) into a contiguous GPU tensor: from a transposed view, a
+# broadcast row, another dtype (cast first), and between overlapping views
+# (left to the host); each against the same copy of host tensors.
+src = torch.randn(48, 33, device='cuda')
+for make_src, shape, dt in [(lambda: src.T, (33, 48), torch.float32), (lambda: src[3], (48, 33), torch.float32),
+                            (lambda: src, (48, 33), torch.float16), (lambda: src.half().T, (33, 48), torch.float32)]:
+    dst = torch.empty(shape, device='cuda', dtype=dt)
+    s_ = make_src()
+    dst.copy_(s_)
+    want = torch.empty(shape, dtype=dt)
+    want.copy_(s_.cpu())
+    assert torch.equal(dst.cpu(), want), (shape, dt)
+sq = torch.randn(16, 16, device='cuda')
+want = sq.cpu().T.clone()
+sq.copy_(sq.T)
+assert torch.equal(sq.cpu(), want)
 print("torch operations on 'cuda' tensors agree with the host")
+
+# Freed GPU buffers are kept for the next allocation of their size (no round
+# trip to the worker): a zeroed one taken back must read as zeros, and after
+# torch.cuda.empty_cache() allocation still works.
+for _ in range(3):
+    x = torch.full((1000, 3), 7.0, device='cuda')
+    del x
+    z = torch.zeros((1000, 3), device='cuda')
+    assert float(z.abs().sum()) == 0.0
+    e = torch.empty((1000, 3), device='cuda')
+    e.fill_(2.0)
+    assert float(e.sum()) == 6000.0
+    del z, e
+torch.cuda.empty_cache()
+assert float(torch.ones((1000, 3), device='cuda').sum()) == 3000.0
+print("buffer reuse ok")

@@ -71,3 +71,22 @@ print("fp8 matmul (K-major b) ok")
 check_fp8([(128, 128, 64, 8, 3), (128, 128, 32, 4, 3), (64, 128, 64, 4, 3), (128, 256, 128, 8, 3)],
           lambda k, n, dt: torch.randn((k, n), device='cuda', dtype=torch.float16).to(dt))
 print("fp8 matmul (plain b) ok")
+
+# fp16/bf16 with b column-major (`a @ w.T`, a `[K, N]` view of an `[N, K]`
+# tensor, as tutorial 09's `matmul(a, b.T)` passes it): B's tiles are filled
+# by K-major copies down its columns and `wgmma` reads them untransposed.
+# K not a multiple of the block (208: the K mask cuts runs at whole runs),
+# rows of N that are not (200), and every config shape of tutorial 09.
+for (bm, bn, bk, nw, ns) in [(128, 256, 64, 8, 3), (128, 128, 64, 4, 4), (128, 128, 128, 8, 2),
+                             (64, 256, 64, 4, 4), (64, 128, 32, 4, 3), (128, 64, 64, 4, 3)]:
+    for dt in [torch.float16, torch.bfloat16]:
+        for m, n, k in [(512, 256, 512), (384, 200, 208)]:
+            a = torch.randn((m, k), device='cuda', dtype=dt)
+            b = torch.randn((n, k), device='cuda', dtype=dt).T
+            c = torch.empty((m, n), device='cuda', dtype=dt)
+            grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
+            matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                                BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, ACTIVATION="", num_warps=nw, num_stages=ns)
+            ref = torch.matmul(a.float(), b.float()).to(dt)
+            assert torch.allclose(c.float(), ref.float(), atol=0.25, rtol=2e-2), (bm, bn, bk, nw, ns, dt, m, n, k, torch.max(torch.abs(c.float() - ref.float())))
+print("matmul (column-major b) ok")

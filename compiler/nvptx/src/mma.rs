@@ -49,6 +49,11 @@ pub struct MmaLayout {
     /// `N x K`, filled row by row as loaded, and the instruction reads it
     /// untransposed (`imm-trans-b` = 0).
     pub kt_b: bool,
+    /// With `kt_b`: B is a `[K, N]` block whose columns are contiguous in
+    /// memory (`a @ b` with `b` column-major, as `matmul(a, w.T)` passes
+    /// it), so its `N x K` tile is filled by K-major copies down the
+    /// columns (`async_copy::async_load_k_major`), as fp8's B is.
+    pub kcol_b: bool,
 }
 
 /// The operand types of a tensor-core dot, and with them the instruction
@@ -224,9 +229,9 @@ impl MmaLayout {
             .expect("wgmma layouts are chosen swizzlable")
     }
     /// Whether operand `operand`'s tile is stored K-major with K running
-    /// down the columns of the loaded `[K, N]` block (fp8's B).
+    /// down the columns of the loaded `[K, N]` block (fp8's B, and `kcol_b`).
     pub fn k_major_b(&self, operand: usize) -> bool {
-        operand == 1 && self.kind.is_fp8()
+        operand == 1 && (self.kind.is_fp8() || self.kcol_b)
     }
     /// Byte offset of B's tile.
     pub fn b_base(&self) -> usize {
@@ -280,6 +285,7 @@ fn wgmma_layout(
     warps: usize,
     kind: MmaKind,
     kt_b: bool,
+    kcol_b: bool,
 ) -> Option<MmaLayout> {
     if !warps.is_multiple_of(4) || !k.is_multiple_of(kind.k_step()) {
         return None;
@@ -310,6 +316,7 @@ fn wgmma_layout(
         kind,
         wgmma: true,
         kt_b: kt_b && !kind.is_fp8(),
+        kcol_b: kt_b && kcol_b && !kind.is_fp8(),
     };
     (l.regs() <= 256).then_some(l)
 }
@@ -325,6 +332,7 @@ pub(crate) fn layout_for(
     warps: usize,
     wgmma: bool,
     rows_first: bool,
+    kcol_b: bool,
 ) -> Option<MmaLayout> {
     let (a, b, acc) = (k.ty(op.args[0]), k.ty(op.args[1]), k.ty(op.args[2]));
     let da = a.dtype()?;
@@ -352,8 +360,10 @@ pub(crate) fn layout_for(
         // Only for a K loop's accumulating dot (`acc = tl.dot(a, b.T, acc)`):
         // attention's `q @ k.T` keeps the `mma.sync` row layout that holds
         // its softmax in registers.
-        let kt_b = transposed_operand(k, op.args[1]) && loop_carried(k, op.args[2]);
-        if let Some(l) = wgmma_layout(m, n, kk, warps, kind, kt_b) {
+        // The same tile serves a `[K, N]` B whose columns are contiguous
+        // (`kcol_b`, decided by the caller from the axis analysis).
+        let kt_b = (kcol_b || transposed_operand(k, op.args[1])) && loop_carried(k, op.args[2]);
+        if let Some(l) = wgmma_layout(m, n, kk, warps, kind, kt_b, kcol_b) {
             return Some(l);
         }
     }
@@ -365,7 +375,7 @@ pub(crate) fn layout_for(
         _ => None,
     };
     if let (true, Some(f), DType::F32) = (wgmma, fp8, acc.dtype()?) {
-        if let Some(l) = wgmma_layout(m, n, kk, warps, f, false) {
+        if let Some(l) = wgmma_layout(m, n, kk, warps, f, false, false) {
             return Some(l);
         }
     }
@@ -385,6 +395,7 @@ pub(crate) fn layout_for(
         kind,
         wgmma: false,
         kt_b: false,
+        kcol_b: false,
     };
     // Keep the accumulator within a sane register budget.
     (l.regs() <= 256).then_some(l)

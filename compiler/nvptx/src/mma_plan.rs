@@ -27,6 +27,9 @@ pub struct PlanOptions<'a> {
     /// Dots (by result) that must not use `wgmma`: their operands cannot be
     /// copied straight into shared tiles.
     pub no_wgmma: &'a HashSet<Value>,
+    /// Dots (by result) whose B is a `[K, N]` block with contiguous columns
+    /// (`MmaLayout::kcol_b`).
+    pub kcol_b: &'a HashSet<Value>,
 }
 
 /// The values in an MMA layout.
@@ -320,7 +323,10 @@ impl Cx<'_> {
             match op.kind {
                 OpKind::Dot { .. } => {
                     let wgmma = self.o.features.wgmma && !self.o.no_wgmma.contains(&op.results[0]);
-                    if let Some(l) = layout_for(self.k, op, self.o.warps, wgmma, self.rows_first) {
+                    let kcol = self.o.kcol_b.contains(&op.results[0]);
+                    if let Some(l) =
+                        layout_for(self.k, op, self.o.warps, wgmma, self.rows_first, kcol)
+                    {
                         p.full.insert(op.results[0], l);
                     }
                 }

@@ -304,6 +304,14 @@ impl Gpu {
         }
     }
 
+    /// Give freed buffers kept for reuse back (`torch.cuda.empty_cache`);
+    /// the in-process design keeps none of its own.
+    pub fn release_kept(&self) {
+        if let GpuImp::Remote(g) = &self.imp {
+            g.release_kept();
+        }
+    }
+
     /// A handle that loads modules into this context from any thread (the
     /// driver's JIT runs in parallel for configs compiled together).
     pub fn loader(&self) -> Loader {

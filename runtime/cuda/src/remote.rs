@@ -42,7 +42,26 @@ pub(crate) struct Client {
     child: Mutex<Child>,
     lost: AtomicBool,
     next_id: AtomicU64,
+    /// Buffers the session freed, kept for its next allocations of the same
+    /// size on the same device (see `FreeBuffers`).
+    free: Mutex<FreeBuffers>,
 }
+
+/// Freed buffers by (device, bytes): an allocation of a size the session
+/// freed before takes one back without a round trip to the worker (the
+/// worker's stream orders every later use after the earlier ones, as the
+/// caching allocators of torch and of the worker's own pool rely on).
+/// Bounded in bytes; given back to the worker when an allocation fails and
+/// by `torch.cuda.empty_cache()`.
+#[derive(Default)]
+struct FreeBuffers {
+    by_size: std::collections::HashMap<(u32, u64), Vec<(u64, u64)>>,
+    bytes: u64,
+}
+
+/// The most bytes `FreeBuffers` keeps, and the largest buffer it keeps.
+const FREE_KEPT: u64 = 1 << 30;
+const FREE_LARGEST: u64 = 256 << 20;
 
 impl Client {
     fn spawn() -> Result<Arc<Client>, String> {
@@ -81,6 +100,7 @@ impl Client {
             child: Mutex::new(child),
             lost: AtomicBool::new(false),
             next_id: AtomicU64::new(1),
+            free: Mutex::new(FreeBuffers::default()),
         }))
     }
 
@@ -152,6 +172,39 @@ impl Client {
         self.take_failure()?;
         let alive = || self.alive();
         self.region.push(&cmd.0, &alive).map(|_| ())
+    }
+
+    /// A buffer of `bytes` on `dev` the session freed before: (id, address).
+    fn reuse(&self, dev: u32, bytes: u64) -> Option<(u64, u64)> {
+        let mut f = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        let found = f.by_size.get_mut(&(dev, bytes))?.pop()?;
+        f.bytes -= bytes;
+        Some(found)
+    }
+
+    /// Keep a freed buffer for reuse, or free it in the worker.
+    fn free_buffer(&self, dev: u32, bytes: u64, id: u64, addr: u64) {
+        if self.is_lost() {
+            return;
+        }
+        {
+            let mut f = self.free.lock().unwrap_or_else(|e| e.into_inner());
+            if bytes <= FREE_LARGEST && f.bytes + bytes <= FREE_KEPT {
+                f.by_size.entry((dev, bytes)).or_default().push((id, addr));
+                f.bytes += bytes;
+                return;
+            }
+        }
+        self.release(Enc::new(op::FREE).u64(id));
+    }
+
+    /// Free every kept buffer in the worker; whether there were any.
+    pub(crate) fn release_kept(&self) -> bool {
+        let kept = std::mem::take(&mut *self.free.lock().unwrap_or_else(|e| e.into_inner()));
+        for (id, _) in kept.by_size.into_values().flatten() {
+            self.release(Enc::new(op::FREE).u64(id));
+        }
+        kept.bytes > 0
     }
 
     /// Queue a command that frees something: nothing is reported.
@@ -227,11 +280,14 @@ pub(crate) struct RemoteBuffer {
     client: Arc<Client>,
     pub(crate) id: u64,
     pub(crate) addr: u64,
+    dev: u32,
+    bytes: u64,
 }
 
 impl Drop for RemoteBuffer {
     fn drop(&mut self) {
-        self.client.release(Enc::new(op::FREE).u64(self.id));
+        self.client
+            .free_buffer(self.dev, self.bytes, self.id, self.addr);
     }
 }
 
@@ -346,25 +402,54 @@ impl RemoteGpu {
     }
 
     pub(crate) fn alloc(&self, bytes: usize, zero: bool) -> Result<RemoteBuffer, String> {
-        let id = self.client.id();
-        let cmd = Enc::new(op::ALLOC)
-            .u32(self.dev)
-            .u64(id)
-            .u64(bytes as u64)
-            .u8(zero as u8);
-        let addr = self.client.call(
-            cmd,
-            |_| {},
-            |a| {
-                let mut d = Dec::new(a);
-                d.status().map(|_| d.u64())
-            },
-        )??;
+        let size = bytes as u64;
+        if let Some((id, addr)) = self.client.reuse(self.dev, size) {
+            let b = RemoteBuffer {
+                client: self.client.clone(),
+                id,
+                addr,
+                dev: self.dev,
+                bytes: size,
+            };
+            if zero {
+                self.zero(&b)?;
+            }
+            return Ok(b);
+        }
+        let ask = || {
+            let id = self.client.id();
+            let cmd = Enc::new(op::ALLOC)
+                .u32(self.dev)
+                .u64(id)
+                .u64(size)
+                .u8(zero as u8);
+            let addr = self.client.call(
+                cmd,
+                |_| {},
+                |a| {
+                    let mut d = Dec::new(a);
+                    d.status().map(|_| d.u64())
+                },
+            )??;
+            Ok::<_, String>((id, addr))
+        };
+        // Out of memory with freed buffers kept: give them back and ask again.
+        let (id, addr) = match ask() {
+            Err(_) if self.client.release_kept() => ask()?,
+            other => other?,
+        };
         Ok(RemoteBuffer {
             client: self.client.clone(),
             id,
             addr,
+            dev: self.dev,
+            bytes: size,
         })
+    }
+
+    /// Give the buffers kept for reuse back to the worker.
+    pub(crate) fn release_kept(&self) {
+        self.client.release_kept();
     }
 
     pub(crate) fn mem_info(&self) -> Option<(usize, usize)> {

@@ -10,6 +10,7 @@ use crate::value::{Config, Exc, Val, R};
 use crate::Engine;
 use std::cell::RefCell;
 use std::rc::Rc;
+use tilebook_tir::DType;
 
 impl Engine {
     /// `triton.runtime.driver.active`.
@@ -122,6 +123,19 @@ impl Engine {
 
     pub fn uniform(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A uniform number in [0, 1) on the grid of `dtype`'s significand (24
+    /// bits for fp32, 11 for fp16, 8 for bf16), so that rounding it to the
+    /// dtype never gives 1.0 (as torch.rand never does).
+    pub fn uniform_for(&mut self, dtype: DType) -> f64 {
+        let bits = match dtype {
+            DType::F16 => 11,
+            DType::BF16 => 8,
+            DType::F32 => 24,
+            _ => 53,
+        };
+        (self.next_u64() >> (64 - bits)) as f64 / (1u64 << bits) as f64
     }
 
     pub fn normal(&mut self) -> f64 {

@@ -66,6 +66,16 @@ fn applies(s: &Engine, tensors: &[&Tensor]) -> bool {
             .all(|t| matches!(t.dtype, DType::F32 | DType::F16 | DType::BF16))
 }
 
+/// A bool tensor's bytes as int8 (a bool is one byte, 0 or 1), as the
+/// kernels read and write them; other tensors as they are.
+fn bool_bytes(t: &Tensor) -> Tensor {
+    let mut v = t.clone();
+    if v.dtype == DType::I1 {
+        v.dtype = DType::I8;
+    }
+    v
+}
+
 /// Whether these tensors live on a GPU the session computes on (any dtype).
 fn on_gpu(s: &Engine, tensors: &[&Tensor]) -> bool {
     (s.ops_as_kernels || matches!(s.backend, Backend::Cuda(_)))
@@ -280,15 +290,7 @@ fn elementwise(
     if n == 0 {
         return Ok(Some(Val::Tensor(out)));
     }
-    // A bool result's bytes, written as int8 (0 or 1).
-    let out_bytes = if out_dtype == DType::I1 {
-        Tensor {
-            dtype: DType::I8,
-            ..(*out).clone()
-        }
-    } else {
-        (*out).clone()
-    };
+    let out_bytes = bool_bytes(&out);
     let y_value = match &y {
         Other::Scalar(v) => *v,
         Other::Tensor(_) => 0.0,
@@ -590,25 +592,66 @@ pub fn softmax(s: &mut Engine, t: &Tensor, dim: i64) -> R<Option<Val>> {
 /// `t.contiguous()` / `t.clone()` of a GPU tensor of rank <= 4 (any dtype):
 /// gathered there by `tb_copy` into a new contiguous tensor.
 pub fn copy(s: &mut Engine, t: &Tensor) -> R<Option<Tensor>> {
-    let r = t.shape.len();
-    let n = t.numel();
-    if r > 4 || n == 0 || !on_gpu(s, &[t]) || t.strides.iter().any(|&st| st < 0) {
+    if !gatherable(s, t) {
         return Ok(None);
     }
+    let out = s.new_tensor(&t.shape, t.dtype, t.device.clone(), false)?;
+    gather(s, t, &out)?;
+    Ok(Some(out))
+}
+
+/// `dst.copy_(src)` on the GPU: `src` (broadcast to `dst`'s shape, any
+/// strides, cast first where the dtypes differ) gathered by `tb_copy` into a
+/// contiguous `dst` on the same device. False when the kernels do not cover
+/// it (the host copies then).
+pub fn copy_into(s: &mut Engine, dst: &Tensor, src: &Tensor) -> R<bool> {
+    // Overlapping views (`x.copy_(x.T)`) are left to the host's copy.
+    if !dst.is_contiguous()
+        || dst.device != src.device
+        || Rc::ptr_eq(&dst.storage, &src.storage)
+        || !gatherable(s, dst)
+    {
+        return Ok(false);
+    }
+    let Some(src) = src.expand(&dst.shape) else {
+        return Ok(false);
+    };
+    let src = if src.dtype == dst.dtype {
+        src
+    } else {
+        match cast(s, &src, dst.dtype)? {
+            Some(c) => c,
+            None => return Ok(false),
+        }
+    };
+    if !gatherable(s, &src) {
+        return Ok(false);
+    }
+    if dst.numel() > 0 {
+        gather(s, &src, dst)?;
+    }
+    Ok(true)
+}
+
+/// Whether `tb_copy` reads `t`: on the GPU, rank <= 4, no negative strides.
+fn gatherable(s: &Engine, t: &Tensor) -> bool {
+    t.shape.len() <= 4 && t.numel() > 0 && on_gpu(s, &[t]) && t.strides.iter().all(|&st| st >= 0)
+}
+
+/// Element i of the contiguous `out` := `t`'s element at i's row-major
+/// index (`tb_copy`; bools copied as their bytes).
+fn gather(s: &mut Engine, t: &Tensor, out: &Tensor) -> R<()> {
+    let r = t.shape.len();
+    let n = t.numel();
     let mut dims = [1usize; 4];
     let mut strides = [0isize; 4];
     dims[4 - r..].copy_from_slice(&t.shape);
     strides[4 - r..].copy_from_slice(&t.strides);
-    let out = Rc::new(s.new_tensor(&t.shape, t.dtype, t.device.clone(), false)?);
-    // Bools are copied as their bytes (int8), as the other kernels write them.
-    let bytes = |x: &Tensor| -> Tensor {
-        let mut v = x.clone();
-        if v.dtype == DType::I1 {
-            v.dtype = DType::I8;
-        }
-        v
-    };
-    let mut args = vec![Val::tensor(bytes(t)), Val::tensor(bytes(&out)), int(n)];
+    let mut args = vec![
+        Val::tensor(bool_bytes(t)),
+        Val::tensor(bool_bytes(out)),
+        int(n),
+    ];
     args.extend(dims[1..].iter().map(|&d| int(d)));
     args.extend(strides.iter().map(|&st| int(st)));
     launch(
@@ -617,12 +660,12 @@ pub fn copy(s: &mut Engine, t: &Tensor) -> R<Option<Tensor>> {
         [n.div_ceil(EW_BLOCK), 1],
         args,
         vec![
-            ("WIDE", wide(&[t, &out], n.next_multiple_of(EW_BLOCK))),
+            ("WIDE", wide(&[t, out], n.next_multiple_of(EW_BLOCK))),
             ("BLOCK", int(EW_BLOCK)),
             ("num_warps", int(4)),
         ],
     )?;
-    Ok(Some((*out).clone()))
+    Ok(())
 }
 
 /// `t[..., mask, ...] = value` on a contiguous floating GPU tensor: `pre`
@@ -646,11 +689,7 @@ pub fn masked_fill(s: &mut Engine, t: &Tensor, pre: usize, mask: &Tensor, value:
         return Ok(true);
     }
     let inner: usize = t.shape[pre + k..].iter().product();
-    // The mask's bytes, read as int8 (a bool is one byte, 0 or 1).
-    let bytes = Tensor {
-        dtype: DType::I8,
-        ..mask.clone()
-    };
+    let bytes = bool_bytes(mask);
     launch(
         s,
         "tb_masked_fill",

@@ -451,7 +451,11 @@ pub fn creation(s: &mut Engine, kind: &str, a: &Args) -> R<Val> {
                 return Ok(v);
             }
             tensor_from(s, a, shape, DType::F32, &mut |s| {
-                Scalar::F(if normal { s.normal() } else { s.uniform() })
+                Scalar::F(if normal {
+                    s.normal()
+                } else {
+                    s.uniform_for(dtype)
+                })
             })
         }
         _ => unreachable!(),
@@ -478,7 +482,7 @@ pub fn like(s: &mut Engine, kind: &str, a: &Args) -> R<Val> {
     }
     let vals: Vec<Scalar> = match kind {
         "ones_like" => vec![Scalar::I(1); n],
-        "rand_like" => (0..n).map(|_| Scalar::F(s.uniform())).collect(),
+        "rand_like" => (0..n).map(|_| Scalar::F(s.uniform_for(dtype))).collect(),
         "randn_like" => (0..n).map(|_| Scalar::F(s.normal())).collect(),
         _ => {
             let v = a.req(1, "fill_value")?;

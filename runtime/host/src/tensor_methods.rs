@@ -904,8 +904,11 @@ fn tensor_random_(s: &mut Engine, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val>
     Ok(Val::Tensor(t.clone()))
 }
 
-fn tensor_copy_(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
+fn tensor_copy_(s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
     let src = tensor_arg(&a.req(0, "src")?, "copy_")?;
+    if crate::device_ops::copy_into(s, t, &src)? {
+        return Ok(Val::Tensor(t.clone()));
+    }
     let e = src
         .expand(&t.shape)
         .ok_or_else(|| Exc::new("RuntimeError", "copy_: shapes do not match"))?;
@@ -949,6 +952,21 @@ const TENSOR_FIELDS: &[(&str, Field)] = &[
     }),
     ("itemsize", |t| Val::Int(t.dtype.size_bytes() as i64)),
 ];
+
+/// The names of a tensor's value attributes (the prelude makes each a
+/// property of `torch.Tensor`, so reading one skips `__getattr__`).
+pub fn field_names() -> impl Iterator<Item = &'static str> {
+    TENSOR_FIELDS.iter().map(|(n, _)| *n)
+}
+
+/// The names of a tensor's native methods (the prelude makes each a
+/// function of `torch.Tensor`).
+pub fn method_names() -> impl Iterator<Item = &'static str> {
+    METHODS
+        .iter()
+        .map(|e| e.name)
+        .filter(|n| !n.starts_with("__"))
+}
 
 /// Every public attribute of a tensor, values then methods (`dir(x)`,
 /// completion), from the same tables `tensor_attr` reads.

@@ -420,7 +420,7 @@ The dtype torch's promotion gives a binary operation on a and b.
     Entry {
         name: "torch.cuda.empty_cache",
         f: torch_cuda_empty_cache,
-        doc: "",
+        doc: "torch.cuda.empty_cache(): give GPU buffers freed by the session and kept for reuse back to the device",
     },
     Entry {
         name: "torch.cuda.mem_get_info",
@@ -781,7 +781,8 @@ fn torch_cuda_synchronize(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
     Ok(Val::None)
 }
 
-fn torch_cuda_empty_cache(_s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
+fn torch_cuda_empty_cache(s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
+    s.release_kept();
     Ok(Val::None)
 }
 

@@ -139,6 +139,13 @@ impl Runtime {
     }
 
     /// Wait for the work queued on every open GPU.
+    /// Give every open GPU's kept freed buffers back (`torch.cuda.empty_cache`).
+    pub fn release_kept(&self) {
+        for g in self.open_gpus() {
+            g.release_kept();
+        }
+    }
+
     pub fn synchronize_all(&self) -> Result<(), String> {
         for g in self.open_gpus() {
             g.synchronize()?;

@@ -322,7 +322,7 @@ impl<'ctx> Gen<'ctx, '_> {
                     Some(km) => {
                         plan.k_major.insert(*v, km);
                     }
-                    None if r.layout.k_major_b(r.operand) => {
+                    None if r.layout.k_major_b(r.operand) && r.layout.kind.is_fp8() => {
                         plan.transposed.insert(r.layout);
                     }
                     None => {}
@@ -347,7 +347,7 @@ impl<'ctx> Gen<'ctx, '_> {
         if t.shape.len() != 2 {
             return false;
         }
-        let cols = if role.operand == 0 || role.layout.kt_b {
+        let cols = if role.operand == 0 || (role.layout.kt_b && !role.layout.kcol_b) {
             role.layout.k
         } else {
             role.layout.n
@@ -377,11 +377,15 @@ impl<'ctx> Gen<'ctx, '_> {
         let OpKind::Load { mask, .. } = op.kind else {
             return false;
         };
-        if role.layout.k_major_b(role.operand) && !self.transpose_ok(&role.layout) {
+        // A K-major B tile is copied by rows only where the dot transposes
+        // the staged rows (fp8); `kcol_b` tiles have no such path.
+        if role.layout.k_major_b(role.operand)
+            && (role.layout.kcol_b || !self.transpose_ok(&role.layout))
+        {
             return false;
         }
         let t = self.ty(op.results[0]);
-        let cols = if role.operand == 0 || role.layout.kt_b {
+        let cols = if role.operand == 0 || (role.layout.kt_b && !role.layout.kcol_b) {
             role.layout.k
         } else {
             role.layout.n
@@ -412,17 +416,68 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         let p = self.axis0.get(&op.args[0]).copied()?;
         let m = mask.then(|| self.axis0.get(&op.args[1]).copied());
-        [16usize, 8, 4]
+        // Runs of 16, 8 or 4 bytes (`cp.async`'s sizes), in elements.
+        let e = l.kind.elem_bytes();
+        [16usize / e, 8 / e, 4 / e]
             .into_iter()
             .find(|&w| {
                 p.contiguity >= w as u64
-                    && p.divisibility >= w as u64
+                    && p.divisibility >= (w * e) as u64
                     && m.is_none_or(|m| m.is_some_and(|m| m.constancy >= w as u64))
                     && l.k.is_multiple_of(w)
                     && (l.k / w * l.n).is_multiple_of(self.threads)
                     && (l.k / w).is_power_of_two()
             })
             .map(|run| KMajor { root, run })
+    }
+
+    /// Dots (by result) whose B is an fp16/bf16 `[K, N]` block with
+    /// contiguous columns and scattered rows (`b` column-major, as
+    /// `matmul(a, w.T)` passes it): each load producing it, through loop
+    /// arguments, has pointers contiguous down dimension 0 only. Their
+    /// layouts take `kcol_b` tiles (see `MmaLayout::kcol_b`).
+    pub(super) fn column_b_dots(&self) -> HashSet<Value> {
+        let mut out = HashSet::new();
+        tilebook_tir::walk_ops(&self.k.body, &mut |op| {
+            if matches!(op.kind, OpKind::Dot { .. }) && self.column_block(op.args[1], 0) {
+                out.insert(op.results[0]);
+            }
+        });
+        out
+    }
+
+    fn column_block(&self, v: Value, depth: usize) -> bool {
+        if depth > 4 {
+            return false;
+        }
+        if let Some(op) = self.defs.get(&v) {
+            let t = self.ty(v);
+            let down = self.axis0.get(&op.args[0]).map(|a| a.contiguity);
+            let across = self.axis.get(&op.args[0]).map(|a| a.contiguity);
+            return matches!(op.kind, OpKind::Load { .. })
+                && t.shape.len() == 2
+                && matches!(t.dtype(), Some(DType::F16 | DType::BF16))
+                && down.is_some_and(|c| c >= 2)
+                && across == Some(1);
+        }
+        // A loop argument: its initial and yielded values.
+        let mut links = vec![];
+        tilebook_tir::walk_ops(&self.k.body, &mut |op| {
+            if op.kind != OpKind::For {
+                return;
+            }
+            let region = &op.regions[0];
+            if let Some(i) = region.args.iter().skip(1).position(|a| *a == v) {
+                let y = region.ops.last().and_then(|y| y.args.get(i).copied());
+                links.push((op.args.get(3 + i).copied(), y));
+            }
+        });
+        !links.is_empty()
+            && links.iter().all(|&(init, y)| {
+                [init, y]
+                    .into_iter()
+                    .all(|x| x.is_some_and(|x| self.column_block(x, depth + 1)))
+            })
     }
 
     /// A value from which the pointer block `v` can be recomputed at any
@@ -613,6 +668,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let t = self.ty(r).clone();
         let (rows, cols) = (t.shape[0], t.shape[1]);
         let w = km.run;
+        let bytes = w * role.layout.kind.elem_bytes();
         let per_col = rows / w;
         let copies = per_col * cols / self.threads;
         let i64t = self.ctx.i64_type();
@@ -649,13 +705,13 @@ impl<'ctx> Gen<'ctx, '_> {
             } else {
                 None
             };
-            let m = self.check_access(op, p, w, m)?;
-            // The tile is `N x K`: row `col`, byte `row`.
+            let m = self.check_access(op, p, bytes, m)?;
+            // The tile is `N x K`: row `col`, element `row`.
             let off = self.operand_offset(role, col, row)?;
             let dst = self.b.build_int_add(tile_addr, off, "")?;
-            runs.push((dst, p, self.copy_size(m, w)?));
+            runs.push((dst, p, self.copy_size(m, bytes)?));
         }
-        self.record_copies(op, r, w, runs, tile)
+        self.record_copies(op, r, bytes, runs, tile)
     }
 
     /// The source bytes of one copy: all of them, or none where masked off.

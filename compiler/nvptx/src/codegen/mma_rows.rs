@@ -557,11 +557,13 @@ impl Gen<'_, '_> {
         // `wgmma` reads both operands from shared tiles, so a dot whose operands
         // cannot be copied there by `cp.async` falls back to `mma.sync`.
         let mut no_wgmma = HashSet::new();
+        let kcol_b = self.column_b_dots();
         loop {
             let options = crate::mma_plan::PlanOptions {
                 warps: self.threads / 32,
                 features,
                 no_wgmma: &no_wgmma,
+                kcol_b: &kcol_b,
             };
             let planned = plan(self.k, &options);
             self.mma = planned.full;

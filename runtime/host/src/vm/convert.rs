@@ -117,8 +117,9 @@ fn handle(vm: &VirtualMachine, s: &mut Engine, class: &str, v: Val) -> PyObjectR
         .and_then(|c| c.downcast::<PyType>().ok());
     match cls {
         // Tensors carry Python attributes (autograd's `requires_grad`,
-        // `grad`, `grad_fn`, and whatever a user sets), so they get a dict.
-        Some(cls) if class == "Tensor" => {
+        // `grad`, `grad_fn`, and whatever a user sets), so they get a dict;
+        // modules keep the members they were asked for in theirs.
+        Some(cls) if class == "Tensor" || class == "Module" => {
             PyRef::new_ref(Handle { v }, cls, Some(vm.ctx.new_dict())).into()
         }
         Some(cls) => PyRef::new_ref(Handle { v }, cls, None).into(),

@@ -299,6 +299,63 @@ pub mod _tb {
         with(vm, |s| s.get_attr(&v, &name))
     }
 
+    /// `_tb.call_method(x, name, args, kwargs)`: `x.name(*args, **kwargs)`
+    /// on a native value, without making the bound method first.
+    #[pyfunction]
+    fn call_method(
+        h: PyObjectRef,
+        name: PyStrRef,
+        args: rustpython_vm::builtins::PyTupleRef,
+        kwargs: rustpython_vm::builtins::PyDictRef,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        let this = val(vm, &h);
+        let f = Val::Method(Box::new(this), std::rc::Rc::from(&*name.to_string_lossy()));
+        let pos: Vec<Val> = args.iter().map(|a| val(vm, a)).collect();
+        let mut kw = Vec::new();
+        for (k, v) in &kwargs {
+            let k = k
+                .downcast_ref::<rustpython_vm::builtins::PyStr>()
+                .map(|k| k.to_string_lossy().into_owned())
+                .ok_or_else(|| vm.new_type_error("keywords must be strings"))?;
+            kw.push((k, val(vm, &v)));
+        }
+        with(vm, |s| s.call(&f, pos, kw))
+    }
+
+    /// `x.shape`: a `torch.Size` made here (a tuple of the prelude's class
+    /// `Size`), not by calling the class on a tuple.
+    #[pyfunction]
+    fn shape(h: PyObjectRef, vm: &VirtualMachine) -> PyResult {
+        let Some(Val::Tensor(t)) = h.downcast_ref::<Handle>().map(|h| &h.v) else {
+            return Err(vm.new_type_error("shape of a value that is not a tensor"));
+        };
+        let items: Vec<PyObjectRef> = t.shape.iter().map(|&d| vm.ctx.new_int(d).into()).collect();
+        let tuple = rustpython_vm::builtins::PyTuple::new_unchecked(items.into_boxed_slice());
+        let cls = session()
+            .host
+            .as_ref()
+            .and_then(|h| h.class("Size"))
+            .and_then(|c| c.downcast::<rustpython_vm::builtins::PyType>().ok());
+        Ok(match cls {
+            Some(cls) => rustpython_vm::PyRef::new_ref(tuple, cls, None).into(),
+            None => tuple.into_ref(&vm.ctx).into(),
+        })
+    }
+
+    /// The names of a tensor's value attributes and of its native methods.
+    #[pyfunction]
+    fn tensor_members(vm: &VirtualMachine) -> PyObjectRef {
+        let names = |it: &mut dyn Iterator<Item = &'static str>| -> PyObjectRef {
+            vm.ctx
+                .new_list(it.map(|n| vm.ctx.new_str(n).into()).collect())
+                .into()
+        };
+        let fields = names(&mut crate::tensor_methods::field_names());
+        let methods = names(&mut crate::tensor_methods::method_names());
+        vm.ctx.new_tuple(vec![fields, methods]).into()
+    }
+
     #[pyfunction]
     fn binop(op: PyStrRef, a: PyObjectRef, b: PyObjectRef, vm: &VirtualMachine) -> PyResult {
         let op = binary_op(&op.to_string_lossy())

@@ -130,7 +130,12 @@ class _Module(_Obj):
                 return _tb.getattr(self, name)
             except Exception:
                 raise AttributeError(name) from None
-        return _tb.getattr(self, name)
+        value = _tb.getattr(self, name)
+        # A module's members never change (but the active driver), so the
+        # next read finds this one in the instance without `__getattr__`.
+        if name != "active":
+            self.__dict__[name] = value
+        return value
 
     def __dir__(self):
         return sorted(set(_tb.members(self)) | set(_EXTRA.get(_tb.module_name(self), {})))
@@ -215,20 +220,42 @@ class Size(tuple):
 
 
 Size.__module__ = "torch"
-
-
-def _shape(self):
-    return Size(_tb.getattr(self, "shape"))
+_tb.register_class("Size", Size)
 
 
 def _size(self, dim=None):
     if dim is None:
-        return Size(_tb.getattr(self, "shape"))
-    return _tb.getattr(self, "size")(dim)
+        return _tb.shape(self)
+    return _tb.call_method(self, "size", (dim,), {})
 
 
-Tensor.shape = property(_shape)
+Tensor.shape = property(_tb.shape)
 Tensor.size = _size
+
+
+def _field(name):
+    return property(lambda self: _tb.getattr(self, name))
+
+
+def _method(name):
+    def method(self, *args, **kwargs):
+        return _tb.call_method(self, name, args, kwargs)
+
+    method.__name__ = name
+    return method
+
+
+# The native attributes and methods as members of the class, so that reading
+# one finds it at once instead of failing the class lookup first and then
+# asking `__getattr__` (which costs RustPython an AttributeError per read).
+_fields, _methods = _tb.tensor_members()
+for _name in _fields:
+    if _name not in Tensor.__dict__:
+        setattr(Tensor, _name, _field(_name))
+for _name in _methods:
+    if _name not in Tensor.__dict__:
+        setattr(Tensor, _name, _method(_name))
+del _fields, _methods, _name
 
 _EXTRA = {"torch": {"Tensor": Tensor, "Size": Size}}
 

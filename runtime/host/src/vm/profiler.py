@@ -18,22 +18,30 @@ class _Profiler:
         self.stack = []
         self.rows = {}
         self.launches = []
+        self.hooked = False
 
     def start(self, name=None, context="shadow", data="tree", backend=None, hook=None, **kwargs):
         self.name = name or "proton"
-        self.active = True
         self.rows = {}
-        if hook == "triton":
-            _tb.set_launch_hook(self._launch)
-        elif hook is not None:
+        if hook not in (None, "triton"):
             raise ValueError("triton.profiler.start: hook %r is not supported in tilebook (None or 'triton')" % (hook,))
+        self.hooked = hook == "triton"
+        self.activate()
         return 0
 
+    # The launch hook is installed only while the profiler is active, so
+    # launches between `deactivate()` and `activate()` (a benchmark's warm-up)
+    # cost nothing extra.
     def activate(self, session=None):
         self.active = True
+        if self.hooked:
+            self.launches = []
+            _tb.set_launch_hook(self._launch)
 
     def deactivate(self, session=None):
         self.active = False
+        if self.hooked:
+            _tb.set_launch_hook(None)
 
     def _add(self, name, ms, metrics):
         path = "/".join([n for n, _, _ in self.stack] + [name])
@@ -55,9 +63,9 @@ class _Profiler:
 
         if not self.stack:
             return
-        torch.cuda.synchronize()
         name, t0, given = self.stack.pop()
         if self.active:
+            torch.cuda.synchronize()
             self._add(name, (time.perf_counter() - t0) * 1000.0, dict(given or {}, **(metrics or {})))
 
     def _launch(self, kernel, grid, args, phase):
@@ -78,30 +86,13 @@ class _Profiler:
         self._add(str(info.pop("name", kernel.name)), ms, info)
 
     def scope(self, name, metrics=None):
-        prof = self
-
-        class _Scope:
-            def __enter__(self):
-                prof.enter_scope(name, metrics=metrics)
-                return self
-
-            def __exit__(self, *exc):
-                prof.exit_scope()
-                return False
-
-            def __call__(self, fn):
-                def wrapped(*args, **kwargs):
-                    with self:
-                        return fn(*args, **kwargs)
-
-                return wrapped
-
-        return _Scope()
+        return _Scope(self, name, metrics)
 
     def finalize(self, session=None, output_format=None):
         import json
 
         _tb.set_launch_hook(None)
+        self.hooked = False
         if self.name is None:
             return
         print("profile %s (tilebook's profiler: host time per scope and launch, GPU synchronized)" % self.name)
@@ -154,6 +145,30 @@ def _viewer_print_tree(tree, metrics):
     print("  ".join("%12s" % m for m in metrics) + "  scope")
     for path, row in tree.items():
         print("  ".join("%12.3f" % _metric(row, m) for m in metrics) + "  " + path)
+
+
+class _Scope:
+    """`with triton.profiler.scope(name, metrics):`, or as a decorator."""
+
+    def __init__(self, prof, name, metrics):
+        self.prof = prof
+        self.name = name
+        self.metrics = metrics
+
+    def __enter__(self):
+        self.prof.enter_scope(self.name, metrics=self.metrics)
+        return self
+
+    def __exit__(self, *exc):
+        self.prof.exit_scope()
+        return False
+
+    def __call__(self, fn):
+        def wrapped(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+
+        return wrapped
 
 
 _prof = _Profiler()
