@@ -217,6 +217,14 @@ def tb_copy(x_ptr, out_ptr, n, d1, d2, d3, s0, s1, s2, s3, WIDE: tl.constexpr, B
 
 
 @triton.jit
+def tb_copy_flat(x_ptr, out_ptr, n, WIDE: tl.constexpr, BLOCK: tl.constexpr):
+    # A contiguous copy (the view's elements in storage order).
+    offs = _index(0, WIDE) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
 def tb_masked_fill(x_ptr, mask_ptr, n, inner, mask_n, value, WIDE: tl.constexpr, BLOCK: tl.constexpr):
     # x[..., mask, ...] = value on a contiguous x, the mask (one byte per
     # element) covering mask_n elements of x's middle dimensions: element i

@@ -423,3 +423,21 @@ print(torch.allclose(a.grad, 2 * (2 * a).exp().detach()))
     );
     assert!(out.contains("True True\nTrue"), "{out}");
 }
+
+#[test]
+fn matmul_writes_into_out_and_tensor_members_read_as_torch_gives_them() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\na = torch.randn(5, 7)\nb = torch.randn(9, 7)\nc = torch.empty(5, 9)\n\
+         r = torch.matmul(a, b.T, out=c)\n\
+         print(torch.allclose(c, a @ b.T), r.shape, c.shape[1:], a.dtype, a.ndim, a.T.shape, a.stride(0), a.size(1))\n\
+         try:\n    torch.matmul(a, b.T, out=torch.empty(3, 3))\nexcept RuntimeError as e:\n    print('RuntimeError')\n\
+         w = torch.ones(2, 3, requires_grad=True)\n\
+         try:\n    torch.matmul(w, torch.ones(3, 2), out=torch.empty(2, 2))\nexcept RuntimeError as e:\n    print('no grad through out=')",
+    );
+    assert_eq!(
+        out,
+        "True torch.Size([5, 9]) torch.Size([9]) torch.float32 2 torch.Size([7, 5]) 7 7\nRuntimeError\nno grad through out=\n"
+    );
+}

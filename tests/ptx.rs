@@ -759,3 +759,25 @@ def linear(x_ptr, w_ptr, y_ptr, M, N, K, sxm, swn, sym, BM: tl.constexpr, BN: tl
     assert!(p.contains("cp.async.cg.shared.global"), "{p}");
     assert!(p.contains("p, 1, 1, 0, 0;"), "{p}");
 }
+
+#[test]
+fn two_dots_sharing_a_with_b_in_different_layouts_compile_to_register_tiles() {
+    // One B column-major (a K-major `wgmma` tile of its own layout), the
+    // other row-major: the shared A cannot be one tile of two rings, so both
+    // dots run from registers (this panicked in the tile planner once).
+    let text = std::fs::read_to_string(root().join("tests/gpu/two_dots.py")).unwrap();
+    for strides in [
+        "i32:1, i32:16, i32:16, i32:1",
+        "i32:1, i32:16, i32:1, i32:16",
+    ] {
+        let p = ptx_for(
+            "sm_90a",
+            "two_dots.py",
+            &text,
+            "two_b_kernel",
+            &format!("*fp16:16, *fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, {strides}, i32:16, i32:1, BM=128, BN=128, BK=64, num_warps=8"),
+        );
+        assert!(!p.contains("wgmma.mma_async"), "{p}");
+        assert!(p.contains("mma.sync.aligned.m16n8k16"), "{p}");
+    }
+}

@@ -556,12 +556,12 @@ mod tests {
 
     #[test]
     fn hopper_layouts_use_warpgroups() {
-        let l = wgmma_layout(128, 128, 64, 8, MmaKind::F16, false).unwrap();
+        let l = wgmma_layout(128, 128, 64, 8, MmaKind::F16, false, false).unwrap();
         assert_eq!((l.wm, l.wn, l.reps_m(), l.reps_n()), (8, 1, 1, 16));
-        let l = wgmma_layout(128, 128, 32, 4, MmaKind::F16, false).unwrap();
+        let l = wgmma_layout(128, 128, 32, 4, MmaKind::F16, false, false).unwrap();
         assert_eq!((l.wm, l.wn, l.reps_m(), l.reps_n()), (4, 1, 2, 16));
         assert_eq!(l.smem_bytes() % 1024, 0);
-        assert!(wgmma_layout(32, 64, 32, 4, MmaKind::F16, false).is_none());
-        assert!(wgmma_layout(128, 128, 24, 4, MmaKind::F16, false).is_none());
+        assert!(wgmma_layout(32, 64, 32, 4, MmaKind::F16, false, false).is_none());
+        assert!(wgmma_layout(128, 128, 24, 4, MmaKind::F16, false, false).is_none());
     }
 }

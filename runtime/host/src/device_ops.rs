@@ -135,7 +135,7 @@ fn launch(
     let k = kernel(s, name)?;
     let grid = Val::tuple(grid.iter().map(|&g| Val::Int(g as i64)).collect());
     let kwargs = meta.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-    tilebook_kernels::launch(s, &k, &grid, args, kwargs)?;
+    tilebook_kernels::launch_unhooked(s, &k, &grid, args, kwargs)?;
     Ok(())
 }
 
@@ -639,7 +639,8 @@ fn gatherable(s: &Engine, t: &Tensor) -> bool {
 }
 
 /// Element i of the contiguous `out` := `t`'s element at i's row-major
-/// index (`tb_copy`; bools copied as their bytes).
+/// index (`tb_copy`, or `tb_copy_flat` from a contiguous `t`; bools copied
+/// as their bytes).
 fn gather(s: &mut Engine, t: &Tensor, out: &Tensor) -> R<()> {
     let r = t.shape.len();
     let n = t.numel();
@@ -652,11 +653,20 @@ fn gather(s: &mut Engine, t: &Tensor, out: &Tensor) -> R<()> {
         Val::tensor(bool_bytes(out)),
         int(n),
     ];
-    args.extend(dims[1..].iter().map(|&d| int(d)));
-    args.extend(strides.iter().map(|&st| int(st)));
+    // A contiguous source is copied in storage order, without the index
+    // arithmetic of a gather.
+    let contiguous = t.is_contiguous();
+    if !contiguous {
+        args.extend(dims[1..].iter().map(|&d| int(d)));
+        args.extend(strides.iter().map(|&st| int(st)));
+    }
     launch(
         s,
-        "tb_copy",
+        if contiguous {
+            "tb_copy_flat"
+        } else {
+            "tb_copy"
+        },
         [n.div_ceil(EW_BLOCK), 1],
         args,
         vec![

@@ -822,6 +822,27 @@ fn cublas_matmul(
     cublas_gemm(s, a, b, dims, None)
 }
 
+/// `torch.matmul(a, b, out=out)` straight from cuBLAS into `out`: both
+/// operands 2-D, `out` a contiguous GPU tensor of the product's shape and
+/// dtype. False when that does not apply (the caller copies instead).
+pub fn matmul_into(s: &mut Engine, a: &Tensor, b: &Tensor, out: &Tensor) -> R<bool> {
+    let (m, k, n) = match (a.shape.as_slice(), b.shape.as_slice()) {
+        ([m, k], [k2, n]) if k == k2 => (*m, *k, *n),
+        _ => return Ok(false),
+    };
+    if out.shape != [m, n]
+        || out.dtype != a.dtype
+        || b.dtype != a.dtype
+        || !out.is_contiguous()
+        || out.device != a.device
+        || std::rc::Rc::ptr_eq(&out.storage, &a.storage)
+        || std::rc::Rc::ptr_eq(&out.storage, &b.storage)
+    {
+        return Ok(false);
+    }
+    Ok(cublas_gemm(s, a, b, (m, n, k), Some((out, 0)))?.is_some())
+}
+
 /// `cublas_matmul`, writing the `m x n` product into the contiguous GPU
 /// tensor `into.0` from element `into.1` on when given (a batch entry of a
 /// batched product), else into a new tensor.

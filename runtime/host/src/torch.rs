@@ -389,8 +389,8 @@ Whether |a - b| <= atol + rtol * |b| everywhere.
     Entry {
         name: "torch.matmul",
         f: torch_matmul,
-        doc: r#"torch.matmul(a, b)
-Matrix product (a @ b); cuBLAS on the GPU.
+        doc: r#"torch.matmul(a, b, out=None)
+Matrix product (a @ b); cuBLAS on the GPU (straight into `out` when given).
 "#,
     },
     Entry {
@@ -420,7 +420,7 @@ The dtype torch's promotion gives a binary operation on a and b.
     Entry {
         name: "torch.cuda.empty_cache",
         f: torch_cuda_empty_cache,
-        doc: "torch.cuda.empty_cache(): give GPU buffers freed by the session and kept for reuse back to the device",
+        doc: "torch.cuda.empty_cache()\nGive the GPU buffers the session freed and kept for reuse back to the device.\n",
     },
     Entry {
         name: "torch.cuda.mem_get_info",
@@ -699,7 +699,36 @@ fn torch_isclose(_s: &mut Engine, name: &str, a: Args) -> R<Val> {
 fn torch_matmul(s: &mut Engine, name: &str, a: Args) -> R<Val> {
     let x = tensor_arg(&a.req(0, "input")?, name)?;
     let y = tensor_arg(&a.req(1, "other")?, name)?;
-    Ok(Val::tensor(crate::ops::matmul(s, &x, &y)?))
+    let out = match a.kw("out") {
+        None | Some(Val::None) => None,
+        Some(o) => Some(tensor_arg(&o, name)?),
+    };
+    let Some(out) = out else {
+        return Ok(Val::tensor(crate::ops::matmul(s, &x, &y)?));
+    };
+    // `out=`: cuBLAS writes a 2-D product straight into a contiguous GPU
+    // tensor; otherwise the product is copied into it.
+    if !crate::ops::matmul_into(s, &x, &y, &out)? {
+        let product = crate::ops::matmul(s, &x, &y)?;
+        if product.shape != out.shape || product.dtype != out.dtype {
+            return Err(Exc::new(
+                "RuntimeError",
+                format!(
+                    "torch.matmul: out= has shape {:?} and dtype {}, the product {:?} and {}",
+                    out.shape,
+                    crate::tensor::torch_name(out.dtype),
+                    product.shape,
+                    crate::tensor::torch_name(product.dtype)
+                ),
+            ));
+        }
+        let copy = Val::Method(
+            Box::new(Val::Tensor(out.clone())),
+            std::rc::Rc::from("copy_"),
+        );
+        s.call(&copy, vec![Val::tensor(product)], vec![])?;
+    }
+    Ok(Val::Tensor(out))
 }
 
 fn torch_softmax(s: &mut Engine, name: &str, a: Args) -> R<Val> {

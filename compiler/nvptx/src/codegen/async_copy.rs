@@ -113,6 +113,10 @@ impl<'ctx> Gen<'ctx, '_> {
                 *uses.entry(a).or_default() += 1;
             }
         });
+        // Values two dots would read as operands of different layouts (an A
+        // shared by a dot with a `kcol_b` B and one without): one tile
+        // cannot serve both rings, so they stay in registers.
+        let mut conflicting: HashSet<Value> = HashSet::new();
         tilebook_tir::walk_ops(&self.k.body, &mut |op| match op.kind {
             OpKind::Dot { .. } => {
                 if let Some(&layout) = self.mma.get(&op.results[0]) {
@@ -143,7 +147,11 @@ impl<'ctx> Gen<'ctx, '_> {
                             || self.half_regs.contains(&v)
                             || (fp8 && self.fp8_operands.contains(&v))
                         {
-                            role.insert(v, TileRole { layout, operand });
+                            let r = TileRole { layout, operand };
+                            if role.get(&v).is_some_and(|old| *old != r) {
+                                conflicting.insert(v);
+                            }
+                            role.insert(v, r);
                         }
                     }
                 }
@@ -187,7 +195,7 @@ impl<'ctx> Gen<'ctx, '_> {
         // `distance` tiles, which only start that loop's carries) is not
         // such a case: at the top level it is never counted, and a
         // persistent kernel's K loop inside its tile loop needs it.
-        let mut unfit: HashSet<Value> = HashSet::new();
+        let mut unfit: HashSet<Value> = conflicting;
         for l in &loops {
             let body = &l.regions[0].ops;
             let starts: HashSet<Value> = body

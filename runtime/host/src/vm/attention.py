@@ -25,7 +25,11 @@ Tensor.__matmul__, Tensor.__rmatmul__ = _with_rule("@", _matmul_rule_nd)
 
 def _matmul(input, other, out=None):
     if out is not None:
-        raise NotImplementedError("torch.matmul(out=) is not supported in tilebook")
+        # As torch: a product written into `out` is not differentiated.
+        if _tracks([input, other]):
+            raise RuntimeError("torch.matmul(out=...) does not support automatic differentiation "
+                               "for arguments that require grad")
+        return _tb.builtin("torch.matmul")(input, other, out=out)
     return input @ other
 
 

@@ -210,6 +210,10 @@ class Size(tuple):
     def __repr__(self):
         return "torch.Size([%s])" % ", ".join(str(d) for d in self)
 
+    def __getitem__(self, i):
+        got = tuple.__getitem__(self, i)
+        return Size(got) if isinstance(i, slice) else got
+
     __str__ = __repr__
 
     def numel(self):
@@ -343,7 +347,10 @@ class _CublasLt:
         import torch
 
         with torch.no_grad():
-            c.copy_(torch.matmul(a, b.T).to(c.dtype))
+            if c.dtype == a.dtype:
+                torch.matmul(a, b.T, out=c)
+            else:
+                c.copy_(torch.matmul(a, b.T).to(c.dtype))
 
     def fp8_scaled_matmul(self, a, b, c, scale_a, scale_b):
         import torch
