@@ -173,6 +173,55 @@ def tb_softmax_bwd(g_ptr, y_ptr, out_ptr, n_rows, n_cols, sg0, sy0, WIDE: tl.con
 
 
 @triton.jit
+def tb_layer_norm_fwd(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, n, sx0, eps,
+                      HAS_W: tl.constexpr, HAS_B: tl.constexpr, WIDE: tl.constexpr, BLOCK: tl.constexpr):
+    # F.layer_norm over rows of n (each contiguous), one row per program, in
+    # fp32: y = (x - mean) * rstd * w + b in y's dtype; mean and rstd kept
+    # for the backward.
+    row = _index(0, WIDE)
+    cols = tl.arange(0, BLOCK)
+    inside = cols < n
+    x = tl.load(x_ptr + row * sx0 + cols, mask=inside, other=0.0).to(tl.float32)
+    mean = tl.sum(x, axis=0) / n
+    xc = tl.where(inside, x - mean, 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=0) / n + eps)
+    y = xc * rstd
+    if HAS_W:
+        y = y * tl.load(w_ptr + cols, mask=inside, other=0.0).to(tl.float32)
+    if HAS_B:
+        y = y + tl.load(b_ptr + cols, mask=inside, other=0.0).to(tl.float32)
+    tl.store(y_ptr + row * n + cols, y.to(y_ptr.dtype.element_ty), mask=inside)
+    tl.store(mean_ptr + row, mean)
+    tl.store(rstd_ptr + row, rstd)
+
+
+@triton.jit
+def tb_layer_norm_bwd(x_ptr, g_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_ptr, db_ptr, n, sx0, sg0,
+                      HAS_W: tl.constexpr, NEED_WB: tl.constexpr, WIDE: tl.constexpr, BLOCK: tl.constexpr):
+    # Its backward, one row per program: dx = (wg - (xhat * c1 + c2)) * rstd
+    # with wg = g * w, c1 = mean(xhat * wg), c2 = mean(wg); dw += g * xhat and
+    # db += g added into fp32 rows by atomics.
+    row = _index(0, WIDE)
+    cols = tl.arange(0, BLOCK)
+    inside = cols < n
+    x = tl.load(x_ptr + row * sx0 + cols, mask=inside, other=0.0).to(tl.float32)
+    g = tl.load(g_ptr + row * sg0 + cols, mask=inside, other=0.0).to(tl.float32)
+    mean = tl.load(mean_ptr + row)
+    rstd = tl.load(rstd_ptr + row)
+    xhat = tl.where(inside, (x - mean) * rstd, 0.0)
+    wg = g
+    if HAS_W:
+        wg = g * tl.load(w_ptr + cols, mask=inside, other=0.0).to(tl.float32)
+    c1 = tl.sum(xhat * wg, axis=0) / n
+    c2 = tl.sum(wg, axis=0) / n
+    dx = (wg - (xhat * c1 + c2)) * rstd
+    tl.store(dx_ptr + row * n + cols, dx.to(dx_ptr.dtype.element_ty), mask=inside)
+    if NEED_WB:
+        tl.atomic_add(dw_ptr + cols, g * xhat, mask=inside)
+        tl.atomic_add(db_ptr + cols, g, mask=inside)
+
+
+@triton.jit
 def tb_random(out_ptr, n, seed, mean, std, NORMAL: tl.constexpr, BELOW_ONE: tl.constexpr,
               SCALED: tl.constexpr, WIDE: tl.constexpr, BLOCK: tl.constexpr):
     # torch.rand/randn on a GPU: Philox (tl.rand/tl.randn) keyed by a seed

@@ -200,6 +200,29 @@ sq = torch.randn(16, 16, device='cuda')
 want = sq.cpu().T.clone()
 sq.copy_(sq.T)
 assert torch.equal(sq.cpu(), want)
+# F.layer_norm forward and backward (tb_layer_norm_fwd/bwd on the device)
+# against the same operations composed on host copies; with and without
+# weight and bias, fp32 and fp16, a ragged width, a transposed gradient.
+import torch.nn.functional as F
+for rows_, cols_, dt, affine in [(37, 100, torch.float32, True), (64, 1000, torch.float16, True),
+                                 (5, 33, torch.float32, False)]:
+    xd = torch.randn(rows_, cols_, device='cuda', dtype=dt).requires_grad_(True)
+    wd = (torch.rand(cols_, device='cuda', dtype=dt) + 0.5).requires_grad_(True) if affine else None
+    bd = torch.randn(cols_, device='cuda', dtype=dt).requires_grad_(True) if affine else None
+    gd = torch.randn(cols_, rows_, device='cuda', dtype=dt).T
+    xh = xd.detach().cpu().requires_grad_(True)
+    wh = wd.detach().cpu().requires_grad_(True) if affine else None
+    bh = bd.detach().cpu().requires_grad_(True) if affine else None
+    yd = F.layer_norm(xd, (cols_,), wd, bd, 1e-5)
+    yh = F.layer_norm(xh, (cols_,), wh, bh, 1e-5)
+    tol = 1e-4 if dt == torch.float32 else 2e-2
+    assert torch.allclose(yd.cpu().float(), yh.float(), atol=tol, rtol=tol), (rows_, cols_, dt)
+    yd.backward(gd)
+    yh.backward(gd.cpu())
+    assert torch.allclose(xd.grad.cpu().float(), xh.grad.float(), atol=tol, rtol=tol), (rows_, cols_, dt, "dx")
+    if affine:
+        assert torch.allclose(wd.grad.cpu().float(), wh.grad.float(), atol=tol * 10, rtol=tol), (rows_, cols_, dt, "dw")
+        assert torch.allclose(bd.grad.cpu().float(), bh.grad.float(), atol=tol * 10, rtol=tol), (rows_, cols_, dt, "db")
 print("torch operations on 'cuda' tensors agree with the host")
 
 # Freed GPU buffers are kept for the next allocation of their size (no round

@@ -207,6 +207,10 @@ impl Gpu {
         match self.never {}
     }
 
+    pub fn release_kept(&self) {
+        match self.never {}
+    }
+
     pub fn loader(&self) -> Loader {
         match self.never {}
     }

@@ -59,7 +59,7 @@ impl Stdlib {
 
 /// Whether torch operations on these tensors run as kernels: on a GPU
 /// session, or anywhere when `Engine::ops_as_kernels` asks (tests).
-fn applies(s: &Engine, tensors: &[&Tensor]) -> bool {
+pub(crate) fn applies(s: &Engine, tensors: &[&Tensor]) -> bool {
     on_gpu(s, tensors)
         && tensors
             .iter()
@@ -104,7 +104,7 @@ fn fits_i64(t: &Tensor) -> bool {
 /// indexes up to, such as the grid's rows times blocks) need 64 bits:
 /// `WIDE` for the kernels. Below 2^31 - 2^20 so a last block's lanes past
 /// the end do not wrap either.
-fn wide(tensors: &[&Tensor], extra: usize) -> Val {
+pub(crate) fn wide(tensors: &[&Tensor], extra: usize) -> Val {
     let limit = (i32::MAX as usize) - (1 << 20);
     Val::Bool(
         extra >= limit
@@ -125,7 +125,7 @@ fn kernel(s: &mut Engine, name: &str) -> R<Rc<KernelObj>> {
         .ok_or_else(|| Exc::new("InternalError", format!("stdlib has no kernel `{name}`")))
 }
 
-fn launch(
+pub(crate) fn launch(
     s: &mut Engine,
     name: &str,
     grid: [usize; 2],
@@ -139,13 +139,13 @@ fn launch(
     Ok(())
 }
 
-fn int(n: impl TryInto<i64>) -> Val {
+pub(crate) fn int(n: impl TryInto<i64>) -> Val {
     Val::Int(n.try_into().unwrap_or(i64::MAX))
 }
 
 /// `t` seen as (rows, cols) with strides (rows, cols), merging the leading
 /// dimensions; `None` when they cannot be merged into one stride.
-fn as_2d(t: &Tensor) -> Option<([usize; 2], [isize; 2])> {
+pub(crate) fn as_2d(t: &Tensor) -> Option<([usize; 2], [isize; 2])> {
     let r = t.shape.len();
     match r {
         0 => Some(([1, 1], [0, 0])),
@@ -485,7 +485,7 @@ pub fn cast(s: &mut Engine, t: &Tensor, dtype: DType) -> R<Option<Tensor>> {
 }
 
 /// A block size for walking rows of `n` elements, and its warps.
-fn row_block(n: usize, cap: usize) -> (usize, usize) {
+pub(crate) fn row_block(n: usize, cap: usize) -> (usize, usize) {
     let block = n.next_power_of_two().clamp(128, cap);
     let warps = match block {
         0..=1024 => 4,

@@ -34,6 +34,7 @@ pub mod interp;
 pub mod members;
 pub mod methods;
 pub mod modules;
+pub mod norm_ops;
 pub mod ops;
 pub mod reference;
 pub mod registry;

@@ -36,6 +36,24 @@ in one pass on a GPU; None where that kernel does not apply (autograd then compo
 "#,
     },
     Entry {
+        name: "torch._layer_norm",
+        f: torch_layer_norm,
+        doc: r#"torch._layer_norm(input, weight, bias, eps)
+tilebook's own: layer norm over the last dimension in one pass on a GPU, as
+(output, mean, rstd) with fp32 statistics per row; None where that kernel does
+not apply (autograd's F.layer_norm then composes it).
+"#,
+    },
+    Entry {
+        name: "torch._layer_norm_backward",
+        f: torch_layer_norm_backward,
+        doc: r#"torch._layer_norm_backward(grad, input, weight, mean, rstd, need_weight_grads)
+tilebook's own: layer norm's backward on a GPU from the forward's mean and rstd,
+as (grad_input, grad_weight, grad_bias), the last two fp32 sums over rows (None
+unless asked for); None where that kernel does not apply.
+"#,
+    },
+    Entry {
         name: "torch._mismatches",
         f: torch_mismatches,
         doc: r#"torch._mismatches(actual, expected, rtol, atol, equal_nan=False)
@@ -146,4 +164,40 @@ fn torch_softmax_backward(s: &mut Engine, name: &str, a: Args) -> R<Val> {
     Ok(crate::device_ops::softmax_backward(s, &g, &y, dim)?
         .map(Val::tensor)
         .unwrap_or(Val::None))
+}
+
+fn optional_tensor(v: Option<Val>, name: &str) -> R<Option<std::rc::Rc<Tensor>>> {
+    match v {
+        None | Some(Val::None) => Ok(None),
+        Some(t) => Ok(Some(tensor_arg(&t, name)?)),
+    }
+}
+
+fn torch_layer_norm(s: &mut Engine, name: &str, a: Args) -> R<Val> {
+    let x = tensor_arg(&a.req(0, "input")?, name)?;
+    let w = optional_tensor(a.get(1, "weight"), name)?;
+    let b = optional_tensor(a.get(2, "bias"), name)?;
+    let eps = to_f64(&a.req(3, "eps")?)?;
+    let out = crate::norm_ops::layer_norm(s, &x, w.as_deref(), b.as_deref(), eps)?;
+    Ok(match out {
+        Some((y, mean, rstd)) => {
+            Val::tuple(vec![Val::tensor(y), Val::tensor(mean), Val::tensor(rstd)])
+        }
+        None => Val::None,
+    })
+}
+
+fn torch_layer_norm_backward(s: &mut Engine, name: &str, a: Args) -> R<Val> {
+    let g = tensor_arg(&a.req(0, "grad")?, name)?;
+    let x = tensor_arg(&a.req(1, "input")?, name)?;
+    let w = optional_tensor(a.get(2, "weight"), name)?;
+    let mean = tensor_arg(&a.req(3, "mean")?, name)?;
+    let rstd = tensor_arg(&a.req(4, "rstd")?, name)?;
+    let need = a.req(5, "need_weight_grads")?.truth()?;
+    let out = crate::norm_ops::layer_norm_backward(s, &g, &x, w.as_deref(), &mean, &rstd, need)?;
+    let opt = |t: Option<Tensor>| t.map(Val::tensor).unwrap_or(Val::None);
+    Ok(match out {
+        Some((dx, dw, db)) => Val::tuple(vec![Val::tensor(dx), opt(dw), opt(db)]),
+        None => Val::None,
+    })
 }

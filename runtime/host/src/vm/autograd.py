@@ -504,6 +504,25 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             "layer_norm over the last dimension only (normalized_shape=(%d,))" % input.shape[-1]
         )
     n = shape[0]
+    # On a GPU: one kernel forward and one backward (fp32 statistics).
+    fused = _tb.builtin("torch._layer_norm")(input, weight, bias, eps)
+    if fused is not None:
+        y, mean, rstd = fused
+
+        wants = (weight is not None and _wants(weight)) or (bias is not None and _wants(bias))
+
+        def fused_rule(g):
+            with no_grad():
+                back = _tb.builtin("torch._layer_norm_backward")(g, input, weight, mean, rstd, wants)
+                if back is None:
+                    g = _tb.getattr(g, "contiguous")()
+                    back = _tb.builtin("torch._layer_norm_backward")(g, input, weight, mean, rstd, wants)
+                dx, dw, db = back
+                dw = _tb.getattr(dw, "to")(weight.dtype) if dw is not None and weight is not None else None
+                db = _tb.getattr(db, "to")(bias.dtype) if db is not None and bias is not None else None
+                return (dx, None, dw, db, None)
+
+        return _record(y, "NativeLayerNormBackward0", [input, normalized_shape, weight, bias, eps], fused_rule)
     # fp16/bf16 compute in fp32 as torch does; fp64 stays fp64.
     wide = "double" if str(input.dtype) == "torch.float64" else "float"
     with no_grad():
