@@ -249,6 +249,26 @@ def tb_cast(x_ptr, out_ptr, n, WIDE: tl.constexpr, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def tb_cast_fp8(x_ptr, out_ptr, n, E5: tl.constexpr, WIDE: tl.constexpr, BLOCK: tl.constexpr):
+    # x.to(torch.float8_e5m2 / float8_e4m3fn) as torch rounds: to nearest
+    # even, and past the largest finite value to inf (e5m2) or NaN (e4m3fn,
+    # which has no inf) where a kernel's own conversion saturates. out_ptr
+    # holds the result's bytes (uint8).
+    offs = _index(0, WIDE) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    sign = tl.where(x < 0, 0x80, 0)
+    if E5:
+        code = x.to(tl.float8e5).to(tl.uint8, bitcast=True).to(tl.int32)
+        code = tl.where(tl.abs(x) >= 61440.0, sign | 0x7C, code)
+    else:
+        code = x.to(tl.float8e4nv).to(tl.uint8, bitcast=True).to(tl.int32)
+        code = tl.where(tl.abs(x) > 464.0, sign | 0x7F, code)
+    code = tl.where(x != x, 0x7F, code)
+    tl.store(out_ptr + offs, code.to(tl.uint8), mask=mask)
+
+
+@triton.jit
 def tb_copy(x_ptr, out_ptr, n, d1, d2, d3, s0, s1, s2, s3, WIDE: tl.constexpr, BLOCK: tl.constexpr):
     # x.contiguous() / x.clone() of a strided view of rank <= 4 (sizes
     # (., d1, d2, d3), strides s0..s3; missing dimensions have size 1):

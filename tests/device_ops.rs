@@ -23,6 +23,7 @@ fn torch_ops_as_kernels_agree_with_the_host() {
         "tb_softmax_long",
         "tb_random",
         "tb_cast",
+        "tb_cast_fp8",
         "tb_copy",
         "tb_masked_fill",
         "tb_triangle",

@@ -372,16 +372,36 @@ fn kernels_defined_in_an_imported_module_launch() {
         ),
     );
     assert!(out.contains("30.0"), "{out}");
-    // A code object whose file name no imported module has is not read,
-    // though the file exists.
-    std::fs::write(dir.join("tb_other.py"), "def k(p):\n    pass\n").unwrap();
+    // A file's text run by `exec(compile(text, path, 'exec'))` (how a script
+    // loads another without importing it) finds its kernels in the file, as
+    // Triton's `inspect` does; a file that no longer holds the `def` at the
+    // code object's line, or a path that is not a file, is an error.
+    std::fs::write(
+        dir.join("tb_other.py"),
+        "import triton\nimport triton.language as tl\n@triton.jit\ndef k(p):\n    tl.store(p, 7.0)\n",
+    )
+    .unwrap();
+    let path = dir.join("tb_other.py").to_string_lossy().to_string();
+    let out = run(
+        &mut s,
+        &format!(
+            "ns = {{}}\nexec(compile(open({path:?}).read(), {path:?}, 'exec'), ns)\n\
+             y = torch.zeros(1, device='cuda')\nns['k'][(1,)](y)\nprint(y.item())"
+        ),
+    );
+    assert!(out.contains("7.0"), "{out}");
     let r = s.run_cell(&format!(
-        "import triton\nexec(compile('def k(p):\\n    pass\\n', {:?}, 'exec'))\ntriton.jit(k)",
-        dir.join("tb_other.py").to_string_lossy()
+        "import triton\nexec(compile('\\n\\n\\ndef j(p):\\n    pass\\n', {path:?}, 'exec'))\ntriton.jit(j)"
+    ));
+    assert!(!r.ok, "{}", r.text());
+    assert!(r.text().contains("cannot find `def j`"), "{}", r.text());
+    let r = s.run_cell(&format!(
+        "import triton\nexec(compile('def m(p):\\n    pass\\n', {:?}, 'exec'))\ntriton.jit(m)",
+        dir.join("absent.py").to_string_lossy()
     ));
     assert!(!r.ok, "{}", r.text());
     assert!(
-        r.text().contains("source of `k` is not known"),
+        r.text().contains("source of `m` is not known"),
         "{}",
         r.text()
     );

@@ -131,3 +131,42 @@ fn a_pure_python_package_beside_the_script_imports() {
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "a      1\nbb    22\n");
 }
+
+/// `TILEBOOK_SWEEP_CUT=N` shrinks every `perf_report` sweep to its first `N`
+/// points without touching the program (how the published tutorials run on
+/// the CPU backend), and says so on stderr; unset, the whole sweep runs.
+#[test]
+fn sweep_cut_keeps_the_first_points_of_a_sweep() {
+    let dir = std::env::temp_dir().join(format!("tb-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("sweep.py");
+    std::fs::write(
+        &program,
+        "import triton\n\
+         seen = []\n\
+         @triton.testing.perf_report(triton.testing.Benchmark(x_names=['n'], x_vals=[1, 2, 3, 4],\n\
+         \x20   line_arg='p', line_vals=['a'], line_names=['A'], plot_name='cut', args={}))\n\
+         def bench(n, p):\n\
+         \x20   seen.append(n)\n\
+         \x20   return float(n)\n\
+         bench.run()\n\
+         print(seen)\n",
+    )
+    .unwrap();
+    for (cut, want) in [(Some("2"), "[1, 2]\n"), (None, "[1, 2, 3, 4]\n")] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tilebook"));
+        cmd.args(["run", "--device", "cpu"]).arg(&program);
+        match cut {
+            Some(n) => cmd.env("TILEBOOK_SWEEP_CUT", n),
+            None => cmd.env_remove("TILEBOOK_SWEEP_CUT"),
+        };
+        let (ok, out, err) = stdout_of(&mut cmd);
+        assert!(ok, "{err}");
+        assert_eq!(out, want, "{err}");
+        assert_eq!(
+            err.contains("keeps its first 2 of 4 points"),
+            cut.is_some(),
+            "{err}"
+        );
+    }
+}

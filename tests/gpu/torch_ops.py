@@ -73,6 +73,26 @@ for a_dt in [torch.float32, torch.float16, torch.bfloat16]:
 assert torch.equal(src.half().cpu(), src.cpu().half()) and torch.equal(src.half().float().cpu(), src.cpu().half().float())
 assert torch.equal(src.bfloat16().cpu(), src.cpu().bfloat16())
 
+# fp8 on the device (tb_cast_fp8, and tb_cast back): torch's rounding, with
+# inf (e5m2) or NaN (e4m3fn) past the largest finite value, ties, subnormals.
+edge = torch.tensor([0.0, -0.0, 1.0625, 1.1875, -1.375, 448.0, 464.0, 464.5, -470.0, 57344.0, 61439.0,
+                     61440.0, -70000.0, 2.0**-9, 2.0**-10, 3 * 2.0**-11, 2.0**-17, -2.0**-16,
+                     float('inf'), float('-inf'), float('nan')])
+for f8 in [torch.float8_e5m2, torch.float8_e4m3fn]:
+    for a_dt in [torch.float32, torch.float16, torch.bfloat16]:
+        for vals in [src, src * 1e-4, edge.to('cuda')]:
+            x = vals.to(a_dt)
+            got = x.to(f8)
+            want = x.cpu().to(f8)
+            assert got.dtype == f8 and got.device.type == 'cuda', (f8, a_dt, got.dtype)
+            g, w = got.cpu().float(), want.float()
+            assert torch.equal(g.isnan(), w.isnan()), ("fp8 NaN", f8, a_dt)
+            assert torch.equal(torch.where(w.isnan(), 0.0, g), torch.where(w.isnan(), 0.0, w)), ("fp8", f8, a_dt)
+            back = got.to(a_dt)
+            assert back.device.type == 'cuda' and back.dtype == a_dt
+            b, wb = back.cpu().float(), want.to(a_dt).float()
+            assert torch.equal(torch.where(wb.isnan(), 0.0, b), torch.where(wb.isnan(), 0.0, wb)), ("from fp8", f8, a_dt)
+
 # Batched matmul (one cuBLAS product per entry into one device tensor on a
 # GPU): a transposed operand, broadcast batch dims, a 2-D right operand.
 qa = torch.randn(2, 3, 64, 32, device='cuda').half()

@@ -457,30 +457,37 @@ pub fn fill_random(s: &mut Engine, out: &Rc<Tensor>, normal: bool, mean: f64, st
 }
 
 /// `x.to(dtype)` (and `x.float()`, `x.half()`, ...) of a contiguous GPU
-/// tensor between fp32, fp16 and bf16: converted there by `tb_cast`
-/// instead of on the host (0.4 s for 16M elements through the host).
+/// tensor between fp32, fp16 and bf16, and from them to fp8 and back:
+/// converted there by `tb_cast` / `tb_cast_fp8` instead of on the host (0.4
+/// s for 16M elements through the host).
 pub fn cast(s: &mut Engine, t: &Tensor, dtype: DType) -> R<Option<Tensor>> {
     let n = t.numel();
-    if dtype == t.dtype
-        || !matches!(dtype, DType::F32 | DType::F16 | DType::BF16)
-        || !t.is_contiguous()
-        || n == 0
-        || !applies(s, &[t])
-    {
+    let wide_float = |d: DType| matches!(d, DType::F32 | DType::F16 | DType::BF16);
+    let fp8 = |d: DType| matches!(d, DType::F8E5 | DType::F8E4NV);
+    let convertible = (wide_float(dtype) && (wide_float(t.dtype) || fp8(t.dtype)))
+        || (fp8(dtype) && wide_float(t.dtype));
+    if dtype == t.dtype || !convertible || !t.is_contiguous() || n == 0 || !on_gpu(s, &[t]) {
         return Ok(None);
     }
     let out = Rc::new(s.new_tensor(&t.shape, dtype, t.device.clone(), false)?);
-    launch(
-        s,
-        "tb_cast",
-        [n.div_ceil(EW_BLOCK), 1],
-        vec![Val::tensor(t.clone()), Val::Tensor(out.clone()), int(n)],
-        vec![
-            ("WIDE", wide(&[t, &out], n.next_multiple_of(EW_BLOCK))),
-            ("BLOCK", int(EW_BLOCK)),
-            ("num_warps", int(4)),
-        ],
-    )?;
+    let wide = wide(&[t, &out], n.next_multiple_of(EW_BLOCK));
+    let grid = [n.div_ceil(EW_BLOCK), 1];
+    let mut meta = vec![
+        ("WIDE", wide),
+        ("BLOCK", int(EW_BLOCK)),
+        ("num_warps", int(4)),
+    ];
+    if fp8(dtype) {
+        // The kernel writes torch's fp8 bytes itself (see `tb_cast_fp8`).
+        let mut bytes = (*out).clone();
+        bytes.dtype = DType::U8;
+        meta.push(("E5", Val::Bool(dtype == DType::F8E5)));
+        let args = vec![Val::tensor(t.clone()), Val::tensor(bytes), int(n)];
+        launch(s, "tb_cast_fp8", grid, args, meta)?;
+    } else {
+        let args = vec![Val::tensor(t.clone()), Val::Tensor(out.clone()), int(n)];
+        launch(s, "tb_cast", grid, args, meta)?;
+    }
     Ok(Some((*out).clone()))
 }
 

@@ -28,6 +28,7 @@ pub mod builtins;
 pub mod device_ops;
 mod distributed;
 pub mod docs;
+pub mod float_class;
 pub mod format;
 pub mod indexing;
 pub mod interp;
@@ -261,6 +262,7 @@ impl Engine {
                 distributed::TABLE,
                 torch::TABLE,
                 reference::TABLE,
+                float_class::TABLE,
                 triton::TABLE,
                 docs::TABLE,
             ]),

@@ -88,7 +88,7 @@ pub fn tensor_method(s: &mut Engine, t: &Rc<Tensor>, name: &str, a: Args) -> R<V
         crate::tensor::ensure_host_room(t.numel(), per_element)
             .map_err(|m| Exc::new("MemoryError", m))?;
     }
-    match METHODS.iter().find(|e| e.name == name) {
+    match all_methods().find(|e| e.name == name) {
         Some(e) => (e.f)(s, t, name, a),
         None => Err(Exc::new(
             "AttributeError",
@@ -961,9 +961,14 @@ pub fn field_names() -> impl Iterator<Item = &'static str> {
 
 /// The names of a tensor's native methods (the prelude makes each a
 /// function of `torch.Tensor`).
+/// Every tensor method: this file's table and those kept beside the torch
+/// functions they share code with.
+fn all_methods() -> impl Iterator<Item = &'static Entry<TensorMethodFn>> {
+    METHODS.iter().chain(crate::float_class::METHODS)
+}
+
 pub fn method_names() -> impl Iterator<Item = &'static str> {
-    METHODS
-        .iter()
+    all_methods()
         .map(|e| e.name)
         .filter(|n| !n.starts_with("__"))
 }
@@ -974,7 +979,7 @@ pub fn attribute_names() -> impl Iterator<Item = &'static str> {
     TENSOR_FIELDS
         .iter()
         .map(|(n, _)| *n)
-        .chain(METHODS.iter().map(|e| e.name))
+        .chain(all_methods().map(|e| e.name))
         .filter(|n| !n.starts_with('_'))
 }
 
@@ -982,7 +987,7 @@ pub fn tensor_attr(base: &Val, t: &Rc<Tensor>, name: &str) -> R<Val> {
     if let Some((_, get)) = TENSOR_FIELDS.iter().find(|(n, _)| *n == name) {
         return Ok(get(t));
     }
-    if METHODS.iter().any(|e| e.name == name) {
+    if all_methods().any(|e| e.name == name) {
         return Ok(Val::Method(Box::new(base.clone()), Rc::from(name)));
     }
     // As torch: an unknown attribute is an error where it is read (so

@@ -81,23 +81,14 @@ pub fn jit(
     Ok(to_py(vm, s, Val::Kernel(Rc::new(k))))
 }
 
-/// The source of a module imported from a `.py` file, read once and
-/// remembered (as Triton reads a kernel's module with `inspect`). Only files
-/// that `sys.modules` names as a module's `__file__` are read, so a code
-/// object's made-up file name cannot make `@triton.jit` read other files.
-fn imported_source(vm: &VirtualMachine, file_name: &str) -> Option<Rc<SourceFile>> {
+/// The source of a kernel defined in a `.py` file that tilebook did not run
+/// itself (a module it imported, or `exec(compile(text, path, "exec"))` of a
+/// file's text), read once and remembered, as Triton reads it through
+/// `inspect`/`linecache`. `find_def` then checks that `def NAME` stands at
+/// the code object's first line, so a file that changed since is an error,
+/// not another kernel.
+fn imported_source(_vm: &VirtualMachine, file_name: &str) -> Option<Rc<SourceFile>> {
     if !file_name.ends_with(".py") {
-        return None;
-    }
-    let modules = vm.sys_module.get_attr("modules", vm).ok()?;
-    let modules: PyDictRef = modules.try_into_value(vm).ok()?;
-    let imported = modules.into_iter().any(|(_, m)| {
-        m.get_attr("__file__", vm)
-            .ok()
-            .and_then(|f| f.try_into_value::<String>(vm).ok())
-            .is_some_and(|f| f == file_name)
-    });
-    if !imported {
         return None;
     }
     // A regular file only: a FIFO or device named like a module would hang

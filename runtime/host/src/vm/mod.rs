@@ -78,6 +78,14 @@ impl Host {
         };
         settings.path_list = search_path(&settings.argv[0]);
         settings.import_site = false;
+        // Text files default to UTF-8 whatever the locale (Python's UTF-8
+        // mode, which CPython enters under the C locale and PEP 686 makes
+        // the default); PYTHONUTF8=0 asks for the locale's encoding.
+        settings.utf8_mode = if std::env::var("PYTHONUTF8").is_ok_and(|v| v == "0") {
+            0
+        } else {
+            1
+        };
         // `python3 FILE` gives the script `__file__` (the path as given);
         // a REPL or notebook session has none.
         let script = Some(settings.argv[0].clone()).filter(|f| !f.is_empty());
