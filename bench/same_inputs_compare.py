@@ -4,18 +4,22 @@
 # the difference is within the tolerance the tutorial's own check uses.
 #
 #   python3 bench/same_inputs_compare.py OUT/triton OUT/tilebook
+import array
 import math
 import os
 import sys
 
-# (prefix, atol, rtol): the tutorials' own checks. 04 and 07 compute each
-# element by one formula, so their outputs should agree bit for bit.
+# (prefix, atol, rtol): the tutorials' own checks. 04's seeded dropout (Philox)
+# must agree bit for bit; its plain dropout divides (Triton's fp32 `/` is
+# `div.full.f32`, within 2 ulp; tilebook's rounds correctly; torch multiplies
+# by the reciprocal) and 07's asin is libdevice's or the host's (2 ulp).
 TOLERANCE = [
-    ("04_", 0.0, 0.0),
+    ("04_seeded", 0.0, 0.0),
+    ("04_", 0.0, 2.4e-7),
     ("05_", 1e-2, 1e-3),
     ("06_o_fp8", 3.0, 0.0),
     ("06_", 1e-2, 1e-3),
-    ("07_", 0.0, 0.0),
+    ("07_", 0.0, 2.4e-7),
     ("08_", 1e-2, 1e-2),
     ("09_", 1.0, 0.0),
 ]
@@ -32,14 +36,15 @@ def tolerance(name):
 
 
 def read(path):
-    with open(path) as f:
-        head = f.readline().split()
-        values = [float(v) for v in f.readline().split()]
+    with open(path, "rb") as f:
+        head = f.readline().decode().split()
+        values = array.array("f")
+        values.frombytes(f.read())
     return head[0], [int(d) for d in head[1:]], values
 
 
 def outputs(d):
-    return set(n[:-4] for n in os.listdir(d) if n.endswith(".txt"))
+    return set(n[:-4] for n in os.listdir(d) if n.endswith(".out"))
 
 
 def compare(a_dir, b_dir, both=True):
@@ -48,8 +53,8 @@ def compare(a_dir, b_dir, both=True):
     names = sorted(outputs(a_dir) & outputs(b_dir))
     rows, failed = [], 0
     for name in names:
-        other = os.path.join(b_dir, name + ".txt")
-        da, sa, va = read(os.path.join(a_dir, name + ".txt"))
+        other = os.path.join(b_dir, name + ".out")
+        da, sa, va = read(os.path.join(a_dir, name + ".out"))
         db, sb, vb = read(other)
         if (da, sa) != (db, sb):
             rows.append((name, f"{da}{sa} vs {db}{sb}", "", "", "", "FAIL"))
@@ -97,5 +102,5 @@ if __name__ == "__main__":
             ok &= compare(os.path.join(out, "reference"), os.path.join(out, side), both=False)
     for side in ("tilebook", "tilebook-cpu"):
         if os.path.isdir(os.path.join(out, side)) and os.path.isdir(os.path.join(out, "triton")):
-            ok &= compare(os.path.join(out, "triton"), os.path.join(out, side))
+            ok &= compare(os.path.join(out, "triton"), os.path.join(out, side), both=side == "tilebook")
     sys.exit(0 if ok else 1)

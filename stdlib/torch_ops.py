@@ -196,29 +196,56 @@ def tb_layer_norm_fwd(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, n, sx0, ep
 
 
 @triton.jit
-def tb_layer_norm_bwd(x_ptr, g_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_ptr, db_ptr, n, sx0, sg0,
+def tb_layer_norm_bwd(x_ptr, g_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_ptr, db_ptr, m, n, sx0, sg0,
                       HAS_W: tl.constexpr, NEED_WB: tl.constexpr, WIDE: tl.constexpr, BLOCK: tl.constexpr):
-    # Its backward, one row per program: dx = (wg - (xhat * c1 + c2)) * rstd
-    # with wg = g * w, c1 = mean(xhat * wg), c2 = mean(wg); dw += g * xhat and
-    # db += g added into fp32 rows by atomics.
-    row = _index(0, WIDE)
+    # Its backward. Program p takes rows p, p + P, p + 2P, ... (P programs):
+    # dx = (wg - (xhat * c1 + c2)) * rstd with wg = g * w, c1 = mean(xhat *
+    # wg), c2 = mean(wg); its rows' dw = sum g * xhat and db = sum g are kept
+    # in registers and written as row p of the fp32 partial sums dw_ptr,
+    # db_ptr ([P, n]), which tb_col_sums adds up: no atomics, and the same
+    # sums in the same order every run.
+    p = _index(0, WIDE)
+    programs = tl.num_programs(0)
     cols = tl.arange(0, BLOCK)
     inside = cols < n
-    x = tl.load(x_ptr + row * sx0 + cols, mask=inside, other=0.0).to(tl.float32)
-    g = tl.load(g_ptr + row * sg0 + cols, mask=inside, other=0.0).to(tl.float32)
-    mean = tl.load(mean_ptr + row)
-    rstd = tl.load(rstd_ptr + row)
-    xhat = tl.where(inside, (x - mean) * rstd, 0.0)
-    wg = g
+    w = tl.full([BLOCK], 1.0, tl.float32)
     if HAS_W:
-        wg = g * tl.load(w_ptr + cols, mask=inside, other=0.0).to(tl.float32)
-    c1 = tl.sum(xhat * wg, axis=0) / n
-    c2 = tl.sum(wg, axis=0) / n
-    dx = (wg - (xhat * c1 + c2)) * rstd
-    tl.store(dx_ptr + row * n + cols, dx.to(dx_ptr.dtype.element_ty), mask=inside)
+        w = tl.load(w_ptr + cols, mask=inside, other=0.0).to(tl.float32)
+    dw = tl.zeros([BLOCK], tl.float32)
+    db = tl.zeros([BLOCK], tl.float32)
+    for row in range(p, m, programs):
+        x = tl.load(x_ptr + row * sx0 + cols, mask=inside, other=0.0).to(tl.float32)
+        g = tl.load(g_ptr + row * sg0 + cols, mask=inside, other=0.0).to(tl.float32)
+        rstd = tl.load(rstd_ptr + row)
+        xhat = tl.where(inside, (x - tl.load(mean_ptr + row)) * rstd, 0.0)
+        wg = g * w
+        c1 = tl.sum(xhat * wg, axis=0) / n
+        c2 = tl.sum(wg, axis=0) / n
+        dx = (wg - (xhat * c1 + c2)) * rstd
+        tl.store(dx_ptr + row * n + cols, dx.to(dx_ptr.dtype.element_ty), mask=inside)
+        if NEED_WB:
+            dw += g * xhat
+            db += g
     if NEED_WB:
-        tl.atomic_add(dw_ptr + cols, g * xhat, mask=inside)
-        tl.atomic_add(db_ptr + cols, g, mask=inside)
+        tl.store(dw_ptr + p * n + cols, dw, mask=inside)
+        tl.store(db_ptr + p * n + cols, db, mask=inside)
+
+
+@triton.jit
+def tb_col_sums(a_ptr, b_ptr, a_out, b_out, rows, n, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
+    # The column sums of two fp32 [rows, n] matrices (layer norm's partial
+    # dw and db rows), BLOCK_N columns per program.
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    sa = tl.zeros([BLOCK_R, BLOCK_N], tl.float32)
+    sb = tl.zeros([BLOCK_R, BLOCK_N], tl.float32)
+    for r0 in range(0, rows, BLOCK_R):
+        r = r0 + tl.arange(0, BLOCK_R)
+        ok = (r[:, None] < rows) & (cols[None, :] < n)
+        at = r[:, None] * n + cols[None, :]
+        sa += tl.load(a_ptr + at, mask=ok, other=0.0)
+        sb += tl.load(b_ptr + at, mask=ok, other=0.0)
+    tl.store(a_out + cols, tl.sum(sa, axis=0), mask=cols < n)
+    tl.store(b_out + cols, tl.sum(sb, axis=0), mask=cols < n)
 
 
 @triton.jit

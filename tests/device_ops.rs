@@ -30,6 +30,7 @@ fn torch_ops_as_kernels_agree_with_the_host() {
         "tb_mismatches",
         "tb_layer_norm_fwd",
         "tb_layer_norm_bwd",
+        "tb_col_sums",
     ] {
         assert!(out.contains(&format!("[{k}]")), "{k} did not run:\n{out}");
     }

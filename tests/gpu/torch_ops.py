@@ -222,10 +222,12 @@ sq.copy_(sq.T)
 assert torch.equal(sq.cpu(), want)
 # F.layer_norm forward and backward (tb_layer_norm_fwd/bwd on the device)
 # against the same operations composed on host copies; with and without
-# weight and bias, fp32 and fp16, a ragged width, a transposed gradient.
+# weight and bias, fp32 and fp16, a ragged width, a transposed gradient, more
+# rows than the backward has programs (each then takes several).
 import torch.nn.functional as F
 for rows_, cols_, dt, affine in [(37, 100, torch.float32, True), (64, 1000, torch.float16, True),
-                                 (5, 33, torch.float32, False)]:
+                                 (5, 33, torch.float32, False), (1100, 300, torch.float16, True),
+                                 (300, 5000, torch.float32, True)]:
     xd = torch.randn(rows_, cols_, device='cuda', dtype=dt).requires_grad_(True)
     wd = (torch.rand(cols_, device='cuda', dtype=dt) + 0.5).requires_grad_(True) if affine else None
     bd = torch.randn(cols_, device='cuda', dtype=dt).requires_grad_(True) if affine else None

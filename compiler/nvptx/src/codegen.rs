@@ -932,11 +932,15 @@ impl<'ctx> Gen<'ctx, '_> {
             DType::BF16 => Some(self.ctx.bf16_type()),
             _ => None,
         };
+        // fp8 values live as f32 registers holding the fp8 value: their
+        // bits are the encoded byte.
+        let fp8 = |d: DType| matches!(d, DType::F8E5 | DType::F8E4NV);
         let bits: BasicValueEnum = match narrow(fd) {
             Some(nt) => {
                 let h = b.build_float_trunc(x.into_float_value(), nt, "")?;
                 b.build_bit_cast(h, self.ctx.i16_type(), "")?
             }
+            None if fp8(fd) => self.encode_fp8(x, fd)?.into(),
             None if fd.is_float() => b.build_bit_cast(
                 x,
                 scalar_type(self.ctx, DType::int_of_bits(fd.bits(), true)),
@@ -948,6 +952,14 @@ impl<'ctx> Gen<'ctx, '_> {
             Some(nt) => {
                 let h = b.build_bit_cast(bits, nt, "")?.into_float_value();
                 b.build_float_ext(h, self.ctx.f32_type(), "")?.into()
+            }
+            None if fp8(td) => {
+                let byte = b.build_int_truncate_or_bit_cast(
+                    bits.into_int_value(),
+                    self.ctx.i8_type(),
+                    "",
+                )?;
+                self.decode_fp8(byte, td)?
             }
             None if td.is_float() => b.build_bit_cast(bits, scalar_type(self.ctx, td), "")?,
             None => bits,

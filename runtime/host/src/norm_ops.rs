@@ -1,6 +1,7 @@
 //! `torch.nn.functional.layer_norm` on a GPU, forward and backward, by the
-//! stdlib kernels `tb_layer_norm_fwd` and `tb_layer_norm_bwd` (one row per
-//! program, fp32 statistics): what autograd's `layer_norm` calls for
+//! stdlib kernels `tb_layer_norm_fwd` (one row per program, fp32
+//! statistics), `tb_layer_norm_bwd` (rows strided over a fixed number of
+//! programs, each keeping partial dw/db rows) and `tb_col_sums`: what autograd's `layer_norm` calls for
 //! `'cuda'` tensors, instead of composing a dozen tensor operations.
 
 use crate::device_ops::{applies, as_2d, int, launch, row_block, wide};
@@ -112,21 +113,31 @@ pub fn layer_norm_backward(
     let sums = if need_wb {
         Some((
             Rc::new(s.new_tensor(&[n], DType::F32, dev.clone(), true)?),
-            Rc::new(s.new_tensor(&[n], DType::F32, dev, true)?),
+            Rc::new(s.new_tensor(&[n], DType::F32, dev.clone(), true)?),
         ))
     } else {
         None
     };
     if m > 0 {
         let (block, warps) = row_block(n, WIDEST);
-        let (dw, db) = match &sums {
+        // Programs of the backward: enough to fill the GPU, few enough that
+        // their partial dw/db rows stay small beside the tensors.
+        let programs = m.min(if n <= 4096 { 512 } else { 256 });
+        let parts = match need_wb {
+            true => Some((
+                Rc::new(s.new_tensor(&[programs, n], DType::F32, dev.clone(), false)?),
+                Rc::new(s.new_tensor(&[programs, n], DType::F32, dev.clone(), false)?),
+            )),
+            false => None,
+        };
+        let (dw, db) = match &parts {
             Some((dw, db)) => (Val::Tensor(dw.clone()), Val::Tensor(db.clone())),
             None => (Val::tensor(mean.clone()), Val::tensor(rstd.clone())),
         };
         launch(
             s,
             "tb_layer_norm_bwd",
-            [m, 1],
+            [programs, 1],
             vec![
                 Val::tensor(x.clone()),
                 Val::tensor(g.clone()),
@@ -136,6 +147,7 @@ pub fn layer_norm_backward(
                 Val::Tensor(dx.clone()),
                 dw,
                 db,
+                int(m),
                 int(n),
                 int(sx0),
                 int(sg0),
@@ -148,6 +160,27 @@ pub fn layer_norm_backward(
                 ("num_warps", int(warps)),
             ],
         )?;
+        if let (Some((pw, pb)), Some((dw, db))) = (&parts, &sums) {
+            const COLS: usize = 128;
+            launch(
+                s,
+                "tb_col_sums",
+                [n.div_ceil(COLS), 1],
+                vec![
+                    Val::Tensor(pw.clone()),
+                    Val::Tensor(pb.clone()),
+                    Val::Tensor(dw.clone()),
+                    Val::Tensor(db.clone()),
+                    int(programs),
+                    int(n),
+                ],
+                vec![
+                    ("BLOCK_R", int(32)),
+                    ("BLOCK_N", int(COLS)),
+                    ("num_warps", int(4)),
+                ],
+            )?;
+        }
     }
     let (dw, db) = match sums {
         Some((dw, db)) => (Some((*dw).clone()), Some((*db).clone())),
