@@ -117,3 +117,47 @@ check("walking pointers: nested loop, read after it", out[R * C + C:R * C + 2 * 
 last = torch.stack([xh[r * stride + (STEPS - 1) * C: r * stride + STEPS * C] for r in range(R)])
 check("walking pointers: the block after the loop", out[R * C + 2 * C:2 * R * C + 2 * C].cpu().reshape(R, C), last, rtol=1e-6)
 check("walking pointers: backwards, after the loop", out[2 * R * C + 2 * C:].cpu(), xh[0:C], rtol=1e-6)
+
+
+# Hint statements (`tl.multiple_of(p, [16, 16])` with its result unused, as
+# tutorial 08 writes them) rebind the name to the hinted value: pointers cast
+# from loaded addresses, runtime leading dimensions, a K loop; two problems
+# of different sizes in one launch.
+@triton.jit
+def hinted_groups(addrs, dims, count, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    tile = tl.program_id(0)
+    for g in range(count):
+        m = tl.load(dims + g * 4)
+        kk = tl.load(dims + g * 4 + 2)
+        ld = tl.load(dims + g * 4 + 3)
+        tiles = tl.cdiv(m, BM) * tl.cdiv(tl.load(dims + g * 4 + 1), BN)
+        if tile < tiles:
+            x = tl.load(addrs + g * 3).to(tl.pointer_type(tl.float16))
+            y = tl.load(addrs + g * 3 + 1).to(tl.pointer_type(tl.float16))
+            z = tl.load(addrs + g * 3 + 2).to(tl.pointer_type(tl.float16))
+            rows = (tile % tl.cdiv(m, BM)) * BM + tl.arange(0, BM)
+            cols = (tile // tl.cdiv(m, BM)) * BN + tl.arange(0, BN)
+            ks = tl.arange(0, BK)
+            xp = x + rows[:, None] * ld + ks[None, :]
+            yp = y + ks[:, None] * ld + cols[None, :]
+            acc = tl.zeros((BM, BN), dtype=tl.float32)
+            for _ in range(0, tl.cdiv(kk, BK)):
+                tl.multiple_of(xp, [16, 16])
+                tl.multiple_of(yp, [16, 16])
+                acc += tl.dot(tl.load(xp), tl.load(yp))
+                xp += BK
+                yp += BK * ld
+            tl.store(z + rows[:, None] * ld + cols[None, :], acc.to(tl.float16))
+
+
+mats = []
+for size in (128, 256):
+    a = (torch.randn(size, size, device=DEVICE) / 8).half()
+    b = (torch.randn(size, size, device=DEVICE) / 8).half()
+    mats.append((a, b, torch.zeros(size, size, device=DEVICE, dtype=torch.float16)))
+addrs = torch.tensor([t.data_ptr() for trio in mats for t in trio], device=DEVICE)
+dims = torch.tensor([d for a, _, _ in mats for d in (a.shape[0], a.shape[0], a.shape[0], a.shape[0])],
+                    dtype=torch.int32, device=DEVICE)
+hinted_groups[(4,)](addrs, dims, 2, BM=128, BN=128, BK=32, num_warps=4)
+for a, b, c in mats:
+    check(f"hint statements: grouped product {a.shape[0]}", c.cpu(), a.cpu().float() @ b.cpu().float(), atol=2e-2, rtol=1e-2)

@@ -14,7 +14,26 @@ use std::collections::BTreeSet;
 use std::rc::Rc;
 use tilebook_tir::{DType, OpKind, Region, Type, Value};
 
-/// Names assigned anywhere in these statements (targets of `=`, `+=`, `for`).
+/// The name a hint statement rebinds: `tl.multiple_of(x, ...)` or
+/// `tl.max_contiguous(x, ...)` written as a statement, its result unused.
+/// Triton records such a hint on the value itself, so later uses of `x`
+/// see it; here the statement rebinds `x` to the hinted value.
+pub(super) fn hint_statement_target(e: &Expr) -> Option<&str> {
+    let Expr::Call(c) = e else { return None };
+    let Expr::Attribute(f) = &*c.func else {
+        return None;
+    };
+    if !matches!(f.attr.as_str(), "multiple_of" | "max_contiguous") {
+        return None;
+    }
+    match c.arguments.args.first() {
+        Some(Expr::Name(n)) => Some(n.id.as_str()),
+        _ => None,
+    }
+}
+
+/// Names assigned anywhere in these statements (targets of `=`, `+=`, `for`,
+/// hint statements).
 pub(super) fn assigned_names(stmts: &[Stmt], out: &mut BTreeSet<String>) {
     fn target(e: &Expr, out: &mut BTreeSet<String>) {
         match e {
@@ -31,6 +50,11 @@ pub(super) fn assigned_names(stmts: &[Stmt], out: &mut BTreeSet<String>) {
             Stmt::Assign(a) => a.targets.iter().for_each(|t| target(t, out)),
             Stmt::AugAssign(a) => target(&a.target, out),
             Stmt::AnnAssign(a) => target(&a.target, out),
+            Stmt::Expr(e) => {
+                if let Some(n) = hint_statement_target(&e.value) {
+                    out.insert(n.to_string());
+                }
+            }
             Stmt::For(f) => {
                 target(&f.target, out);
                 assigned_names(&f.body, out);

@@ -220,7 +220,12 @@ impl<'g> Lowerer<'g> {
     pub(super) fn stmt(&mut self, s: &Stmt) -> LResult<Flow> {
         match s {
             Stmt::Expr(e) => {
-                self.expr(&e.value)?;
+                let v = self.expr(&e.value)?;
+                if let Some(name) = super::control::hint_statement_target(&e.value) {
+                    if self.locals.contains_key(name) {
+                        self.locals.insert(name.to_string(), v);
+                    }
+                }
             }
             Stmt::Pass(_) => {}
             Stmt::Assign(a) => {
