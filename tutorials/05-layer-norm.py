@@ -176,10 +176,12 @@ def layer_norm_backward(dy, x, w, mean, rstd, groups=32):
 # Rows are drawn as a grid with `GROUPS` columns, so each column is one
 # buffer and its lock. The first picture is the buffer each row added into
 # (by construction, its column). The second is the ticket each row drew: the
-# order in which programs of the same buffer got its lock. On the CPU backend
-# programs run one after another, so tickets simply grow down each column; on
-# a GPU the order depends on which programs the hardware ran first, and the
-# picture shows that scramble. The sums do not depend on it beyond rounding.
+# order in which programs of the same buffer got its lock. Programs run in
+# parallel on both backends (the CPU backend spreads a launch over its
+# threads, a GPU over its multiprocessors), so the order depends on which
+# programs started first: on a small launch the CPU backend may keep program
+# order and tickets grow down each column; on a GPU the picture shows the
+# scramble. The sums do not depend on the order beyond rounding.
 
 # %%
 GROUPS = 32

@@ -47,7 +47,7 @@ pub fn launch(
     if let Some(hook) = s.launch_hook.clone() {
         return hooked_launch(s, &hook, k, grid, args, kwargs);
     }
-    launch_direct(s, k, grid, args, kwargs)
+    launch_unhooked(s, k, grid, args, kwargs)
 }
 
 /// A launch with a profiler's hook around it: `hook(kernel, grid, args,
@@ -88,24 +88,15 @@ fn hooked_launch(
         )
     };
     call(s, "enter")?;
-    let out = launch_direct(s, k, grid, args, kwargs);
+    let out = launch_unhooked(s, k, grid, args, kwargs);
     call(s, "exit")?;
     out
 }
 
-/// A launch the profiler's hook does not see (the stdlib kernels behind
-/// torch operations: the user launched none of them).
+/// A launch the profiler's hook does not see (what `launch` does after the
+/// hook, and the whole launch of the stdlib kernels behind torch
+/// operations: the user launched none of them).
 pub fn launch_unhooked(
-    s: &mut dyn Host,
-    k: &Rc<kernels::KernelObj>,
-    grid: &Val,
-    args: Vec<Val>,
-    kwargs: Vec<(String, Val)>,
-) -> R<Val> {
-    launch_direct(s, k, grid, args, kwargs)
-}
-
-fn launch_direct(
     s: &mut dyn Host,
     k: &Rc<kernels::KernelObj>,
     grid: &Val,
