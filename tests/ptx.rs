@@ -418,11 +418,17 @@ def grouped(addrs, dims, count, BM: tl.constexpr, BN: tl.constexpr, BK: tl.const
 #[test]
 fn hint_statements_put_pointers_loaded_from_memory_on_the_tile_path() {
     let sig = |hint: &str| {
-        format!("*i64:16, *i32:16, i32, BM=128, BN=128, BK=32, HINT={hint}, num_warps=4, num_stages=3")
+        format!(
+            "*i64:16, *i32:16, i32, BM=128, BN=128, BK=32, HINT={hint}, num_warps=4, num_stages=3"
+        )
     };
     let hinted = ptx_for("sm_90a", "grouped.py", GROUPED, "grouped", &sig("True"));
     assert_eq!(hinted.matches("wgmma.mma_async").count(), 4, "{hinted}");
-    assert_eq!(hinted.matches("cp.async.cg.shared.global").count(), 24, "{hinted}");
+    assert_eq!(
+        hinted.matches("cp.async.cg.shared.global").count(),
+        24,
+        "{hinted}"
+    );
     assert!(!hinted.contains("mma.sync"), "{hinted}");
     // Without the promise the addresses may be odd: element by element.
     let plain = ptx_for("sm_90a", "grouped.py", GROUPED, "grouped", &sig("False"));

@@ -53,32 +53,32 @@ Standard normal random numbers.
     Entry {
         name: "torch.empty_like",
         f: torch_empty_like,
-        doc: "",
+        doc: "torch.empty_like(input, dtype=None, device=None)\nA new tensor of `input`'s shape (and dtype and device unless given), uninitialised.\n",
     },
     Entry {
         name: "torch.zeros_like",
         f: torch_empty_like,
-        doc: "",
+        doc: "torch.zeros_like(input, dtype=None, device=None)\nA new tensor of `input`'s shape (and dtype and device unless given), filled with 0.\n",
     },
     Entry {
         name: "torch.ones_like",
         f: torch_empty_like,
-        doc: "",
+        doc: "torch.ones_like(input, dtype=None, device=None)\nA new tensor of `input`'s shape (and dtype and device unless given), filled with 1.\n",
     },
     Entry {
         name: "torch.rand_like",
         f: torch_empty_like,
-        doc: "",
+        doc: "torch.rand_like(input, dtype=None, device=None)\nA new tensor of `input`'s shape (and dtype and device unless given), uniform in [0, 1).\n",
     },
     Entry {
         name: "torch.randn_like",
         f: torch_empty_like,
-        doc: "",
+        doc: "torch.randn_like(input, dtype=None, device=None)\nA new tensor of `input`'s shape (and dtype and device unless given), standard normal.\n",
     },
     Entry {
         name: "torch.full_like",
         f: torch_empty_like,
-        doc: "",
+        doc: "torch.full_like(input, fill_value, dtype=None, device=None)\nA new tensor of `input`'s shape filled with `fill_value`.\n",
     },
     Entry {
         name: "torch.full",
@@ -118,17 +118,17 @@ Seed the random generator: the same seed gives the same values on every device.
     Entry {
         name: "torch.device",
         f: torch_device,
-        doc: "",
+        doc: "torch.device(type, index=None)\nA device: 'cpu', 'cuda' or 'cuda:N'.\n",
     },
     Entry {
         name: "torch.where",
         f: torch_where,
-        doc: "",
+        doc: "torch.where(condition, input, other)\nElementwise choice: `input` where `condition` is true, else `other` (tensors or scalars, broadcast).\n",
     },
     Entry {
         name: "torch.abs",
         f: torch_abs,
-        doc: "",
+        doc: "torch.abs(input)\nElementwise absolute value of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.sort",
@@ -153,167 +153,167 @@ Seed the random generator: the same seed gives the same values on every device.
     Entry {
         name: "torch.cumsum",
         f: torch_cumsum,
-        doc: "",
+        doc: "torch.cumsum(input, dim)\nRunning sums of `input` along `dim`.\n",
     },
     Entry {
         name: "torch.tan",
         f: torch_sin,
-        doc: "",
+        doc: "torch.tan(input)\nElementwise tangent of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.asin",
         f: torch_sin,
-        doc: "",
+        doc: "torch.asin(input)\nElementwise arcsine of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.acos",
         f: torch_sin,
-        doc: "",
+        doc: "torch.acos(input)\nElementwise arccosine of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.atan",
         f: torch_sin,
-        doc: "",
+        doc: "torch.atan(input)\nElementwise arctangent of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.sinh",
         f: torch_sin,
-        doc: "",
+        doc: "torch.sinh(input)\nElementwise hyperbolic sine of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.cosh",
         f: torch_sin,
-        doc: "",
+        doc: "torch.cosh(input)\nElementwise hyperbolic cosine of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.asinh",
         f: torch_sin,
-        doc: "",
+        doc: "torch.asinh(input)\nElementwise inverse hyperbolic sine of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.acosh",
         f: torch_sin,
-        doc: "",
+        doc: "torch.acosh(input)\nElementwise inverse hyperbolic cosine of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.atanh",
         f: torch_sin,
-        doc: "",
+        doc: "torch.atanh(input)\nElementwise inverse hyperbolic tangent of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.log10",
         f: torch_sin,
-        doc: "",
+        doc: "torch.log10(input)\nElementwise base-10 logarithm of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.log1p",
         f: torch_sin,
-        doc: "",
+        doc: "torch.log1p(input)\nElementwise log(1 + x), accurate near 0 of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.expm1",
         f: torch_sin,
-        doc: "",
+        doc: "torch.expm1(input)\nElementwise exp(x) - 1, accurate near 0 of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.erf",
         f: torch_sin,
-        doc: "",
+        doc: "torch.erf(input)\nElementwise error function of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.erfc",
         f: torch_sin,
-        doc: "",
+        doc: "torch.erfc(input)\nElementwise complementary error function of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.sin",
         f: torch_sin,
-        doc: "",
+        doc: "torch.sin(input)\nElementwise sine of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.cos",
         f: torch_sin,
-        doc: "",
+        doc: "torch.cos(input)\nElementwise cosine of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.exp2",
         f: torch_sin,
-        doc: "",
+        doc: "torch.exp2(input)\nElementwise 2 to the power x of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.log2",
         f: torch_sin,
-        doc: "",
+        doc: "torch.log2(input)\nElementwise base-2 logarithm of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.rsqrt",
         f: torch_sin,
-        doc: "",
+        doc: "torch.rsqrt(input)\nElementwise reciprocal square root of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.floor",
         f: torch_sin,
-        doc: "",
+        doc: "torch.floor(input)\nElementwise largest integer not above x of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.ceil",
         f: torch_sin,
-        doc: "",
+        doc: "torch.ceil(input)\nElementwise smallest integer not below x of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.round",
         f: torch_sin,
-        doc: "",
+        doc: "torch.round(input)\nElementwise nearest integer, ties to even of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.trunc",
         f: torch_sin,
-        doc: "",
+        doc: "torch.trunc(input)\nElementwise integer part (toward zero) of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.tanh",
         f: torch_sin,
-        doc: "",
+        doc: "torch.tanh(input)\nElementwise hyperbolic tangent of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.exp",
         f: torch_sin,
-        doc: "",
+        doc: "torch.exp(input)\nElementwise exponential of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.log",
         f: torch_sin,
-        doc: "",
+        doc: "torch.log(input)\nElementwise natural logarithm of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.sqrt",
         f: torch_sin,
-        doc: "",
+        doc: "torch.sqrt(input)\nElementwise square root of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.sigmoid",
         f: torch_sin,
-        doc: "",
+        doc: "torch.sigmoid(input)\nElementwise logistic function 1 / (1 + exp(-x)) of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.relu",
         f: torch_sin,
-        doc: "",
+        doc: "torch.relu(input)\nElementwise max(x, 0) of `input`, as a new tensor.\n",
     },
     Entry {
         name: "torch.nn.functional.relu",
         f: torch_sin,
-        doc: "",
+        doc: "torch.nn.functional.relu(input)\nElementwise max(x, 0).\n",
     },
     Entry {
         name: "torch.nn.functional.sigmoid",
         f: torch_sin,
-        doc: "",
+        doc: "torch.nn.functional.sigmoid(input)\nElementwise 1 / (1 + exp(-x)).\n",
     },
     Entry {
         name: "torch.nn.functional.leaky_relu",
         f: torch_nn_functional_leaky_relu,
-        doc: "",
+        doc: "torch.nn.functional.leaky_relu(input, negative_slope=0.01)\nElementwise x where x >= 0, else negative_slope * x.\n",
     },
     Entry {
         name: "torch.max",
@@ -325,17 +325,17 @@ The maximum (with dim: values and indices along it).
     Entry {
         name: "torch.min",
         f: torch_max,
-        doc: "",
+        doc: "torch.min(input, dim=None, keepdim=False) / torch.min(input, other)\nThe smallest element; along `dim`, (values, indices); with a second tensor, the elementwise minimum.\n",
     },
     Entry {
         name: "torch.maximum",
         f: torch_maximum,
-        doc: "",
+        doc: "torch.maximum(input, other)\nElementwise maximum of two tensors (NaN propagates).\n",
     },
     Entry {
         name: "torch.minimum",
         f: torch_maximum,
-        doc: "",
+        doc: "torch.minimum(input, other)\nElementwise minimum of two tensors (NaN propagates).\n",
     },
     Entry {
         name: "torch.sum",
@@ -347,27 +347,27 @@ Sum of all elements, or along a dimension.
     Entry {
         name: "torch.mean",
         f: torch_sum,
-        doc: "",
+        doc: "torch.mean(input, dim=None, keepdim=False)\nThe mean of all elements, or along `dim`.\n",
     },
     Entry {
         name: "torch.argmax",
         f: torch_sum,
-        doc: "",
+        doc: "torch.argmax(input, dim=None, keepdim=False)\nThe index of the largest element (of the flattened tensor, or along `dim`).\n",
     },
     Entry {
         name: "torch.argmin",
         f: torch_sum,
-        doc: "",
+        doc: "torch.argmin(input, dim=None, keepdim=False)\nThe index of the smallest element (of the flattened tensor, or along `dim`).\n",
     },
     Entry {
         name: "torch.var",
         f: torch_sum,
-        doc: "",
+        doc: "torch.var(input, dim=None, correction=1, keepdim=False)\nThe variance (Bessel-corrected unless `correction=0`), of all elements or along `dim`.\n",
     },
     Entry {
         name: "torch.std",
         f: torch_sum,
-        doc: "",
+        doc: "torch.std(input, dim=None, correction=1, keepdim=False)\nThe standard deviation (Bessel-corrected unless `correction=0`), of all elements or along `dim`.\n",
     },
     Entry {
         name: "torch.allclose",
@@ -379,12 +379,12 @@ Whether |a - b| <= atol + rtol * |b| everywhere.
     Entry {
         name: "torch.equal",
         f: torch_equal,
-        doc: "",
+        doc: "torch.equal(input, other)\nTrue when both tensors have one shape and equal elements.\n",
     },
     Entry {
         name: "torch.isclose",
         f: torch_isclose,
-        doc: "",
+        doc: "torch.isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False)\nA bool tensor: |input - other| <= atol + rtol * |other|, elementwise.\n",
     },
     Entry {
         name: "torch.matmul",
@@ -403,7 +403,7 @@ Softmax along a dimension.
     Entry {
         name: "torch.nn.functional.softmax",
         f: torch_softmax,
-        doc: "",
+        doc: "torch.nn.functional.softmax(input, dim)\nexp(x) / sum(exp(x)) along `dim` (computed stably).\n",
     },
     Entry {
         name: "torch.result_type",
@@ -415,7 +415,7 @@ The dtype torch's promotion gives a binary operation on a and b.
     Entry {
         name: "torch.cuda.synchronize",
         f: torch_cuda_synchronize,
-        doc: "",
+        doc: "torch.cuda.synchronize(device=None)\nWait until the GPU has finished the work queued so far.\n",
     },
     Entry {
         name: "torch.cuda.empty_cache",
@@ -425,7 +425,7 @@ The dtype torch's promotion gives a binary operation on a and b.
     Entry {
         name: "torch.cuda.mem_get_info",
         f: torch_cuda_mem_get_info,
-        doc: "",
+        doc: "torch.cuda.mem_get_info(device=None)\n(free, total) bytes of GPU memory.\n",
     },
     Entry {
         name: "torch.cuda.get_device_capability",
@@ -440,12 +440,12 @@ The dtype torch's promotion gives a binary operation on a and b.
     Entry {
         name: "torch.cuda.is_available",
         f: torch_cuda_is_available,
-        doc: "",
+        doc: "torch.cuda.is_available()\nWhether kernels run on a GPU in this session.\n",
     },
     Entry {
         name: "torch.cuda.current_device",
         f: torch_cuda_current_device,
-        doc: "",
+        doc: "torch.cuda.current_device()\nThe index of the current GPU.\n",
     },
     Entry {
         name: "torch.cuda.set_device",
@@ -460,17 +460,17 @@ The dtype torch's promotion gives a binary operation on a and b.
     Entry {
         name: "torch.cuda.get_device_name",
         f: torch_cuda_get_device_name,
-        doc: "",
+        doc: "torch.cuda.get_device_name(device=None)\nThe GPU's name, as the driver gives it.\n",
     },
     Entry {
         name: "torch.cuda.Stream",
         f: torch_cuda_stream,
-        doc: "",
+        doc: "torch.cuda.Stream(device=None)\nA stream object; work runs on the session's one stream per GPU.\n",
     },
     Entry {
         name: "torch.cuda.set_stream",
         f: torch_cuda_set_stream,
-        doc: "",
+        doc: "torch.cuda.set_stream(stream)\nAccepted; work runs on the session's one stream per GPU.\n",
     },
 ];
 
