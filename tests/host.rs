@@ -461,3 +461,21 @@ fn matmul_writes_into_out_and_tensor_members_read_as_torch_gives_them() {
         "True torch.Size([5, 9]) torch.Size([9]) torch.float32 2 torch.Size([7, 5]) 7 7\nRuntimeError\nno grad through out=\n"
     );
 }
+
+#[test]
+fn isnan_isinf_isfinite_as_torch_gives_them() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nx = torch.tensor([1.0, float('nan'), float('inf'), -float('inf'), -0.0])\n\
+         print(x.isnan().tolist(), torch.isinf(x).tolist(), torch.isfinite(x).tolist())\n\
+         h = x.half()\nprint(torch.isnan(h).dtype, h.isinf().tolist())\n\
+         i = torch.arange(3)\nprint(i.isnan().tolist(), torch.isinf(i).tolist(), i.isfinite().tolist())",
+    );
+    assert_eq!(
+        out,
+        "[False, True, False, False, False] [False, False, True, True, False] [True, False, False, False, True]\n\
+         torch.bool [False, False, True, True, False]\n\
+         [False, False, False] [False, False, False] [True, True, True]\n"
+    );
+}
