@@ -46,7 +46,7 @@ pub fn jit(
     let first_line: usize = code.get_attr("co_firstlineno", vm)?.try_into_value(vm)?;
     let name: String = f.get_attr("__name__", vm)?.try_into_value(vm)?;
     let known = s.host.as_ref().and_then(|h| h.file(&file_name));
-    let file = match known.or_else(|| imported_source(vm, &file_name)) {
+    let file = match known.or_else(|| file_source(&file_name)) {
         Some(f) => f,
         None => return Err(type_error(
             vm,
@@ -84,10 +84,10 @@ pub fn jit(
 /// The source of a kernel defined in a `.py` file that tilebook did not run
 /// itself (a module it imported, or `exec(compile(text, path, "exec"))` of a
 /// file's text), read once and remembered, as Triton reads it through
-/// `inspect`/`linecache`. `find_def` then checks that `def NAME` stands at
-/// the code object's first line, so a file that changed since is an error,
-/// not another kernel.
-fn imported_source(_vm: &VirtualMachine, file_name: &str) -> Option<Rc<SourceFile>> {
+/// `inspect`/`linecache`. As there, the file is what is read: `find_def`
+/// checks that `def NAME` stands at the code object's first line, so a file
+/// that no longer holds it there is an error.
+fn file_source(file_name: &str) -> Option<Rc<SourceFile>> {
     if !file_name.ends_with(".py") {
         return None;
     }
