@@ -24,9 +24,12 @@ def dot_cases(M, N, K, BM, BN, BK, lim, cases):
         dot_kernel[(triton.cdiv(M, BM), triton.cdiv(N, BN))](a, b, c, M, N, K, BM=BM, BN=BN, BK=BK, OUT=out_tl)
         check(f"tl.dot {tdt} {BM}x{BN}x{BK}", c, a.double() @ b.double(), atol=tol, rtol=tol)
 
+# fp32 inputs run at the default precision, tf32 (10 mantissa bits kept):
+# over K = 83 products of unit normals an element can be off by ~0.012
+# (seed 229289), so it gets tf32's 5e-2 as the tensor-core case below.
 dot_cases(45, 70, 83, 16, 32, 16, 8,
           [(torch.float16, torch.float32, tl.float32, 1e-2), (torch.bfloat16, torch.float32, tl.float32, 5e-2),
-           (torch.float32, torch.float32, tl.float32, 1e-2), (torch.float8_e5m2, torch.float32, tl.float32, 1e-2),
+           (torch.float32, torch.float32, tl.float32, 5e-2), (torch.float8_e5m2, torch.float32, tl.float32, 1e-2),
            (torch.float8_e4m3fn, torch.float32, tl.float32, 1e-2), (torch.int8, torch.int32, tl.int32, 0)])
 
 @triton.jit
