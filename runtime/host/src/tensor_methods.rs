@@ -58,7 +58,6 @@ fn reshape_shape(t: &Tensor, a: &Args) -> R<Vec<usize>> {
     Ok(shape)
 }
 
-/// Tensor methods.
 /// Methods that read only a tensor's shape and strides, or make a view
 /// (a broadcast view can name far more elements than its storage holds).
 const METADATA_METHODS: &[&str] = &[
@@ -961,8 +960,7 @@ pub fn field_names() -> impl Iterator<Item = &'static str> {
 
 /// The names of a tensor's native methods (the prelude makes each a
 /// function of `torch.Tensor`).
-/// Every tensor method: this file's table and those kept beside the torch
-/// functions they share code with.
+/// Every tensor method: this table and `float_class`'s.
 fn all_methods() -> impl Iterator<Item = &'static Entry<TensorMethodFn>> {
     METHODS.iter().chain(crate::float_class::METHODS)
 }
