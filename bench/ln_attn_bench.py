@@ -19,6 +19,8 @@ QUICK = "--full" not in sys.argv
 CHECK = "--check" in sys.argv
 # `--attention`: only the attention rows (a quicker probe).
 ATTENTION_ONLY = "--attention" in sys.argv
+# `--layernorm`: only the layer-norm rows.
+LAYERNORM_ONLY = "--layernorm" in sys.argv
 
 
 def row(workload, n, unit, value, **extra):
@@ -96,6 +98,9 @@ def attention_reference(q, k, v, do, causal, sm_scale):
     ds = p * (dp - (dp * p).sum(1, keepdim=True))
     return o, ds @ k * sm_scale, ds.T @ q * sm_scale, p.T @ do
 
+
+if LAYERNORM_ONLY:
+    sys.exit(0)
 
 # Correctness once per (D, causal) at a small shape, every config.
 for D in (64, 128):

@@ -45,11 +45,11 @@ fn vector_add_at_a_16_signature_uses_128_bit_accesses() {
     assert!(p.contains(".version 8.5"), "{p}");
     assert!(p.contains(".target sm_90"), "{p}");
     assert_eq!(
-        p.matches("ld.global.v4.f32").count(),
+        p.matches("ld.global.v4.").count(),
         4,
         "two loads of 2 x 4 floats per thread:\n{p}"
     );
-    assert_eq!(p.matches("st.global.v4.f32").count(), 2, "{p}");
+    assert_eq!(p.matches("st.global.v4.").count(), 2, "{p}");
 }
 
 #[test]
@@ -63,8 +63,8 @@ fn stdlib_softmax_rows_use_128_bit_accesses() {
         "tb_softmax_row",
         "*fp32:16, *fp32:16, i32, i32:16, i32:16, WIDE=False, BLOCK=4096, num_warps=16",
     );
-    assert!(p.contains("ld.global.v4.f32"), "{p}");
-    assert!(p.contains("st.global.v4.f32"), "{p}");
+    assert!(p.contains("ld.global.v4."), "{p}");
+    assert!(p.contains("st.global.v4."), "{p}");
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn stdlib_kernels_past_two_to_the_31_use_64_bit_offsets_and_keep_vector_accesses
         "{wide}"
     );
     assert!(wide.contains("ld.global.v4.b32"), "{wide}");
-    assert!(wide.contains("st.global.v4.f32"), "{wide}");
+    assert!(wide.contains("st.global.v4."), "{wide}");
     let narrow = ptx(
         "torch_ops.py",
         &text,
@@ -124,7 +124,10 @@ fn without_the_divisibility_hint_accesses_stay_scalar() {
         "*fp32:16, *fp32:16, *fp32:16, i32, BLOCK_SIZE=1024",
     );
     assert!(!p.contains("ld.global.v4"), "{p}");
-    assert!(p.contains("ld.global.f32"), "{p}");
+    assert!(
+        p.contains("ld.global.b32") || p.contains("ld.global.f32"),
+        "{p}"
+    );
 }
 
 #[test]
@@ -139,8 +142,8 @@ fn int64_offsets_keep_128_bit_accesses() {
         "add_int64",
         "*fp32:16, *fp32:16, *fp32:16, i64:16, BLOCK=1024",
     );
-    assert!(p.contains("ld.global.v4.f32"), "{p}");
-    assert!(p.contains("st.global.v4.f32"), "{p}");
+    assert!(p.contains("ld.global.v4."), "{p}");
+    assert!(p.contains("st.global.v4."), "{p}");
     // A constant shift multiplies the divisibility.
     let source = r#"
 import triton
@@ -158,7 +161,7 @@ def shifted(x_ptr, out_ptr, BLOCK: tl.constexpr):
         "shifted",
         "*fp32:16, *fp32:16, BLOCK=1024",
     );
-    assert!(p.contains("ld.global.v4.f32"), "{p}");
+    assert!(p.contains("ld.global.v4."), "{p}");
 }
 
 #[test]
@@ -276,7 +279,10 @@ fn tutorial_matmul_on_hopper_uses_wgmma_on_swizzled_tiles() {
     // leave in 32 paired-half stores and return in 16-byte loads.
     assert!(!p.contains("st.shared.v2.f32"), "{p}");
     assert_eq!(p.matches("st.shared.b32").count(), 32, "{p}");
-    assert!(p.contains("ld.shared.v4.b32"), "{p}");
+    assert!(
+        p.contains("ld.shared.v4.b32") || p.contains("ld.shared.v4.u32"),
+        "{p}"
+    );
 }
 
 #[test]
@@ -576,8 +582,8 @@ fn checked_mode_guards_every_access_and_keeps_vectors() {
     assert!(!plain.contains("atom.global.cas"), "{plain}");
     assert!(checked.contains("atom.global.cas.b32"), "{checked}");
     assert!(checked.contains("%ctaid.x"), "{checked}");
-    assert_eq!(checked.matches("ld.global.v4.f32").count(), 4, "{checked}");
-    assert_eq!(checked.matches("st.global.v4.f32").count(), 2, "{checked}");
+    assert_eq!(checked.matches("ld.global.v4.").count(), 4, "{checked}");
+    assert_eq!(checked.matches("st.global.v4.").count(), 2, "{checked}");
     assert!(!checked.contains("tb_in_any"), "{checked}");
     let src = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(a_ptr, out_ptr):\n    i = tl.program_id(0)\n    p = tl.load(a_ptr + i).to(tl.pointer_type(tl.float32))\n    tl.store(out_ptr + i, tl.load(p))\n";
     let p = ptx_options("addr.py", src, "k", "*i64:16, *fp32:16", &|o| {
@@ -837,4 +843,33 @@ fn two_dots_sharing_a_with_b_in_different_layouts_compile_to_register_tiles() {
         assert!(!p.contains("wgmma.mma_async"), "{p}");
         assert!(p.contains("mma.sync.aligned.m16n8k16"), "{p}");
     }
+}
+
+/// A masked row (`cols < N`, N a multiple of 16) as layer norm loads it: one
+/// compare per 16-byte vector, not per element (the axis analysis knows the
+/// mask is constant over each run), and predicated `ld`/`st` rather than a
+/// branch around each access, so the fp16 row is not widened to fp32
+/// registers at the load (ptxas on the H100: 220 -> 156 registers).
+#[test]
+fn masked_rows_take_one_compare_per_vector_and_predicated_accesses() {
+    let text = std::fs::read_to_string(root().join("bench/ln_attn_kernels.py")).unwrap();
+    let p = ptx_for(
+        "sm_90a",
+        "ln_attn_kernels.py",
+        &text,
+        "ln_fwd",
+        "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16, i32:16, fp32, BLOCK=16384, num_warps=8",
+    );
+    // x, w and b: 64 halves per thread each, eight 16-byte vectors.
+    let loads = p
+        .lines()
+        .filter(|l| l.trim_start().starts_with("@%p") && l.contains("ld.global.v4.b32"))
+        .count();
+    assert_eq!(loads, 24, "{p}");
+    let stores = p
+        .lines()
+        .filter(|l| l.trim_start().starts_with("@%p") && l.contains("st.global.v4.b32"))
+        .count();
+    assert_eq!(stores, 8, "{p}");
+    assert!(p.matches("setp.").count() <= 24, "{p}");
 }

@@ -643,9 +643,19 @@ impl<'ctx> Gen<'ctx, '_> {
                             (n, all)
                         }
                     };
-                    let mut out = vec![];
+                    let mut out: Vec<BasicValueEnum<'ctx>> = vec![];
                     let blocked = !self.mma.contains_key(&r0) && !self.rows.contains_key(&r0);
+                    let run = if blocked && divide.is_none() {
+                        self.equal_run(r0, &t)
+                    } else {
+                        1
+                    };
                     for r in 0..n {
+                        if r % run != 0 {
+                            // Equal to the run's first register (axis analysis).
+                            out.push(out[r - r % run]);
+                            continue;
+                        }
                         let args: Vec<_> = all.iter().map(|v| v[r]).collect();
                         out.push(self.elementwise(op, &args)?);
                         if divide.is_some() {

@@ -152,6 +152,27 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(bd.build_int_truncate(code, self.ctx.i8_type(), "")?)
     }
 
+    /// How many consecutive registers of blocked value `v` hold one value:
+    /// runs of equal elements (the axis analysis' constancy, aligned along
+    /// the last dimension) that fall inside one thread's run of `vec`. A mask
+    /// `cols < N` with N a multiple of 16 is then one compare per vector, not
+    /// one per element, and the column indices need not stay live.
+    pub(super) fn equal_run(&self, v: Value, t: &Type) -> usize {
+        let l = self.layout(t);
+        let Some(info) = self.axis.get(&v) else {
+            return 1;
+        };
+        if l.replicated() || !l.is_pow2() {
+            return 1;
+        }
+        let last = t.shape.last().copied().unwrap_or(1);
+        let mut run = l.vec;
+        while run > 1 && (info.constancy % run as u64 != 0 || last % run != 0) {
+            run /= 2;
+        }
+        run
+    }
+
     /// How many registers of a load/store through `ptr` can be one vector access.
     pub(super) fn vector_width(
         &self,
@@ -276,7 +297,19 @@ impl<'ctx> Gen<'ctx, '_> {
             let p = ptrs[g0].into_pointer_value();
             let c = self.check_access(op, p, w * esize, c)?;
             let fallback: Vec<_> = (g0..g0 + w).map(|i| others[i]).collect();
-            let vals = if w == 1 {
+            let global = p.get_type().get_address_space() == AddressSpace::from(1u16);
+            let vals = if let (Some(cond), true) = (c, global && (w * esize).is_multiple_of(4)) {
+                let raw = self.predicated_load(p, cond, &fallback, d, keep_half, w)?;
+                if keep_half {
+                    raw
+                } else {
+                    let mut v = vec![];
+                    for x in raw {
+                        v.push(self.decode_mem(x, d)?);
+                    }
+                    v
+                }
+            } else if w == 1 {
                 self.guarded(c, fallback, &mut |g| {
                     let x = g.b.build_load(mem, p, "")?;
                     Ok(vec![if keep_half { x } else { g.decode_mem(x, d)? }])
@@ -302,6 +335,164 @@ impl<'ctx> Gen<'ctx, '_> {
         self.report_checks(op, crate::record::LOAD)?;
         self.set(r, Reg::B(out));
         Ok(())
+    }
+
+    /// `w` elements from global `p` where `cond` holds, else `other`, by one
+    /// predicated `ld.global` (as Triton emits) rather than a branch around a
+    /// load: with a branch LLVM moves each element's conversion into the
+    /// branch, so a loaded fp16 row lives in fp32 registers from the load on
+    /// (a 16384-column layer norm held w and b as 128 fp32 registers). The
+    /// result is in memory form (`mem_type`). `w * size` is 4, 8 or 16 bytes.
+    fn predicated_load(
+        &self,
+        p: PointerValue<'ctx>,
+        cond: IntValue<'ctx>,
+        other: &[BasicValueEnum<'ctx>],
+        d: DType,
+        other_in_mem_form: bool,
+        w: usize,
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
+        let words = self.to_words(other, d, other_in_mem_form)?;
+        let n = words.len();
+        let outs: Vec<String> = (0..n).map(|j| format!("${j}")).collect();
+        // Where `cond` fails the outputs keep `other`, moved in first.
+        let mut text: String = (0..n)
+            .map(|j| format!("mov.b32 ${j}, ${};\n\t", n + 2 + j))
+            .collect();
+        let (ty, regs) = Self::vector_operand(&outs);
+        text += &format!("@${} ld.global{ty} {regs}, [${n}];", n + 1);
+        let constraints = format!(
+            "{}l,b,{},~{{memory}}",
+            "=r,".repeat(n),
+            vec!["r"; n].join(",")
+        );
+        let i32t = self.ctx.i32_type();
+        let ret: BasicTypeEnum = if n == 1 {
+            i32t.into()
+        } else {
+            self.ctx.struct_type(&vec![i32t.into(); n], false).into()
+        };
+        let r = self
+            .predicated_asm(text, constraints, Some(ret), p, cond, &words)?
+            .ok_or_else(|| GenError("predicated load without a result".into()))?;
+        let wt = i32t.vec_type(n as u32);
+        let mut packed = wt.const_zero();
+        for j in 0..n {
+            let x = if n == 1 {
+                r
+            } else {
+                self.b
+                    .build_extract_value(r.into_struct_value(), j as u32, "")?
+            };
+            packed =
+                self.b
+                    .build_insert_element(packed, x.into_int_value(), self.i32c(j as i64), "")?;
+        }
+        let vt = mem_vec_type(self.mem_type(d), w as u32);
+        let x = self.b.build_bit_cast(packed, vt, "")?.into_vector_value();
+        let mut out = vec![];
+        for j in 0..w {
+            out.push(self.b.build_extract_element(x, self.i32c(j as i64), "")?);
+        }
+        Ok(out)
+    }
+
+    /// `vals` to global `p` where `cond` holds, by one predicated
+    /// `st.global` (no branch, for the reason `predicated_load` gives).
+    fn predicated_store(
+        &self,
+        p: PointerValue<'ctx>,
+        cond: IntValue<'ctx>,
+        vals: &[BasicValueEnum<'ctx>],
+        d: DType,
+    ) -> R<()> {
+        let words = self.to_words(vals, d, false)?;
+        let n = words.len();
+        let ins: Vec<String> = (0..n).map(|j| format!("${}", j + 2)).collect();
+        let (ty, regs) = Self::vector_operand(&ins);
+        let text = format!("@$1 st.global{ty} [$0], {regs};");
+        let constraints = format!("l,b,{},~{{memory}}", vec!["r"; n].join(","));
+        self.predicated_asm(text, constraints, None, p, cond, &words)?;
+        Ok(())
+    }
+
+    /// (`.b32`, `$0`) or (`.v4.b32`, `{$0, $1, $2, $3}`): the type suffix
+    /// and the register operand of an access of these 32-bit words.
+    fn vector_operand(regs: &[String]) -> (String, String) {
+        if regs.len() == 1 {
+            (".b32".into(), regs[0].clone())
+        } else {
+            (
+                format!(".v{}.b32", regs.len()),
+                format!("{{{}}}", regs.join(", ")),
+            )
+        }
+    }
+
+    /// Values of dtype `d` packed into 32-bit words, as memory holds them.
+    fn to_words(
+        &self,
+        vals: &[BasicValueEnum<'ctx>],
+        d: DType,
+        in_mem_form: bool,
+    ) -> R<Vec<IntValue<'ctx>>> {
+        let vt = mem_vec_type(self.mem_type(d), vals.len() as u32);
+        let mut v = vt.const_zero();
+        for (j, &x) in vals.iter().enumerate() {
+            let m = if in_mem_form {
+                x
+            } else {
+                self.encode_mem(x, d)?
+            };
+            v = self.b.build_insert_element(v, m, self.i32c(j as i64), "")?;
+        }
+        let n = vals.len() * d.size_bytes() / 4;
+        let wt = self.ctx.i32_type().vec_type(n as u32);
+        let vw = self.b.build_bit_cast(v, wt, "")?.into_vector_value();
+        (0..n)
+            .map(|j| {
+                Ok(self
+                    .b
+                    .build_extract_element(vw, self.i32c(j as i64), "")?
+                    .into_int_value())
+            })
+            .collect()
+    }
+
+    /// Inline PTX taking (the address of `p`, `cond`, `words...`).
+    fn predicated_asm(
+        &self,
+        text: String,
+        constraints: String,
+        ret: Option<BasicTypeEnum<'ctx>>,
+        p: PointerValue<'ctx>,
+        cond: IntValue<'ctx>,
+        words: &[IntValue<'ctx>],
+    ) -> R<Option<BasicValueEnum<'ctx>>> {
+        let i64t = self.ctx.i64_type();
+        let mut args: Vec<inkwell::values::BasicMetadataValueEnum> =
+            vec![self.b.build_ptr_to_int(p, i64t, "")?.into(), cond.into()];
+        args.extend(
+            words
+                .iter()
+                .map(|&w| inkwell::values::BasicMetadataValueEnum::from(w)),
+        );
+        let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> =
+            vec![i64t.into(), self.ctx.bool_type().into()];
+        params.extend(
+            words
+                .iter()
+                .map(|_| inkwell::types::BasicMetadataTypeEnum::from(self.ctx.i32_type())),
+        );
+        let fn_ty = match ret {
+            Some(t) => t.fn_type(&params, false),
+            None => self.ctx.void_type().fn_type(&params, false),
+        };
+        let asm = self
+            .ctx
+            .create_inline_asm(fn_ty, text, constraints, true, false, None, false);
+        let call = self.b.build_indirect_call(fn_ty, asm, &args, "")?;
+        Ok(call.try_as_basic_value().basic())
     }
 
     pub(super) fn store(&mut self, op: &Op, mask: bool) -> R<()> {
@@ -341,6 +532,11 @@ impl<'ctx> Gen<'ctx, '_> {
             let p = ptrs[g0].into_pointer_value();
             let c = self.check_access(op, p, w * esize, c)?;
             let group: Vec<_> = vals[g0..g0 + w].to_vec();
+            let global = p.get_type().get_address_space() == AddressSpace::from(1u16);
+            if let (Some(cond), true) = (c, global && (w * esize).is_multiple_of(4)) {
+                self.predicated_store(p, cond, &group, d)?;
+                continue;
+            }
             self.guarded(c, vec![], &mut |g| {
                 if w == 1 {
                     let x = g.encode_mem(group[0], d)?;
