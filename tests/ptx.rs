@@ -385,42 +385,13 @@ fn fp16_matmul_with_column_major_b_uses_wgmma_on_k_major_tiles() {
     assert!(!p.contains("cp.async.ca"), "{p}");
 }
 
-/// A grouped product in the manner of tutorial 08: each problem's matrices
-/// arrive as addresses loaded from a tensor and cast to pointers, their
-/// leading dimensions loaded too, so nothing is known of their alignment;
-/// `tl.multiple_of(ptrs, [16, 16])` written as a statement promises it (the
-/// hint applies to the name, as Triton records it on the value).
-const GROUPED: &str = r#"
-import triton
-import triton.language as tl
-
-@triton.jit
-def grouped(addrs, dims, count, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, HINT: tl.constexpr):
-    tile = tl.program_id(0)
-    for g in range(count):
-        m = tl.load(dims + g * 4)
-        n = tl.load(dims + g * 4 + 1)
-        kk = tl.load(dims + g * 4 + 2)
-        ld = tl.load(dims + g * 4 + 3)
-        x = tl.load(addrs + g * 3).to(tl.pointer_type(tl.float16))
-        y = tl.load(addrs + g * 3 + 1).to(tl.pointer_type(tl.float16))
-        z = tl.load(addrs + g * 3 + 2).to(tl.pointer_type(tl.float16))
-        rows = (tile % tl.cdiv(m, BM)) * BM + tl.arange(0, BM)
-        cols = (tile // tl.cdiv(m, BM)) * BN + tl.arange(0, BN)
-        ks = tl.arange(0, BK)
-        xp = x + rows[:, None] * ld + ks[None, :]
-        yp = y + ks[:, None] * ld + cols[None, :]
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for _ in range(0, tl.cdiv(kk, BK)):
-            if HINT:
-                tl.multiple_of(xp, [16, 16])
-                tl.multiple_of(yp, [16, 16])
-            acc += tl.dot(tl.load(xp), tl.load(yp))
-            xp += BK
-            yp += BK * ld
-        tl.store(z + rows[:, None] * ld + cols[None, :], acc.to(tl.float16))
-"#;
-
+/// A grouped product in the manner of tutorial 08 (`hinted_groups` of
+/// `tests/conformance/pointers.py`, which checks its values on both
+/// backends): each problem's matrices arrive as addresses loaded from a
+/// tensor and cast to pointers, their leading dimensions loaded too, so
+/// nothing is known of their alignment; `tl.multiple_of(ptrs, [16, 16])`
+/// written as a statement promises it (the hint applies to the name, as
+/// Triton records it on the value).
 #[test]
 fn hint_statements_put_pointers_loaded_from_memory_on_the_tile_path() {
     let sig = |hint: &str| {
@@ -428,7 +399,9 @@ fn hint_statements_put_pointers_loaded_from_memory_on_the_tile_path() {
             "*i64:16, *i32:16, i32, BM=128, BN=128, BK=32, HINT={hint}, num_warps=4, num_stages=3"
         )
     };
-    let hinted = ptx_for("sm_90a", "grouped.py", GROUPED, "grouped", &sig("True"));
+    let text = std::fs::read_to_string(root().join("tests/conformance/pointers.py")).unwrap();
+    let compile = |hint| ptx_for("sm_90a", "pointers.py", &text, "hinted_groups", &sig(hint));
+    let hinted = compile("True");
     assert_eq!(hinted.matches("wgmma.mma_async").count(), 4, "{hinted}");
     assert_eq!(
         hinted.matches("cp.async.cg.shared.global").count(),
@@ -437,7 +410,7 @@ fn hint_statements_put_pointers_loaded_from_memory_on_the_tile_path() {
     );
     assert!(!hinted.contains("mma.sync"), "{hinted}");
     // Without the promise the addresses may be odd: element by element.
-    let plain = ptx_for("sm_90a", "grouped.py", GROUPED, "grouped", &sig("False"));
+    let plain = compile("False");
     assert!(!plain.contains("cp.async"), "{plain}");
     assert!(!plain.contains("wgmma"), "{plain}");
 }

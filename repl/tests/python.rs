@@ -169,4 +169,16 @@ fn sweep_cut_keeps_the_first_points_of_a_sweep() {
             "{err}"
         );
     }
+    // Zero or a value that is not a number: an error naming the variable.
+    for bad in ["0", "two", "-1"] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tilebook"));
+        cmd.args(["run", "--device", "cpu"]).arg(&program);
+        cmd.env("TILEBOOK_SWEEP_CUT", bad);
+        let (ok, out, err) = stdout_of(&mut cmd);
+        assert!(!ok, "{out}");
+        assert!(
+            err.contains("TILEBOOK_SWEEP_CUT") && err.contains("ValueError"),
+            "{err}"
+        );
+    }
 }

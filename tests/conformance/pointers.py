@@ -122,9 +122,10 @@ check("walking pointers: backwards, after the loop", out[2 * R * C + 2 * C:].cpu
 # Hint statements (`tl.multiple_of(p, [16, 16])` with its result unused, as
 # tutorial 08 writes them) rebind the name to the hinted value: pointers cast
 # from loaded addresses, runtime leading dimensions, a K loop; two problems
-# of different sizes in one launch.
+# of different sizes in one launch. `tests/ptx.rs` compiles this kernel too
+# (with HINT=False the addresses may be odd and the loads stay scalar).
 @triton.jit
-def hinted_groups(addrs, dims, count, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def hinted_groups(addrs, dims, count, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, HINT: tl.constexpr):
     tile = tl.program_id(0)
     for g in range(count):
         m = tl.load(dims + g * 4)
@@ -142,8 +143,9 @@ def hinted_groups(addrs, dims, count, BM: tl.constexpr, BN: tl.constexpr, BK: tl
             yp = y + ks[:, None] * ld + cols[None, :]
             acc = tl.zeros((BM, BN), dtype=tl.float32)
             for _ in range(0, tl.cdiv(kk, BK)):
-                tl.multiple_of(xp, [16, 16])
-                tl.multiple_of(yp, [16, 16])
+                if HINT:
+                    tl.multiple_of(xp, [16, 16])
+                    tl.multiple_of(yp, [16, 16])
                 acc += tl.dot(tl.load(xp), tl.load(yp))
                 xp += BK
                 yp += BK * ld
@@ -158,6 +160,10 @@ for size in (128, 256):
 addrs = torch.tensor([t.data_ptr() for trio in mats for t in trio], device=DEVICE)
 dims = torch.tensor([d for a, _, _ in mats for d in (a.shape[0], a.shape[0], a.shape[0], a.shape[0])],
                     dtype=torch.int32, device=DEVICE)
-hinted_groups[(4,)](addrs, dims, 2, BM=128, BN=128, BK=32, num_warps=4)
-for a, b, c in mats:
-    check(f"hint statements: grouped product {a.shape[0]}", c.cpu(), a.cpu().float() @ b.cpu().float(), atol=2e-2, rtol=1e-2)
+for hint in (True, False):
+    for _, _, c in mats:
+        c.zero_()
+    hinted_groups[(4,)](addrs, dims, 2, BM=128, BN=128, BK=32, HINT=hint, num_warps=4)
+    for a, b, c in mats:
+        check(f"hint statements (HINT={hint}): grouped product {a.shape[0]}", c.cpu(), a.cpu().float() @ b.cpu().float(),
+              atol=2e-2, rtol=1e-2)

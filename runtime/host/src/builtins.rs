@@ -162,12 +162,12 @@ coloured by the mask. The launch is real: outputs are written.
     Entry {
         name: "display",
         f: display,
-        doc: "",
+        doc: "IPython.display.display(*objs): show values as cell outputs (rich MIME where they have it).",
     },
     Entry {
         name: "clear_output",
         f: clear_output,
-        doc: "",
+        doc: "IPython.display.clear_output(wait=False): clear this cell's outputs so far.",
     },
 ];
 

@@ -34,17 +34,17 @@ pub const METHODS: &[Entry<TensorMethodFn>] = &[
     Entry {
         name: "isnan",
         f: method_class,
-        doc: "",
+        doc: "Tensor.isnan(): True where the element is NaN.",
     },
     Entry {
         name: "isinf",
         f: method_class,
-        doc: "",
+        doc: "Tensor.isinf(): True where the element is +inf or -inf.",
     },
     Entry {
         name: "isfinite",
         f: method_class,
-        doc: "",
+        doc: "Tensor.isfinite(): True where the element is neither NaN nor infinite.",
     },
 ];
 

@@ -76,22 +76,22 @@ allocator is accepted and never called.
     Entry {
         name: "driver.get_current_target",
         f: driver_get_current_target,
-        doc: "",
+        doc: "triton.runtime.driver.active.get_current_target(): the backend ('cuda') and its arch (e.g. 90).",
     },
     Entry {
         name: "driver.get_device_properties",
         f: driver_get_device_properties,
-        doc: "",
+        doc: "driver.active.utils.get_device_properties(i): the GPU's SM count, shared memory, registers.",
     },
     Entry {
         name: "compiled._init_handles",
         f: compiled_init_handles,
-        doc: "",
+        doc: "CompiledKernel._init_handles(): loads the kernel now (tilebook loads at compile: no-op).",
     },
     Entry {
         name: "driver.get_active_torch_device",
         f: driver_get_active_torch_device,
-        doc: "",
+        doc: "driver.active.get_active_torch_device(): the torch device kernels launch on.",
     },
 ];
 

@@ -162,25 +162,35 @@ fn strings(s: &mut Engine, v: &Val) -> R<Vec<String>> {
 
 /// `TILEBOOK_SWEEP_CUT=N` keeps the first `N` points of every sweep (a
 /// tutorial's sizes shrink without editing the file, e.g. on the CPU
-/// backend); the cut is said on stderr.
-fn cut(mut x_vals: Vec<Val>) -> Vec<Val> {
-    let keep = std::env::var("TILEBOOK_SWEEP_CUT")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok());
-    if let Some(n) = keep.filter(|&n| n < x_vals.len()) {
+/// backend); the cut is said on stderr. A value that is not a whole number
+/// of at least 1 is an error naming the variable, not a silent full sweep
+/// or an empty table.
+fn cut(mut x_vals: Vec<Val>) -> R<Vec<Val>> {
+    let Ok(raw) = std::env::var("TILEBOOK_SWEEP_CUT") else {
+        return Ok(x_vals);
+    };
+    let n = match raw.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => n,
+        _ => {
+            return Err(Exc::value_error(format!(
+            "TILEBOOK_SWEEP_CUT={raw:?}: expected the number of sweep points to keep (1 or more)"
+        )))
+        }
+    };
+    if n < x_vals.len() {
         eprintln!(
             "TILEBOOK_SWEEP_CUT={n}: the sweep keeps its first {n} of {} points",
             x_vals.len()
         );
         x_vals.truncate(n);
     }
-    x_vals
+    Ok(x_vals)
 }
 
 /// Call the benchmark function over the sweep.
 fn sweep(s: &mut Engine, f: &Val, b: &Object, extra: &[(String, Val)]) -> R<Table> {
     let x_names = strings(s, &attr(b, "x_names"))?;
-    let x_vals = cut(s.iterate(&attr(b, "x_vals"))?);
+    let x_vals = cut(s.iterate(&attr(b, "x_vals"))?)?;
     let line_arg = attr(b, "line_arg").to_str().to_string();
     let line_vals = s.iterate(&attr(b, "line_vals"))?;
     let line_names = match attr(b, "line_names") {
