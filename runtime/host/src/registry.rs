@@ -87,36 +87,3 @@ impl Engine {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::Entry;
-
-    fn undocumented<F>(table: &[Entry<F>]) -> Vec<&'static str> {
-        table
-            .iter()
-            .filter(|e| e.doc.trim().is_empty())
-            .map(|e| e.name)
-            .collect()
-    }
-
-    /// `help()` and completion read `doc`: every entry of every table has one.
-    #[test]
-    fn every_entry_has_a_doc() {
-        let mut missing = vec![];
-        for t in [
-            crate::builtins::TABLE,
-            crate::distributed::TABLE,
-            crate::torch::TABLE,
-            crate::reference::TABLE,
-            crate::float_class::TABLE,
-            crate::triton::TABLE,
-            crate::docs::TABLE,
-        ] {
-            missing.extend(undocumented(t));
-        }
-        missing.extend(undocumented(crate::tensor_methods::METHODS));
-        missing.extend(undocumented(crate::float_class::METHODS));
-        assert!(missing.is_empty(), "entries without a doc: {missing:?}");
-    }
-}
