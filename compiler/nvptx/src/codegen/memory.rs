@@ -358,13 +358,22 @@ impl<'ctx> Gen<'ctx, '_> {
     ) -> R<Vec<BasicValueEnum<'ctx>>> {
         let words = self.to_words(other, d, other_in_mem_form)?;
         let n = words.len();
+        // Operands: $0.. the loaded words, $n the address, $n+1 the
+        // predicate, then `other`'s words, moved in first so that they stay
+        // where `cond` fails.
         let outs: Vec<String> = (0..n).map(|j| format!("${j}")).collect();
-        // Where `cond` fails the outputs keep `other`, moved in first.
         let mut text: String = (0..n)
             .map(|j| format!("mov.b32 ${j}, ${};\n\t", n + 2 + j))
             .collect();
-        let (ty, regs) = Self::vector_operand(&outs);
-        text += &format!("@${} ld.global{ty} {regs}, [${n}];", n + 1);
+        text += &if n == 1 {
+            format!("@${} ld.global.b32 $0, [${n}];", n + 1)
+        } else {
+            format!(
+                "@${} ld.global.v{n}.b32 {{{}}}, [${n}];",
+                n + 1,
+                outs.join(", ")
+            )
+        };
         let constraints = format!(
             "{}l,b,{},~{{memory}}",
             "=r,".repeat(n),
@@ -376,8 +385,30 @@ impl<'ctx> Gen<'ctx, '_> {
         } else {
             self.ctx.struct_type(&vec![i32t.into(); n], false).into()
         };
+        let i64t = self.ctx.i64_type();
+        let mut args: Vec<inkwell::values::BasicMetadataValueEnum> =
+            vec![self.b.build_ptr_to_int(p, i64t, "")?.into(), cond.into()];
+        args.extend(
+            words
+                .iter()
+                .map(|&w| inkwell::values::BasicMetadataValueEnum::from(w)),
+        );
+        let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> =
+            vec![i64t.into(), self.ctx.bool_type().into()];
+        params.extend(
+            words
+                .iter()
+                .map(|_| inkwell::types::BasicMetadataTypeEnum::from(i32t)),
+        );
+        let fn_ty = ret.fn_type(&params, false);
+        let asm = self
+            .ctx
+            .create_inline_asm(fn_ty, text, constraints, true, false, None, false);
         let r = self
-            .predicated_asm(text, constraints, Some(ret), p, cond, &words)?
+            .b
+            .build_indirect_call(fn_ty, asm, &args, "")?
+            .try_as_basic_value()
+            .basic()
             .ok_or_else(|| GenError("predicated load without a result".into()))?;
         let wt = i32t.vec_type(n as u32);
         let mut packed = wt.const_zero();
@@ -399,19 +430,6 @@ impl<'ctx> Gen<'ctx, '_> {
             out.push(self.b.build_extract_element(x, self.i32c(j as i64), "")?);
         }
         Ok(out)
-    }
-
-    /// (`.b32`, `$0`) or (`.v4.b32`, `{$0, $1, $2, $3}`): the type suffix
-    /// and the register operand of an access of these 32-bit words.
-    fn vector_operand(regs: &[String]) -> (String, String) {
-        if regs.len() == 1 {
-            (".b32".into(), regs[0].clone())
-        } else {
-            (
-                format!(".v{}.b32", regs.len()),
-                format!("{{{}}}", regs.join(", ")),
-            )
-        }
     }
 
     /// Values of dtype `d` packed into 32-bit words, as memory holds them.
@@ -442,42 +460,6 @@ impl<'ctx> Gen<'ctx, '_> {
                     .into_int_value())
             })
             .collect()
-    }
-
-    /// Inline PTX taking (the address of `p`, `cond`, `words...`).
-    fn predicated_asm(
-        &self,
-        text: String,
-        constraints: String,
-        ret: Option<BasicTypeEnum<'ctx>>,
-        p: PointerValue<'ctx>,
-        cond: IntValue<'ctx>,
-        words: &[IntValue<'ctx>],
-    ) -> R<Option<BasicValueEnum<'ctx>>> {
-        let i64t = self.ctx.i64_type();
-        let mut args: Vec<inkwell::values::BasicMetadataValueEnum> =
-            vec![self.b.build_ptr_to_int(p, i64t, "")?.into(), cond.into()];
-        args.extend(
-            words
-                .iter()
-                .map(|&w| inkwell::values::BasicMetadataValueEnum::from(w)),
-        );
-        let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> =
-            vec![i64t.into(), self.ctx.bool_type().into()];
-        params.extend(
-            words
-                .iter()
-                .map(|_| inkwell::types::BasicMetadataTypeEnum::from(self.ctx.i32_type())),
-        );
-        let fn_ty = match ret {
-            Some(t) => t.fn_type(&params, false),
-            None => self.ctx.void_type().fn_type(&params, false),
-        };
-        let asm = self
-            .ctx
-            .create_inline_asm(fn_ty, text, constraints, true, false, None, false);
-        let call = self.b.build_indirect_call(fn_ty, asm, &args, "")?;
-        Ok(call.try_as_basic_value().basic())
     }
 
     pub(super) fn store(&mut self, op: &Op, mask: bool) -> R<()> {
