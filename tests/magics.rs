@@ -61,6 +61,46 @@ fn stage_magics_show_the_latest_specialization() {
 }
 
 #[test]
+fn launches_like_the_one_before_reuse_its_code_and_only_that() {
+    // A launch specialized like the previous one skips building and looking
+    // up the cache key; anything that changes the key must still choose its
+    // own code: 1, 1.0 and True are three constants, as in Triton.
+    let mut s = session();
+    ok(&mut s, KERNEL);
+    ok(
+        &mut s,
+        "@triton.jit\ndef add_c(x_ptr, n, C: tl.constexpr, B: tl.constexpr):\n    o = tl.arange(0, B)\n    tl.store(x_ptr + o, tl.load(x_ptr + o, mask=o < n) + C, mask=o < n)\n",
+    );
+    let out = ok(
+        &mut s,
+        "y = torch.zeros(10, device='cuda')\nfor c in [1, 1.0, True, 2, 2, 1, 3.5, 3.5]:\n    add_c[(1,)](y, 10, C=c, B=16)\nprint(y[0].item(), y[9].item())",
+    );
+    assert_eq!(out, "15.0 15.0\n");
+    let out = ok(&mut s, "%cache info");
+    assert!(out.contains("add_c: 5 specialization(s)"), "{out}");
+    ok(&mut s, "%cache clear");
+    ok(&mut s, "add_c[(1,)](y, 10, C=2, B=16)");
+    let out = ok(&mut s, "%cache info");
+    assert!(out.contains("add_c: 1 specialization(s)"), "{out}");
+    // Alignment and integer specializations change between launches too.
+    let out = ok(
+        &mut s,
+        "z = torch.zeros(40, device='cuda')\nfor off, n in [(0, 16), (1, 16), (0, 1), (0, 16), (3, 7)]:\n    add_c[(1,)](z[off:], n, C=1, B=16)\nprint(z.tolist()[:20])",
+    );
+    let want: Vec<f32> = {
+        let mut z = [0f32; 40];
+        for (off, n) in [(0, 16), (1, 16), (0, 1), (0, 16), (3, 7)] {
+            for v in &mut z[off..off + n] {
+                *v += 1.0;
+            }
+        }
+        z[..20].to_vec()
+    };
+    let want: Vec<String> = want.iter().map(|v| format!("{v:.1}")).collect();
+    assert_eq!(out, format!("[{}]\n", want.join(", ")));
+}
+
+#[test]
 fn who_reset_lsmagic_and_unknown_magics() {
     let mut s = session();
     ok(&mut s, KERNEL);

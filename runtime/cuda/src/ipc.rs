@@ -128,15 +128,17 @@ impl Region {
             ));
         }
         let tail = self.u64_at(TAIL).load(Ordering::Relaxed);
-        let mut waited = Instant::now();
+        // The clock is read only once the ring is full.
+        let mut waited: Option<Instant> = None;
         while tail - self.u64_at(HEAD).load(Ordering::Acquire) >= SLOTS as u64 {
             self.wake_worker();
             std::thread::yield_now();
-            if waited.elapsed() > POLL {
+            let since = *waited.get_or_insert_with(Instant::now);
+            if since.elapsed() > POLL {
                 if !alive() {
                     return Err(DEAD.into());
                 }
-                waited = Instant::now();
+                waited = Some(Instant::now());
             }
         }
         let p = self.slot(tail);
@@ -293,7 +295,10 @@ pub(crate) struct Enc(pub(crate) Vec<u8>);
 
 impl Enc {
     pub(crate) fn new(op: u8) -> Enc {
-        Enc(vec![op])
+        // Room for a launch of a dozen arguments without growing.
+        let mut v = Vec::with_capacity(160);
+        v.push(op);
+        Enc(v)
     }
     pub(crate) fn u8(mut self, v: u8) -> Enc {
         self.0.push(v);

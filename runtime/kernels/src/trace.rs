@@ -100,7 +100,7 @@ pub(crate) fn run_traced(s: &mut dyn Host, k: &Rc<KernelObj>, p: &Prepared) -> R
         .map_err(|e| Exc::new("CompilationError", format!("CPU backend: {e}")))?;
     let sites = cpu.sites.clone();
     let c = Compiled {
-        key: p.key.clone(),
+        key: p.key.to_string(),
         signature: p.signature(&jit),
         tir: front.tir,
         kernel: Some(cpu),

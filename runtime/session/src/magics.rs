@@ -349,8 +349,7 @@ impl Magics for Engine {
     fn clear_memory_caches(&mut self) {
         for (_, v) in self.global_values() {
             if let Val::Kernel(k) = v {
-                k.cache.borrow_mut().clear();
-                k.failed.borrow_mut().clear();
+                k.clear_compiled();
                 if let Some(t) = k.autotune.borrow().as_ref() {
                     t.cache.borrow_mut().clear();
                 }

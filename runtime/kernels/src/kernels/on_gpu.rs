@@ -34,17 +34,17 @@ pub(super) fn launch_gpus(
             _ => None,
         })
         .collect();
-    let listed: Vec<u32> = devices.iter().flatten().copied().collect();
     // The common case, everything on the backend's device, costs nothing more.
-    if listed.iter().all(|&d| d == primary.ordinal)
-        && (!listed.is_empty() || s.current_device == primary.ordinal)
-    {
+    let mut listed = devices.iter().flatten().copied().peekable();
+    let any = listed.peek().is_some();
+    if listed.all(|d| d == primary.ordinal) && (any || s.current_device == primary.ordinal) {
         return Ok(Some(LaunchGpus {
             owners: devices.iter().map(|d| d.map(|_| primary.clone())).collect(),
             run_on: primary,
             is_primary: true,
         }));
     }
+    let listed: Vec<u32> = devices.iter().flatten().copied().collect();
     let name = k.jit.borrow().name.clone();
     let placed = crate::devices::launch_device(&listed, s.current_device, k.is_library())
         .map_err(|m| Exc::new("RuntimeError", m))?;
@@ -106,18 +106,22 @@ pub(super) fn launch_on(
                 None
             };
             s.note_gpu_launch(&jit.name);
-            // Each tensor's address on the device that owns it (uploading
-            // host data there first).
-            let mut addrs = Vec::with_capacity(args.len());
+            // The driver's arguments: each tensor's address on the device
+            // that owns it (uploading host data there first), the scalars.
+            let mut raw = Vec::with_capacity(args.len() + 8);
             for (a, owner) in args.iter().zip(&lg.owners) {
-                addrs.push(match (a, owner) {
-                    (KernelArg::Tensor(t), Some(o)) => Some(
+                use tilebook_cuda::Arg;
+                raw.push(match (a, owner) {
+                    (KernelArg::Tensor(t), Some(o)) => Arg::Ptr(
                         t.storage
                             .device_address(o)
                             .map_err(|e| s.gpu_failure(Exc::new("RuntimeError", e)))?
                             + (t.offset * t.dtype.size_bytes()) as u64,
                     ),
-                    _ => None,
+                    (KernelArg::Tensor(_), None) => Arg::Ptr(0),
+                    (KernelArg::Int(i, DType::I64), _) => Arg::I64(*i),
+                    (KernelArg::Int(i, _), _) => Arg::I32(*i as i32),
+                    (KernelArg::Float(f), _) => Arg::F32(*f),
                 });
             }
             let func = if lg.is_primary {
@@ -131,12 +135,10 @@ pub(super) fn launch_on(
                 })?)
             };
             let func = func.as_deref().unwrap_or(&gk.1);
-            let extra = if gk.0.check_bounds {
-                checked::extra_args(s, g, &gk.0, args)?
-            } else {
-                vec![]
-            };
-            if let Err(e) = launch_gpu(g, jit, func, grid, args, &addrs, &extra) {
+            if gk.0.check_bounds {
+                raw.extend(checked::extra_args(s, g, &gk.0, args)?);
+            }
+            if let Err(e) = launch_gpu(g, jit, func, grid, args, &raw) {
                 return Err(s.gpu_failure(e));
             }
             // Work queued later on the owners' streams (a read-back, the next
@@ -225,27 +227,15 @@ fn launch_gpu(
     func: &tilebook_cuda::GpuFunction,
     grid: [u32; 3],
     args: &[KernelArg],
-    addrs: &[Option<u64>],
-    extra: &[tilebook_cuda::Arg],
+    raw: &[tilebook_cuda::Arg],
 ) -> R<()> {
-    use tilebook_cuda::Arg;
-    let mut raw = Vec::with_capacity(args.len() + extra.len());
-    for (a, addr) in args.iter().zip(addrs) {
-        raw.push(match a {
-            KernelArg::Tensor(_) => Arg::Ptr(addr.unwrap_or(0)),
-            KernelArg::Int(i, DType::I64) => Arg::I64(*i),
-            KernelArg::Int(i, _) => Arg::I32(*i as i32),
-            KernelArg::Float(f) => Arg::F32(*f),
-        });
-    }
-    raw.extend_from_slice(extra);
     // Asynchronous, like CUDA: reading a result or synchronising waits for it.
     static SYNC: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let sync = *SYNC.get_or_init(|| std::env::var("TILEBOOK_SYNC_LAUNCH").is_ok_and(|v| v == "1"));
     let result = if sync {
-        g.launch(func, grid, &raw).and_then(|_| g.synchronize())
+        g.launch(func, grid, raw).and_then(|_| g.synchronize())
     } else {
-        g.launch(func, grid, &raw)
+        g.launch(func, grid, raw)
     };
     for a in args {
         if let KernelArg::Tensor(t) = a {

@@ -3,6 +3,7 @@
 //! deriving Triton's specialization and the cache key from them.
 
 use super::{KernelArg, KernelObj};
+use crate::value::kernel::KeyMemo;
 use crate::value::R;
 use crate::value::{Exc, Val};
 use crate::{Backend, Host};
@@ -204,7 +205,7 @@ pub(crate) struct Prepared {
     pub(crate) ns: crate::value::Scope,
     /// The in-memory cache key; it ends with `#` and the GPU context's
     /// generation (what precedes the `#` is the on-disk key's part).
-    pub(crate) key: String,
+    pub(crate) key: Rc<str>,
     pub(crate) specs: Vec<ArgSpec>,
     pub(crate) meta: Vec<(String, ConstVal)>,
     pub(crate) options: CompileOptions,
@@ -400,36 +401,51 @@ pub(crate) fn prepare(
         Backend::Cuda(g) => Some(g.clone()),
         Backend::Cpu => None,
     };
-    // The key is built in one buffer: it is made on every launch.
-    use std::fmt::Write as _;
-    let mut key = String::with_capacity(256);
-    key.push_str(&source_digest(k, &ns, &jit));
-    key.push('|');
-    for (i, sp) in specs.iter().enumerate() {
-        let _ = write!(key, "{}{sp}", if i == 0 { "" } else { "," });
-    }
-    key.push('|');
-    for (i, (name, v)) in meta_consts.iter().enumerate() {
-        let _ = write!(key, "{}{name}={v}", if i == 0 { "" } else { "," });
-    }
-    let _ = write!(
-        key,
-        "|warps={}|stages={}|",
-        options.num_warps, options.num_stages
-    );
-    if let Some(p) = &options.libdevice {
-        let _ = write!(key, "libdevice={p}|");
-    }
     let check_bounds = s.check_bounds && (gpu.is_some() || s.check_ptx);
-    if check_bounds {
-        key.push_str("checked|");
-    }
-    match &gpu {
-        Some(g) => {
-            let _ = write!(key, "{}#{}", g.arch, g.generation);
+    let digest = source_digest(k, &ns, &jit);
+    let target = gpu.as_ref().map(|g| (g.arch.as_str(), g.generation));
+    let memo = k.key_memo.borrow();
+    let same = memo.as_ref().filter(|m| {
+        m.digest == digest
+            && m.check_bounds == check_bounds
+            && m.target.as_ref().map(|(a, g)| (a.as_str(), *g)) == target
+            && m.options.num_warps == options.num_warps
+            && m.options.num_stages == options.num_stages
+            && m.options.libdevice == options.libdevice
+            && m.specs.len() == specs.len()
+            && m.specs.iter().zip(&specs).all(|(a, b)| same_spec(a, b))
+            && m.meta.len() == meta_consts.len()
+            && m.meta
+                .iter()
+                .zip(&meta_consts)
+                .all(|(a, b)| a.0 == b.0 && same_const(&a.1, &b.1))
+    });
+    let key = match same {
+        Some(m) => m.key.clone(),
+        None => {
+            drop(memo);
+            let key: Rc<str> = cache_key(
+                &digest,
+                &specs,
+                &meta_consts,
+                &options,
+                check_bounds,
+                target,
+            )
+            .into();
+            *k.key_memo.borrow_mut() = Some(KeyMemo {
+                digest,
+                specs: specs.clone(),
+                meta: meta_consts.clone(),
+                options: options.clone(),
+                check_bounds,
+                target: target.map(|(a, g)| (a.to_string(), g)),
+                key: key.clone(),
+                compiled: None,
+            });
+            key
         }
-        None => key.push_str("cpu#0"),
-    }
+    };
     Ok(Prepared {
         ns,
         key,
@@ -440,6 +456,67 @@ pub(crate) fn prepare(
         args,
         check_bounds,
     })
+}
+
+/// The in-memory cache key of a specialization: the source digest, Triton's
+/// spelling of each argument's specialization, the meta-parameters, the
+/// options and the target.
+fn cache_key(
+    digest: &str,
+    specs: &[ArgSpec],
+    meta: &[(String, ConstVal)],
+    options: &CompileOptions,
+    check_bounds: bool,
+    target: Option<(&str, u32)>,
+) -> String {
+    use std::fmt::Write as _;
+    let mut key = String::with_capacity(256);
+    key.push_str(digest);
+    key.push('|');
+    for (i, sp) in specs.iter().enumerate() {
+        let _ = write!(key, "{}{sp}", if i == 0 { "" } else { "," });
+    }
+    key.push('|');
+    for (i, (name, v)) in meta.iter().enumerate() {
+        let _ = write!(key, "{}{name}={v}", if i == 0 { "" } else { "," });
+    }
+    let _ = write!(
+        key,
+        "|warps={}|stages={}|",
+        options.num_warps, options.num_stages
+    );
+    if let Some(p) = &options.libdevice {
+        let _ = write!(key, "libdevice={p}|");
+    }
+    if check_bounds {
+        key.push_str("checked|");
+    }
+    match target {
+        Some((arch, generation)) => {
+            let _ = write!(key, "{arch}#{generation}");
+        }
+        None => key.push_str("cpu#0"),
+    }
+    key
+}
+
+/// Whether two specializations spell the same key. Stricter than `==`,
+/// which takes `1`, `1.0` and `True` for one constant: they are three
+/// specializations.
+fn same_spec(a: &ArgSpec, b: &ArgSpec) -> bool {
+    match (a, b) {
+        (ArgSpec::Const(x), ArgSpec::Const(y)) => same_const(x, y),
+        _ => a == b,
+    }
+}
+
+fn same_const(a: &ConstVal, b: &ConstVal) -> bool {
+    match (a, b) {
+        (ConstVal::Tuple(x), ConstVal::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_const(p, q))
+        }
+        _ => std::mem::discriminant(a) == std::mem::discriminant(b) && a == b,
+    }
 }
 
 impl Prepared {
@@ -488,7 +565,11 @@ pub(crate) fn source_digest(
     ns: &crate::value::Scope,
     jit: &Rc<JitFunction>,
 ) -> Rc<str> {
-    if k.is_host() {
+    // Host kernels get a new snapshot when a global they name changes, and
+    // library kernels' namespace is fixed: the same objects mean the same
+    // digest. (A session-globals scope changes in place: not memoized.)
+    let memo = k.is_host() || k.is_library();
+    if memo {
         if let Some((scope, body, digest)) = k.source_memo.borrow().as_ref() {
             if Rc::ptr_eq(scope, ns) && Rc::ptr_eq(body, jit) {
                 return digest.clone();
@@ -502,7 +583,7 @@ pub(crate) fn source_digest(
         .map(|b| format!("{b:02x}"))
         .collect::<String>()
         .into();
-    if k.is_host() {
+    if memo {
         *k.source_memo.borrow_mut() = Some((ns.clone(), jit.clone(), digest.clone()));
     }
     digest

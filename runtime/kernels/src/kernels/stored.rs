@@ -12,7 +12,7 @@ use tilebook_nvptx::GpuKernel;
 /// The on-disk key of a prepared launch: its in-memory key without the GPU
 /// context's generation.
 fn disk_key(p: &Prepared) -> String {
-    let base = p.key.rsplit_once('#').map_or(p.key.as_str(), |(a, _)| a);
+    let base = p.key.rsplit_once('#').map_or(&*p.key, |(a, _)| a);
     DiskCache::kernel_key(base)
 }
 

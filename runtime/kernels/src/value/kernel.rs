@@ -91,6 +91,10 @@ pub struct KernelObj {
     /// callees' and the constants they name), with the namespace snapshot
     /// and body it was computed for: reused while both are the same objects.
     pub(crate) source_memo: RefCell<Option<SourceMemo>>,
+    /// The last launch's cache key, what it was made from and the code it
+    /// found: a launch specialized like the one before (a loop's) reuses
+    /// them without formatting the key or looking it up.
+    pub(crate) key_memo: RefCell<Option<KeyMemo>>,
     /// `@triton.jit(launch_metadata=fn)`: what a profiler hook names each
     /// launch by (`fn(grid, kernel, args)` returns a dict with "name" and
     /// metrics).
@@ -99,6 +103,20 @@ pub struct KernelObj {
 
 /// A source digest with the namespace snapshot and body it was made for.
 pub(crate) type SourceMemo = (Scope, Rc<JitFunction>, Rc<str>);
+
+/// A cache key with everything it was made from (see `KernelObj::key_memo`)
+/// and, once a launch found or compiled it, the code.
+pub(crate) struct KeyMemo {
+    pub(crate) digest: Rc<str>,
+    pub(crate) specs: Vec<tilebook_frontend::kernel::ArgSpec>,
+    pub(crate) meta: Vec<(String, tilebook_frontend::kernel::ConstVal)>,
+    pub(crate) options: tilebook_frontend::kernel::CompileOptions,
+    pub(crate) check_bounds: bool,
+    /// The GPU's architecture and context generation; `None` on the CPU.
+    pub(crate) target: Option<(String, u32)>,
+    pub(crate) key: Rc<str>,
+    pub(crate) compiled: Option<Rc<Compiled>>,
+}
 
 /// Where a kernel's global names resolve.
 #[derive(Clone)]
@@ -148,6 +166,13 @@ impl KernelObj {
         }
     }
 
+    /// Forget every compiled specialization (and the failed ones).
+    pub fn clear_compiled(&self) {
+        self.cache.borrow_mut().clear();
+        self.failed.borrow_mut().clear();
+        *self.key_memo.borrow_mut() = None;
+    }
+
     /// Whether it is one of tilebook's own kernels (behind a torch
     /// operation), whose names resolve in a fixed module namespace.
     pub fn is_library(&self) -> bool {
@@ -180,6 +205,7 @@ impl KernelObj {
             heuristics: RefCell::new(vec![]),
             namespace: None,
             source_memo: RefCell::new(None),
+            key_memo: RefCell::new(None),
             launch_metadata: RefCell::new(None),
         }
     }
