@@ -98,6 +98,13 @@ fn launches_like_the_one_before_reuse_its_code_and_only_that() {
     };
     let want: Vec<String> = want.iter().map(|v| format!("{v:.1}")).collect();
     assert_eq!(out, format!("[{}]\n", want.join(", ")));
+    // `kernel[grid]` with the grid object of the launch before reuses its
+    // launcher only when that object cannot change: a list can.
+    let out = ok(
+        &mut s,
+        "w = torch.zeros(16, device='cuda')\ng = [1]\nt = (2,)\nfor _ in range(2):\n    add_c[g](w, 16, C=1, B=16)\n    g[0] = 3\nfor _ in range(2):\n    add_c[t](w, 16, C=1, B=16)\nprint(w[0].item(), w[15].item())",
+    );
+    assert_eq!(out, "8.0 8.0\n");
 }
 
 #[test]
