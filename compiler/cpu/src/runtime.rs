@@ -627,33 +627,56 @@ pub fn run_grid(g: Grid<'_>) -> Result<LaunchOutput, LaunchError> {
     // (tens of microseconds) runs here. The time of one program comes from
     // the kernel's last launch, or from running the first program here.
     // Every launch updates the estimate (its time per program, per thread).
+    // A one-program grid runs here with no clock read: there is nothing to
+    // share out, and the estimate is for grids that may be.
+    if total == 1 {
+        run(&mut frame, None);
+    } else {
+        run_timed(&run, &mut frame, frame_size, total, threads, program_ns);
+    }
+    finish(shared)
+}
+
+/// Run a grid of several programs here or on the pool (see `run_grid`),
+/// updating the kernel's estimate of one program's time.
+fn run_timed<F: Fn(&mut Frame, Option<u64>) + Sync>(
+    run: &F,
+    frame: &mut Frame,
+    frame_size: usize,
+    total: u64,
+    threads: usize,
+    program_ns: &AtomicU64,
+) {
     let known = program_ns.load(Ordering::Relaxed);
     let start = std::time::Instant::now();
     let per = if known > 0 && threads > 1 {
         known as f64 * 1e-9
     } else {
-        run(&mut frame, Some(1));
+        run(frame, Some(1));
         start.elapsed().as_secs_f64()
     };
     let rest = per * total.saturating_sub(1) as f64;
     let alone = threads == 1 || rest < SMALL_LAUNCH_S;
     if alone {
-        run(&mut frame, None);
+        run(frame, None);
     } else {
         // Rayon's pool keeps its threads between launches (starting
         // threads on every launch cost tens of microseconds). This thread
         // works beside `threads - 1` of them, one thread per core.
-        let r = &run;
         rayon::in_place_scope(|s| {
             for _ in 1..threads {
-                s.spawn(move |_| r(&mut Frame::new(frame_size), None));
+                s.spawn(move |_| run(&mut Frame::new(frame_size), None));
             }
-            run(&mut frame, None);
+            run(frame, None);
         });
     }
     let busy = start.elapsed().as_secs_f64() * if alone { 1.0 } else { threads as f64 };
     let ns = busy / total.max(1) as f64 * 1e9;
     program_ns.store(ns.max(1.0) as u64, Ordering::Relaxed);
+}
+
+/// A finished launch's first error, or what its programs printed and traced.
+fn finish(shared: Shared) -> Result<LaunchOutput, LaunchError> {
     if let Some(e) = shared
         .error
         .lock()
