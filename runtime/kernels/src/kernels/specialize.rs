@@ -409,9 +409,7 @@ pub(crate) fn prepare(
         m.digest == digest
             && m.check_bounds == check_bounds
             && m.target.as_ref().map(|(a, g)| (a.as_str(), *g)) == target
-            && m.options.num_warps == options.num_warps
-            && m.options.num_stages == options.num_stages
-            && m.options.libdevice == options.libdevice
+            && m.options == options
             && m.specs.len() == specs.len()
             && m.specs.iter().zip(&specs).all(|(a, b)| same_spec(a, b))
             && m.meta.len() == meta_consts.len()
