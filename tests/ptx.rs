@@ -653,7 +653,27 @@ def attn(Q, K, V, O, scale, n, D: tl.constexpr, BM: tl.constexpr, BN: tl.constex
     tl.store(O + rows[:, None] * D + d[None, :], (acc / l[:, None]).to(tl.float16))
 "#;
     let sig = "*fp16:16, *fp16:16, *fp16:16, *fp16:16, fp32, i32, D=64, BM=128, BN=64";
-    let p = ptx("attn.py", src, "attn", sig);
+    // Hopper: both dots on `wgmma`, `q` and the K/V tiles in shared memory
+    // by `cp.async`, the probabilities as the second dot's register A.
+    let h = ptx_for("sm_90a", "attn.py", src, "attn", sig);
+    let wgmma = "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16";
+    let with_desc_a = h
+        .lines()
+        .filter(|l| l.contains(wgmma) && l.trim_end().ends_with("p, 1, 1, 0, 0;"))
+        .count();
+    let with_regs_a = h
+        .lines()
+        .filter(|l| {
+            l.contains(wgmma) && l.contains("}, {%r") && l.trim_end().ends_with("p, 1, 1, 1;")
+        })
+        .count();
+    // Per loop iteration, 4 k-steps x 2 slabs of 64 rows for each dot.
+    assert_eq!((with_desc_a, with_regs_a), (8, 8), "{h}");
+    assert!(!h.contains("mma.sync") && !h.contains("ldmatrix"), "{h}");
+    assert!(h.contains("cp.async.cg.shared.global"), "{h}");
+    assert!(h.matches("shfl.sync.bfly").count() >= 8, "{h}");
+    // Ampere: `mma.sync` with the softmax in its layout.
+    let p = ptx_for("sm_80", "attn.py", src, "attn", sig);
     // Row max and row sum: two shuffles each per row register.
     assert!(p.matches("shfl.sync.bfly").count() >= 8, "{p}");
     // k.T by plain ldmatrix like q (v by .trans): more plain than

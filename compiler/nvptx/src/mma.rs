@@ -54,6 +54,11 @@ pub struct MmaLayout {
     /// it), so its `N x K` tile is filled by K-major copies down the
     /// columns (`async_copy::async_load_k_major`), as fp8's B is.
     pub kcol_b: bool,
+    /// Under `wgmma`, fp16/bf16: A comes from registers (the register-A form
+    /// of the instruction), as the fragments of another dot's accumulator
+    /// with the same rows (attention's probabilities, `p @ v`); the
+    /// layout's ring holds B tiles only.
+    pub a_regs: bool,
 }
 
 /// The operand types of a tensor-core dot, and with them the instruction
@@ -235,6 +240,9 @@ impl MmaLayout {
     }
     /// Byte offset of B's tile.
     pub fn b_base(&self) -> usize {
+        if self.wgmma && self.a_regs {
+            return 0;
+        }
         if self.wgmma {
             return self.swizzled(0).bytes().next_multiple_of(1024);
         }
@@ -317,6 +325,7 @@ fn wgmma_layout(
         wgmma: true,
         kt_b: kt_b && !kind.is_fp8(),
         kcol_b: kt_b && kcol_b && !kind.is_fp8(),
+        a_regs: false,
     };
     (l.regs() <= 256).then_some(l)
 }
@@ -357,12 +366,11 @@ pub(crate) fn layout_for(
         return None;
     }
     if wgmma && kind.is_half() && matches!(da, DType::F16 | DType::BF16) {
-        // Only for a K loop's accumulating dot (`acc = tl.dot(a, b.T, acc)`):
-        // attention's `q @ k.T` keeps the `mma.sync` row layout that holds
-        // its softmax in registers.
-        // The same tile serves a `[K, N]` B whose columns are contiguous
-        // (`kcol_b`, decided by the caller from the axis analysis).
-        let kt_b = (kcol_b || transposed_operand(k, op.args[1])) && loop_carried(k, op.args[2]);
+        // `b.T` (a K loop's `acc = tl.dot(a, b.T, acc)`, attention's
+        // `q @ k.T`) reads `b`'s tile K-major. The same tile serves a
+        // `[K, N]` B whose columns are contiguous (`kcol_b`, decided by the
+        // caller from the axis analysis), in an accumulating loop.
+        let kt_b = transposed_operand(k, op.args[1]) || (kcol_b && loop_carried(k, op.args[2]));
         if let Some(l) = wgmma_layout(m, n, kk, warps, kind, kt_b, kcol_b) {
             return Some(l);
         }
@@ -396,6 +404,7 @@ pub(crate) fn layout_for(
         wgmma: false,
         kt_b: false,
         kcol_b: false,
+        a_regs: false,
     };
     // Keep the accumulator within a sane register budget.
     (l.regs() <= 256).then_some(l)

@@ -324,9 +324,17 @@ impl Cx<'_> {
                 OpKind::Dot { .. } => {
                     let wgmma = self.o.features.wgmma && !self.o.no_wgmma.contains(&op.results[0]);
                     let kcol = self.o.kcol_b.contains(&op.results[0]);
-                    if let Some(l) =
+                    if let Some(mut l) =
                         layout_for(self.k, op, self.o.warps, wgmma, self.rows_first, kcol)
                     {
+                        // A from another dot's accumulator with the same
+                        // rows (attention's `p @ v`): `wgmma` reads it from
+                        // registers.
+                        l.a_regs = l.wgmma
+                            && l.kind.is_half()
+                            && p.full
+                                .get(&op.args[0])
+                                .is_some_and(|la| la.wgmma && same_rows(la, &l) && la.n == l.k);
                         p.full.insert(op.results[0], l);
                     }
                 }

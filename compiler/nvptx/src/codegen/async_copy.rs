@@ -76,6 +76,10 @@ pub(super) struct TilePlan {
     /// `b.T` operands of K-major-B layouts (`MmaLayout::kt_b`) -> `b`: the
     /// tile is `b`'s, copied as loaded, and the transpose is virtual.
     pub b_source: HashMap<Value, Value>,
+    /// Layouts whose only A tile is loaded once, before the loops whose dots
+    /// read it (attention's `q`): their ring holds that one A tile and then
+    /// `stages` B tiles, and the rings are kept to the end of the kernel.
+    pub fixed_a: HashSet<MmaLayout>,
 }
 
 impl TilePlan {
@@ -105,7 +109,9 @@ impl<'ctx> Gen<'ctx, '_> {
     pub(super) fn plan_tiles(&self) -> TilePlan {
         let mut role: HashMap<Value, TileRole> = HashMap::new();
         let mut loops: Vec<&Op> = vec![];
-        let mut dots: Vec<(Value, Value)> = vec![];
+        // (A, B) of each dot; A is `None` where it comes from registers
+        // (`MmaLayout::a_regs`).
+        let mut dots: Vec<(Option<Value>, Value)> = vec![];
         let mut b_source: HashMap<Value, Value> = HashMap::new();
         let mut uses: HashMap<Value, usize> = HashMap::new();
         tilebook_tir::walk_ops(&self.k.body, &mut |op| {
@@ -139,8 +145,12 @@ impl<'ctx> Gen<'ctx, '_> {
                             }
                         }
                     }
-                    dots.push((op.args[0], b));
+                    let a = (!layout.a_regs).then_some(op.args[0]);
+                    dots.push((a, b));
                     for (operand, v) in [(0, op.args[0]), (1, b)] {
+                        if operand == 0 && layout.a_regs {
+                            continue;
+                        }
                         let fp8 = layout.wgmma && layout.kind.is_fp8();
                         let kt = operand == 1 && b_source.contains_key(&op.args[1]);
                         if kt
@@ -262,8 +272,13 @@ impl<'ctx> Gen<'ctx, '_> {
             }
         }
         for &(a, b) in &dots {
-            if let (Some(ra), true) = (role.get(&a), role.contains_key(&b)) {
-                let d = plan.distance(a).max(plan.distance(b)).max(1);
+            let ra = match a {
+                Some(a) => role.get(&a).copied(),
+                None => role.get(&b).copied(),
+            };
+            if let (Some(ra), true) = (ra, role.contains_key(&b)) {
+                let da = a.map_or(0, |a| plan.distance(a));
+                let d = da.max(plan.distance(b)).max(1);
                 let s = plan.stages.entry(ra.layout).or_insert(2);
                 *s = (*s).max(d + 1);
             }
@@ -271,6 +286,31 @@ impl<'ctx> Gen<'ctx, '_> {
         plan.b_source = b_source
             .into_iter()
             .filter(|(_, src)| role.contains_key(src))
+            .collect();
+        // Layouts with a single A tile, a load outside every loop (the
+        // loops' dots read it in every iteration).
+        let in_loops: HashSet<Value> = loops
+            .iter()
+            .flat_map(|l| {
+                let mut inside = vec![];
+                tilebook_tir::walk_ops(&l.regions[0], &mut |op| {
+                    inside.extend(op.results.iter().copied())
+                });
+                inside
+            })
+            .collect();
+        let mut a_loads: HashMap<MmaLayout, (usize, bool)> = HashMap::new();
+        for (v, r) in &role {
+            if r.operand == 0 {
+                let e = a_loads.entry(r.layout).or_insert((0, true));
+                e.0 += 1;
+                e.1 &= self.defs.contains_key(v) && !in_loops.contains(v);
+            }
+        }
+        plan.fixed_a = a_loads
+            .into_iter()
+            .filter(|(l, (n, outside))| *n == 1 && *outside && plan.stages.contains_key(l))
+            .map(|(l, _)| l)
             .collect();
         plan.roles = role;
         plan
@@ -284,7 +324,7 @@ impl<'ctx> Gen<'ctx, '_> {
         &self,
         role: &mut HashMap<Value, TileRole>,
         loops: &[&Op],
-        dots: &[(Value, Value)],
+        dots: &[(Option<Value>, Value)],
         links: &dyn Fn(&Op) -> Vec<(Value, Value, Value)>,
         unfit: &HashSet<Value>,
     ) -> (HashMap<Value, TileRole>, TilePlan) {
@@ -303,12 +343,10 @@ impl<'ctx> Gen<'ctx, '_> {
             let before = bad.len();
             // A dot takes both operands from tiles or neither.
             for &(a, b) in dots {
-                if bad.contains(&a)
-                    || bad.contains(&b)
-                    || !role.contains_key(&a)
-                    || !role.contains_key(&b)
-                {
-                    bad.extend([a, b]);
+                let a_bad = a.is_some_and(|a| bad.contains(&a) || !role.contains_key(&a));
+                if a_bad || bad.contains(&b) || !role.contains_key(&b) {
+                    bad.extend(a);
+                    bad.insert(b);
                 }
             }
             for l in loops {
@@ -603,6 +641,16 @@ impl<'ctx> Gen<'ctx, '_> {
     /// Byte offset of the tile `role` in stage `stage` (a runtime value).
     fn tile_offset(&self, role: TileRole, stage: IntValue<'ctx>) -> R<IntValue<'ctx>> {
         let l = role.layout;
+        if self.tile_plan.fixed_a.contains(&l) {
+            let base = self.ring_base[&l].0;
+            if role.operand == 0 {
+                return Ok(self.i32c(base as i64));
+            }
+            let size = self.i32c(b_tile_bytes(&l) as i64);
+            let off = self.b.build_int_mul(stage, size, "")?;
+            let first = base + fixed_a_bytes(&l);
+            return Ok(self.b.build_int_add(off, self.i32c(first as i64), "")?);
+        }
         let size = self.i32c(l.smem_bytes() as i64);
         let off = self.b.build_int_mul(stage, size, "")?;
         let base = self.ring_base[&l].0 + if role.operand == 1 { l.b_base() } else { 0 };
@@ -842,8 +890,20 @@ impl<'ctx> Gen<'ctx, '_> {
             self.flush_copies()?;
         }
         let plan = &self.tile_plan;
-        let d = plan.distance(a).min(plan.distance(b));
-        let per_iteration = plan.loads_per_iteration.get(&a).copied().unwrap_or(0);
+        // An A that is not carried by the loop (attention's `q`, loaded once
+        // before it, or register fragments) waits for nothing: B's distance
+        // decides.
+        let a_fixed = !plan.carried_from.contains_key(&a) && plan.carried_from.contains_key(&b);
+        let d = if a_fixed {
+            plan.distance(b)
+        } else {
+            plan.distance(a).min(plan.distance(b))
+        };
+        let per_iteration = plan
+            .loads_per_iteration
+            .get(if a_fixed { &b } else { &a })
+            .copied()
+            .unwrap_or(0);
         let pending = if own || d == 0 {
             0
         } else {
@@ -876,7 +936,10 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         self.ptx_statement("cp.async.wait_all;")?;
         self.barrier()?;
-        self.scratch = 0;
+        // A fixed A tile may still be read by a later loop.
+        if self.tile_plan.fixed_a.is_empty() {
+            self.scratch = 0;
+        }
         Ok(())
     }
 
@@ -906,7 +969,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let mut at = 0;
         for (l, stages) in ring_order(&self.tile_plan.stages) {
             self.ring_base.insert(l, (at, stages));
-            at += ring_bytes(&l, stages, &self.tile_plan.transposed);
+            at += ring_bytes(&l, stages, &self.tile_plan);
         }
         at
     }
@@ -921,24 +984,31 @@ fn ring_order(stages: &HashMap<MmaLayout, usize>) -> Vec<(MmaLayout, usize)> {
 
 /// Shared bytes one ring takes (rings start at 1024-byte boundaries), with
 /// the two K-major tiles after it where its B is transposed.
-fn ring_bytes(l: &MmaLayout, stages: usize, transposed: &HashSet<MmaLayout>) -> usize {
-    let extra = if transposed.contains(l) {
+fn ring_bytes(l: &MmaLayout, stages: usize, plan: &TilePlan) -> usize {
+    let extra = if plan.transposed.contains(l) {
         super::transpose::transposed_bytes(l)
     } else {
         0
     };
+    if plan.fixed_a.contains(l) {
+        return fixed_a_bytes(l) + (stages * b_tile_bytes(l)).next_multiple_of(1024) + extra;
+    }
     (stages * l.smem_bytes()).next_multiple_of(1024) + extra
 }
 
-/// Shared bytes all rings take.
-pub(super) fn rings_total(
-    stages: &HashMap<MmaLayout, usize>,
-    transposed: &HashSet<MmaLayout>,
-) -> usize {
-    stages
-        .iter()
-        .map(|(l, s)| ring_bytes(l, *s, transposed))
-        .sum()
+/// Bytes of the one A tile of a `fixed_a` ring (1024-aligned, as B's follow).
+fn fixed_a_bytes(l: &MmaLayout) -> usize {
+    l.b_base().next_multiple_of(1024)
+}
+
+/// Bytes of one stage's B tile.
+fn b_tile_bytes(l: &MmaLayout) -> usize {
+    l.smem_bytes() - l.b_base()
+}
+
+/// Shared bytes all rings take, with `stages` in place of the plan's.
+pub(super) fn rings_total(stages: &HashMap<MmaLayout, usize>, plan: &TilePlan) -> usize {
+    stages.iter().map(|(l, s)| ring_bytes(l, *s, plan)).sum()
 }
 
 /// Whether `v`'s only uses in `body` are as the initial value of a nested

@@ -366,7 +366,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let Some(la) = self.mma.get(&a).copied() else {
             return Ok(None);
         };
-        let fits = same_rows(&la, l) && !l.wgmma && l.kind.is_half() && la.n == l.k;
+        let fits = same_rows(&la, l) && l.wgmma == l.a_regs && l.kind.is_half() && la.n == l.k;
         if !fits {
             return Ok(None);
         }
@@ -551,6 +551,15 @@ impl<'ctx> Gen<'ctx, '_> {
 }
 
 impl Gen<'_, '_> {
+    /// Whether the dot `op` reads its operands from tiles: B always, A too
+    /// unless its layout takes A from registers (`MmaLayout::a_regs`).
+    pub(super) fn dot_tiled(&self, op: &Op) -> bool {
+        let plan = &self.tile_plan;
+        let a_regs = self.mma.get(&op.results[0]).is_some_and(|l| l.a_regs);
+        (a_regs || plan.roles.contains_key(&op.args[0]))
+            && plan.roles.contains_key(&plan.tile_of(op.args[1]))
+    }
+
     /// Decide the tensor-core layouts (`mma_plan`), the operand tiles, and
     /// the shared memory of register-path dots.
     pub(super) fn plan_mma(&mut self, features: crate::mma::Features) {
@@ -573,17 +582,35 @@ impl Gen<'_, '_> {
             self.fp8_operands = crate::mma::dot_only_operands(self.k, &self.mma, true);
             self.tile_plan = self.plan_tiles();
             let before = no_wgmma.len();
+            // Layouts of `wgmma` dots whose result feeds, as A, a dot that
+            // cannot use `wgmma`: the two would not share rows, so the
+            // first falls back too (and keeps the probabilities in registers).
+            let mut feeds_mma_sync: Vec<MmaLayout> = vec![];
             tilebook_tir::walk_ops(&self.k.body, &mut |op| {
                 if !matches!(op.kind, OpKind::Dot { .. }) {
                     return;
                 }
                 if let Some(l) = self.mma.get(&op.results[0]) {
-                    let plan = &self.tile_plan;
-                    let tiled = plan.roles.contains_key(&op.args[0])
-                        && plan.roles.contains_key(&plan.tile_of(op.args[1]));
-                    if l.wgmma && !tiled {
+                    if l.wgmma && !self.dot_tiled(op) {
                         no_wgmma.insert(op.results[0]);
+                        if let Some(la) = self.mma.get(&op.args[0]) {
+                            feeds_mma_sync.push(*la);
+                        }
+                    } else if !l.wgmma {
+                        if let Some(la) = self.mma.get(&op.args[0]).filter(|la| la.wgmma) {
+                            feeds_mma_sync.push(*la);
+                        }
                     }
+                }
+            });
+            tilebook_tir::walk_ops(&self.k.body, &mut |op| {
+                if matches!(op.kind, OpKind::Dot { .. })
+                    && self
+                        .mma
+                        .get(&op.results[0])
+                        .is_some_and(|l| l.wgmma && feeds_mma_sync.contains(l))
+                {
+                    no_wgmma.insert(op.results[0]);
                 }
             });
             if no_wgmma.len() == before {
@@ -599,10 +626,7 @@ impl Gen<'_, '_> {
                 return;
             }
             if let Some(l) = op.results.first().and_then(|r| self.mma.get(r)) {
-                let plan = &self.tile_plan;
-                let tiled = plan.roles.contains_key(&op.args[0])
-                    && plan.roles.contains_key(&plan.tile_of(op.args[1]));
-                if !tiled {
+                if !self.dot_tiled(op) {
                     let untransposed = self.virtual_ops.contains(&op.args[1]);
                     stride = stride.max(l.register_tiles_bytes(untransposed));
                 }

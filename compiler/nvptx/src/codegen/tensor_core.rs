@@ -366,14 +366,24 @@ impl<'ctx> Gen<'ctx, '_> {
         let mut a_frags = None;
         let mut b_trans = None;
         // Byte offsets of the A and B tiles in shared memory.
-        let (a_off, b_off) = if self.tiles().contains_key(&a) && self.tiles().contains_key(&bm) {
-            // Copied there by `cp.async` (see `async_copy`).
-            let a_off = self.raw(a)?[0].into_int_value();
+        let (a_off, b_off) = if self.dot_tiled(op) {
+            // Copied there by `cp.async` (see `async_copy`); A's fragments
+            // from registers under `a_regs`.
+            let a_regs = match l.a_regs {
+                true => Some(self.a_fragments_from_acc(a, l)?.ok_or_else(|| {
+                    GenError("a register-A wgmma dot without A fragments".into())
+                })?),
+                false => None,
+            };
+            let a_off = match a_regs {
+                Some(_) => self.i32c(0),
+                None => self.raw(a)?[0].into_int_value(),
+            };
             let b_off = self.raw(bm)?[0].into_int_value();
             let b_off = self.wait_tiles(l, a, bm, l.wgmma)?.unwrap_or(b_off);
             if l.wgmma {
                 let inflight = self.tile_plan.inflight.contains(&r);
-                let accs = self.dot_wgmma(l, a_off, b_off, accs, inflight)?;
+                let accs = self.dot_wgmma(l, a_off, a_regs.as_ref(), b_off, accs, inflight)?;
                 self.set(r, Reg::B(accs));
                 return Ok(());
             }

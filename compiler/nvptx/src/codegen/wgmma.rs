@@ -97,7 +97,7 @@ impl<'ctx> Gen<'ctx, '_> {
             let mut stages = plan.stages.clone();
             let s = stages.entry(layout).or_insert(2);
             *s = (*s).max(d + 2);
-            if async_copy::rings_total(&stages, &self.tile_plan.transposed) > MAX_SHARED {
+            if async_copy::rings_total(&stages, &self.tile_plan) > MAX_SHARED {
                 continue;
             }
             self.tile_plan.stages = stages;
@@ -126,6 +126,7 @@ impl<'ctx> Gen<'ctx, '_> {
         &mut self,
         l: &MmaLayout,
         a_off: IntValue<'ctx>,
+        a_regs: Option<&AFragments<'ctx>>,
         b_off: IntValue<'ctx>,
         mut accs: Vec<BasicValueEnum<'ctx>>,
         inflight: bool,
@@ -166,33 +167,45 @@ impl<'ctx> Gen<'ctx, '_> {
         let per = l.reps_n() * 4;
         let ret = self.ctx.struct_type(&vec![f32t.into(); per], false);
         let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![f32t.into(); per];
-        params.extend::<[inkwell::types::BasicMetadataTypeEnum; 3]>([
-            i64t.into(),
-            i64t.into(),
-            i32t.into(),
-        ]);
+        if a_regs.is_some() {
+            // A as four registers of paired halves (`mma.sync`'s A fragment
+            // for this warp's 16 rows).
+            params.extend([inkwell::types::BasicMetadataTypeEnum::from(i32t); 4]);
+        } else {
+            params.push(i64t.into());
+        }
+        params.extend::<[inkwell::types::BasicMetadataTypeEnum; 2]>([i64t.into(), i32t.into()]);
         let fn_ty = ret.fn_type(&params, false);
         let ty = l.kind.ptx();
         let k_step = l.kind.k_step();
         // fp16/bf16: scale A and B by 1, A as stored, B transposed (N-major);
         // fp8 takes no transpose operands (both K-major).
         // A K-major fp16/bf16 B is read untransposed (`imm-trans-b` = 0).
-        let imm = match (fp8, l.kt_b) {
-            (true, _) => "1, 1",
-            (false, true) => "1, 1, 0, 0",
-            (false, false) => "1, 1, 0, 1",
+        // The register-A form has no `imm-trans-a`.
+        let imm = match (fp8, l.kt_b, a_regs.is_some()) {
+            (true, _, _) => "1, 1",
+            (false, true, false) => "1, 1, 0, 0",
+            (false, false, false) => "1, 1, 0, 1",
+            (false, true, true) => "1, 1, 0",
+            (false, false, true) => "1, 1, 1",
         };
         let outs: Vec<String> = (0..per).map(|i| format!("${i}")).collect();
+        let (a_text, a_cons, a_n) = match a_regs {
+            Some(_) => {
+                let r: Vec<String> = (0..4).map(|i| format!("${}", 2 * per + i)).collect();
+                (format!("{{{}}}", r.join(", ")), "r,r,r,r", 4)
+            }
+            None => (format!("${}", 2 * per), "l", 1),
+        };
         let text = format!(
             "{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\n\
-             wgmma.mma_async.sync.aligned.m64n{cols}k{k_step}.f32.{ty}.{ty} {{{}}}, ${}, ${}, p, {imm};\n}}",
-            2 * per + 2,
+             wgmma.mma_async.sync.aligned.m64n{cols}k{k_step}.f32.{ty}.{ty} {{{}}}, {a_text}, ${}, p, {imm};\n}}",
+            2 * per + a_n + 1,
             outs.join(", "),
-            2 * per,
-            2 * per + 1,
+            2 * per + a_n,
         );
         let tied: Vec<String> = (0..per).map(|i| i.to_string()).collect();
-        let constraints = format!("{}{},l,l,r", "=f,".repeat(per), tied.join(","));
+        let constraints = format!("{}{},{a_cons},l,r", "=f,".repeat(per), tied.join(","));
         let asm = self
             .ctx
             .create_inline_asm(fn_ty, text, constraints, true, false, None, false);
@@ -206,14 +219,29 @@ impl<'ctx> Gen<'ctx, '_> {
             let b_start = self.b.build_int_add(b_base, self.i32c(b_at as i64), "")?;
             let b_desc = self.descriptor(b_start, b_fields)?;
             for rm in 0..l.reps_m() {
-                let a_start =
-                    self.b
-                        .build_int_add(a_base, self.i32c(sa.linear(rm * 64, k0) as i64), "")?;
-                let a_desc = self.descriptor(a_start, a_fields)?;
                 let range = rm * per..(rm + 1) * per;
                 let mut args: Vec<inkwell::values::BasicMetadataValueEnum> =
                     accs[range.clone()].iter().map(|v| (*v).into()).collect();
-                args.push(a_desc.into());
+                match a_regs {
+                    Some(frags) => {
+                        let f = frags
+                            .get(k0 / k_step)
+                            .and_then(|f| f.get(rm))
+                            .ok_or_else(|| GenError("missing A fragment".into()))?;
+                        args.extend(
+                            f.iter()
+                                .map(|v| inkwell::values::BasicMetadataValueEnum::from(*v)),
+                        );
+                    }
+                    None => {
+                        let a_start = self.b.build_int_add(
+                            a_base,
+                            self.i32c(sa.linear(rm * 64, k0) as i64),
+                            "",
+                        )?;
+                        args.push(self.descriptor(a_start, a_fields)?.into());
+                    }
+                }
                 args.push(b_desc.into());
                 args.push(self.i32c(1).into());
                 let call = self.b.build_indirect_call(fn_ty, asm, &args, "wgmma")?;
