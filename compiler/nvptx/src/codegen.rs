@@ -110,6 +110,9 @@ struct Gen<'ctx, 'a> {
     /// Dot operands copied by `cp.async` straight into shared tiles.
     tile_plan: async_copy::TilePlan,
     pending_copies: std::cell::RefCell<Vec<async_copy::PendingCopies<'ctx>>>,
+    /// Within one loop body: the carried tiles a wait has shown landed and
+    /// visible (`async_copy::Landed`).
+    landed: std::cell::RefCell<async_copy::Landed>,
     /// Where each MMA layout's ring of operand stages starts in shared
     /// memory, and its number of stages.
     ring_base: HashMap<MmaLayout, (usize, usize)>,
@@ -210,6 +213,7 @@ pub fn emit<'ctx>(
         tid_fields: Default::default(),
         tile_plan: Default::default(),
         pending_copies: Default::default(),
+        landed: Default::default(),
         ring_base: HashMap::new(),
         scratch: 0,
         ring_bytes: 0,

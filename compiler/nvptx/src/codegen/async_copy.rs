@@ -45,6 +45,34 @@ pub(super) struct PendingCopies<'ctx> {
     runs: Vec<(IntValue<'ctx>, PointerValue<'ctx>, IntValue<'ctx>)>,
 }
 
+/// What one loop body's waits have established so far. A wait of
+/// `(d - 1) * G` pending groups before any copy of this iteration is issued
+/// leaves only the later iterations' prefetches in flight, so every tile of
+/// this iteration carried from `d` or more iterations back has landed; after
+/// its barrier (and proxy fence) a later dot of the body reading only such
+/// tiles needs no wait or barrier of its own.
+#[derive(Default)]
+pub(super) struct Landed {
+    /// The loop body's arguments (candidates).
+    args: Vec<Value>,
+    /// Copies were issued in this iteration already, of these values.
+    issued: bool,
+    issued_values: HashSet<Value>,
+    /// Tiles known landed and visible to all threads.
+    tiles: HashSet<Value>,
+    /// The wait that established them fenced the async proxy (`wgmma`).
+    fenced: bool,
+}
+
+impl Landed {
+    pub(super) fn for_body(args: &[Value]) -> Landed {
+        Landed {
+            args: args.to_vec(),
+            ..Landed::default()
+        }
+    }
+}
+
 /// A K-major copy (see `Gen::k_major_copy`).
 #[derive(Copy, Clone, Debug)]
 pub(super) struct KMajor {
@@ -833,6 +861,11 @@ impl<'ctx> Gen<'ctx, '_> {
     /// Issue the recorded copies, one commit group per load.
     pub(super) fn flush_copies(&self) -> R<()> {
         let pending = std::mem::take(&mut *self.pending_copies.borrow_mut());
+        if !pending.is_empty() {
+            let mut landed = self.landed.borrow_mut();
+            landed.issued = true;
+            landed.issued_values.extend(pending.iter().map(|p| p.value));
+        }
         let i32t = self.ctx.i32_type();
         let global = self.ctx.ptr_type(AddressSpace::from(1u16));
         let fn_ty = self
@@ -885,6 +918,28 @@ impl<'ctx> Gen<'ctx, '_> {
             .borrow()
             .iter()
             .any(|p| p.value == a || p.value == b);
+        let transposed = self.tile_plan.transposed.contains(l);
+        {
+            // Both tiles shown landed by an earlier wait of this body (A
+            // may be fixed or in registers), and nothing to issue: the
+            // earlier barrier serves.
+            let landed = self.landed.borrow();
+            // Not carried, and not copied in this body: registers, or a
+            // tile copied before the loop (older than every group waited for).
+            let fixed = |v: &Value| {
+                !self.tile_plan.carried_from.contains_key(v) && !landed.issued_values.contains(v)
+            };
+            let ready = |v: &Value| landed.tiles.contains(v);
+            if !own
+                && !transposed
+                && self.pending_copies.borrow().is_empty()
+                && (!async_proxy || landed.fenced)
+                && ready(&b)
+                && (ready(&a) || fixed(&a))
+            {
+                return Ok(None);
+            }
+        }
         if own {
             // Loaded in this region (no pipelining): issue, then wait for all.
             self.flush_copies()?;
@@ -914,6 +969,19 @@ impl<'ctx> Gen<'ctx, '_> {
             self.ptx_statement("fence.proxy.async.shared::cta;")?;
         }
         self.barrier()?;
+        {
+            let mut landed = self.landed.borrow_mut();
+            if !own && d > 0 && !landed.issued {
+                let done: Vec<Value> = landed
+                    .args
+                    .iter()
+                    .copied()
+                    .filter(|v| self.tiles().contains_key(v) && plan.distance(*v) >= d)
+                    .collect();
+                landed.tiles.extend(done);
+                landed.fenced |= async_proxy;
+            }
+        }
         let b_tile = if self.tile_plan.transposed.contains(l) {
             let staging = self.raw(b)?[0].into_int_value();
             Some(self.transpose_b(l, staging)?)

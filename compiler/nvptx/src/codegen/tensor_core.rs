@@ -1,6 +1,7 @@
 //! `tl.dot` on tensor cores: MMA-layout coordinates and conversions, the
 //! double-buffered operand tiles, `ldmatrix` and `mma.sync`.
 
+use super::wgmma::WgmmaOperands;
 use super::*;
 
 /// One `mma.sync` instruction as inline assembly.
@@ -383,7 +384,23 @@ impl<'ctx> Gen<'ctx, '_> {
             let b_off = self.wait_tiles(l, a, bm, l.wgmma)?.unwrap_or(b_off);
             if l.wgmma {
                 let inflight = self.tile_plan.inflight.contains(&r);
-                let accs = self.dot_wgmma(l, a_off, a_regs.as_ref(), b_off, accs, inflight)?;
+                // A zero accumulator (`tl.zeros`, attention's scores) is not
+                // read: the first k-step runs with `scale-d` off.
+                let zero = matches!(
+                    self.defs.get(&acc).map(|d| &d.kind),
+                    Some(OpKind::Const(c)) if c.as_f64() == 0.0
+                );
+                if zero {
+                    let f32t = self.ctx.f32_type();
+                    accs = vec![f32t.get_undef().into(); accs.len()];
+                }
+                let operands = WgmmaOperands {
+                    a_off,
+                    a_regs: a_regs.as_ref(),
+                    b_off,
+                    zero,
+                };
+                let accs = self.dot_wgmma(l, operands, accs, inflight)?;
                 self.set(r, Reg::B(accs));
                 return Ok(());
             }

@@ -37,6 +37,15 @@ use crate::mma::Swizzled;
 /// waits for each dot instead.
 const MAX_SHARED: usize = 232_448;
 
+/// Where one `wgmma` dot's operands are: A's tile (or its fragments in
+/// registers), B's tile, and whether the accumulator starts at zero.
+pub(super) struct WgmmaOperands<'ctx, 'a> {
+    pub a_off: IntValue<'ctx>,
+    pub a_regs: Option<&'a AFragments<'ctx>>,
+    pub b_off: IntValue<'ctx>,
+    pub zero: bool,
+}
+
 /// The constant fields of a descriptor (everything but the start address).
 fn descriptor_fields(leading: usize, stride: usize, s: &Swizzled) -> u64 {
     (((leading as u64) >> 4) << 16) | (((stride as u64) >> 4) << 32) | (s.mode() << 62)
@@ -125,12 +134,16 @@ impl<'ctx> Gen<'ctx, '_> {
     pub(super) fn dot_wgmma(
         &mut self,
         l: &MmaLayout,
-        a_off: IntValue<'ctx>,
-        a_regs: Option<&AFragments<'ctx>>,
-        b_off: IntValue<'ctx>,
+        ops: WgmmaOperands<'ctx, '_>,
         mut accs: Vec<BasicValueEnum<'ctx>>,
         inflight: bool,
     ) -> R<Vec<BasicValueEnum<'ctx>>> {
+        let WgmmaOperands {
+            a_off,
+            a_regs,
+            b_off,
+            zero,
+        } = ops;
         let [wm, wn, _, _] = self.mma_coords(l)?;
         let (sa, sb) = (l.swizzled(0), l.swizzled(1));
         let (groups_m, _) = l.warpgroups();
@@ -243,7 +256,8 @@ impl<'ctx> Gen<'ctx, '_> {
                     }
                 }
                 args.push(b_desc.into());
-                args.push(self.i32c(1).into());
+                // `scale-d`: 0 adds nothing of the (undefined) input.
+                args.push(self.i32c(i64::from(!(zero && k0 == 0))).into());
                 let call = self.b.build_indirect_call(fn_ty, asm, &args, "wgmma")?;
                 let res = self.asm_results(call, per)?;
                 accs[range].copy_from_slice(&res);
