@@ -32,6 +32,7 @@ pub fn compile(
                 for (stage, secs) in &g.stage_seconds {
                     eprintln!("[tilebook] {stage}: {:.1} ms", secs * 1e3);
                 }
+                eprintln!("[tilebook] dynamic shared memory: {} bytes", g.shared_bytes);
             }
             match emit {
                 "llvm" => Ok(g.llvm_ir),

@@ -705,7 +705,11 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(self.b.build_float_ext(t, self.ctx.f32_type(), "")?.into())
     }
 
-    fn float_intrinsic(&self, name32: &str, x: BasicValueEnum<'ctx>) -> R<BasicValueEnum<'ctx>> {
+    pub(super) fn float_intrinsic(
+        &self,
+        name32: &str,
+        x: BasicValueEnum<'ctx>,
+    ) -> R<BasicValueEnum<'ctx>> {
         if x.get_type() == self.ctx.f64_type().into() {
             return fail(format!(
                 "{name32}: fp64 transcendental functions are not supported by the GPU backend yet"
@@ -760,26 +764,8 @@ impl<'ctx> Gen<'ctx, '_> {
                     {
                         self.libdevice_unary(*u, v)?
                     }
-                    UnOp::Exp | UnOp::Exp2 => {
-                        let arg = if *u == UnOp::Exp {
-                            let k = self.ctx.f32_type().const_float(std::f64::consts::LOG2_E);
-                            if ft != self.ctx.f32_type().into() {
-                                return fail("exp: fp64 is not supported by the GPU backend yet");
-                            }
-                            b.build_float_mul(v.into_float_value(), k, "")?.into()
-                        } else {
-                            v
-                        };
-                        self.float_intrinsic("llvm.nvvm.ex2.approx.f", arg)?
-                    }
-                    UnOp::Log | UnOp::Log2 => {
-                        let l2 = self.float_intrinsic("llvm.nvvm.lg2.approx.f", v)?;
-                        if *u == UnOp::Log {
-                            let k = self.ctx.f32_type().const_float(std::f64::consts::LN_2);
-                            b.build_float_mul(l2.into_float_value(), k, "")?.into()
-                        } else {
-                            l2
-                        }
+                    UnOp::Exp | UnOp::Exp2 | UnOp::Log | UnOp::Log2 => {
+                        self.approx_exp_log(*u, v, ft)?
                     }
                     UnOp::Sin => self.float_intrinsic("llvm.nvvm.sin.approx.f", v)?,
                     UnOp::Cos => self.float_intrinsic("llvm.nvvm.cos.approx.f", v)?,

@@ -215,7 +215,9 @@ impl<'ctx> Gen<'ctx, '_> {
         let mut bound = vec![Reg::S(i.into())];
         bound.extend(Self::unflat(&cur, &shape));
         self.bind(&region.args, bound);
-        let outer = self.landed.replace(async_copy::Landed::for_body(&region.args));
+        let outer = self
+            .landed
+            .replace(async_copy::Landed::for_body(&region.args));
         let ys = self.region(region)?;
         self.landed.replace(outer);
         let (next, _) = self.flat_to(&ys, &region.args[1..])?;

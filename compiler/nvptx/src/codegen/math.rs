@@ -191,3 +191,49 @@ impl<'ctx> Gen<'ctx, '_> {
         })
     }
 }
+
+impl<'ctx> Gen<'ctx, '_> {
+    /// `exp`, `exp2`, `log`, `log2` in fp32 by the `approx` instructions
+    /// (where `libdevice_math` does not send them to libdevice).
+    pub(super) fn approx_exp_log(
+        &self,
+        u: UnOp,
+        v: BasicValueEnum<'ctx>,
+        ft: BasicTypeEnum<'ctx>,
+    ) -> R<BasicValueEnum<'ctx>> {
+        let b = &self.b;
+        match u {
+            UnOp::Exp | UnOp::Exp2 => {
+                let arg = if u == UnOp::Exp {
+                    let k = self.ctx.f32_type().const_float(std::f64::consts::LOG2_E);
+                    if ft != self.ctx.f32_type().into() {
+                        return fail("exp: fp64 is not supported by the GPU backend yet");
+                    }
+                    b.build_float_mul(v.into_float_value(), k, "")?.into()
+                } else {
+                    v
+                };
+                // `exp2` flushes subnormal results to zero as Triton's does
+                // (libdevice's `exp2f` under its FTZ setting): one
+                // instruction, where the IEEE `ex2.approx.f32` adds a range
+                // check and two scalings around it. `exp` keeps them, as
+                // Triton's does.
+                let name = if u == UnOp::Exp2 {
+                    "llvm.nvvm.ex2.approx.ftz.f"
+                } else {
+                    "llvm.nvvm.ex2.approx.f"
+                };
+                self.float_intrinsic(name, arg)
+            }
+            _ => {
+                let l2 = self.float_intrinsic("llvm.nvvm.lg2.approx.f", v)?;
+                if u == UnOp::Log {
+                    let k = self.ctx.f32_type().const_float(std::f64::consts::LN_2);
+                    Ok(b.build_float_mul(l2.into_float_value(), k, "")?.into())
+                } else {
+                    Ok(l2)
+                }
+            }
+        }
+    }
+}
