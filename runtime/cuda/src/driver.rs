@@ -134,6 +134,10 @@ type EventPool = std::rc::Rc<std::cell::RefCell<Vec<cudarc::driver::CudaEvent>>>
 /// Events kept for reuse at most (two per timed launch are in use at once).
 const POOLED_EVENTS: usize = 1024;
 
+/// Events created with the context: two for each launch a cell's timing
+/// footer times (`TIMED_PER_CELL` of the kernels runtime), with room to spare.
+const PREPARED_EVENTS: usize = 64;
+
 impl Drop for Mark {
     fn drop(&mut self) {
         if self.lost.load(Ordering::Relaxed) {
@@ -317,11 +321,18 @@ impl Gpu {
         if ctx.has_async_alloc() {
             keep_pool_memory(&ctx);
         }
+        // Timing events made now rather than during a cell's first timed
+        // launches, where creating them held the launches up (bench/NOTES.md,
+        // session 29).
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let events: Vec<_> = (0..PREPARED_EVENTS)
+            .map_while(|_| ctx.new_event(timing).ok())
+            .collect();
         Ok(Gpu {
             ctx: ManuallyDrop::new(ctx),
             stream: ManuallyDrop::new(stream),
             lost: Arc::new(AtomicBool::new(false)),
-            events: Default::default(),
+            events: std::rc::Rc::new(std::cell::RefCell::new(events)),
             info: DeviceInfo {
                 name,
                 ordinal,

@@ -10,9 +10,10 @@ use tilebook_cuda::Mark;
 /// At most this many launches per cell get a time (device events, or wall
 /// time on the CPU); later ones are only counted, so a loop of launches
 /// stays cheap. Each timed GPU launch costs the worker two event records
-/// (and, until the pool holds them, two event creations): with 256, a loop
-/// of 2000 launches paid for them in an eighth of its launches.
-pub const TIMED_PER_CELL: usize = 64;
+/// (the events themselves are made with the context): on the H100 a loop
+/// of 2000 launches whose first 63 were timed took 0.6 us more per launch
+/// than the same loop untimed (bench/NOTES.md, session 29).
+pub const TIMED_PER_CELL: usize = 16;
 
 /// One kernel's launches in the current cell, gathered as they happen (a
 /// loop of a million launches adds no entries, only counts).
