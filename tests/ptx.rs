@@ -672,6 +672,35 @@ def attn(Q, K, V, O, scale, n, D: tl.constexpr, BM: tl.constexpr, BN: tl.constex
     assert!(!h.contains("mma.sync") && !h.contains("ldmatrix"), "{h}");
     assert!(h.contains("cp.async.cg.shared.global"), "{h}");
     assert!(h.matches("shfl.sync.bfly").count() >= 8, "{h}");
+    // `exp2` as Triton's (flush to zero): one instruction per element.
+    assert!(
+        h.contains("ex2.approx.ftz.f32") && !h.contains("ex2.approx.f32"),
+        "{h}"
+    );
+    // One `cp.async` wait and one barrier per iteration: the second dot's V
+    // tile landed at the first dot's wait.
+    let lines: Vec<&str> = h.lines().collect();
+    let first = lines
+        .iter()
+        .position(|l| l.contains("wgmma.mma_async"))
+        .expect("a wgmma");
+    let head = lines[..first]
+        .iter()
+        .rposition(|l| l.starts_with("$L__BB"))
+        .expect("a loop");
+    let back = format!("{};", lines[head].trim_end_matches(':'));
+    let end = lines
+        .iter()
+        .rposition(|l| l.contains("bra") && l.trim_end().ends_with(&back))
+        .expect("a back edge");
+    let body = &lines[head..end];
+    let count = |s: &str| body.iter().filter(|l| l.contains(s)).count();
+    assert_eq!(
+        (count("bar.sync"), count("cp.async.wait_group")),
+        (1, 1),
+        "{}",
+        body.join("\n")
+    );
     // Ampere: `mma.sync` with the softmax in its layout.
     let p = ptx_for("sm_80", "attn.py", src, "attn", sig);
     // Row max and row sum: two shuffles each per row register.
