@@ -94,3 +94,36 @@ d = torch.zeros(32, 32, device=DEVICE)
 dot_plus_equals[(1,)](a, b, c, d, 64, BK=16)
 check("acc += tl.dot(a, b)", c, a.float() @ b.float(), atol=1e-2, rtol=1e-2)
 check("tl.dot(q, tl.trans(k)) on square blocks", d, a[:, :32].float() @ a[:, 32:].float().T, atol=1e-2, rtol=1e-2)
+
+# Chained dots outside a loop, at Hopper's warpgroup sizes (128 rows on four
+# warps): `s = q @ k.T` reads `k` as loaded (a K-major B tile), and
+# `s.to(fp16) @ v` takes `s` straight from the first dot's registers as its
+# A operand; a ragged key count masks the rows of `k` and `v` (zero fill).
+@triton.jit
+def chained_dots(q_ptr, k_ptr, v_ptr, s_ptr, o_ptr, NK, D: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, 128)
+    rn = tl.arange(0, BN)
+    rd = tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    k = tl.load(k_ptr + rn[:, None] * D + rd[None, :], mask=rn[:, None] < NK, other=0.0)
+    v = tl.load(v_ptr + rn[:, None] * D + rd[None, :], mask=rn[:, None] < NK, other=0.0)
+    s = tl.dot(q, tl.trans(k))
+    tl.store(s_ptr + rm[:, None] * BN + rn[None, :], s)
+    o = tl.dot((s * 0.125).to(tl.float16), v)
+    tl.store(o_ptr + rm[:, None] * D + rd[None, :], o)
+
+for NK in (64, 45):
+    q = (torch.randn(128, 64, device=DEVICE) / 4).half()
+    k = (torch.randn(NK, 64, device=DEVICE) / 4).half()
+    v = torch.randn(NK, 64, device=DEVICE).half()
+    s = torch.zeros(128, 64, device=DEVICE)
+    o = torch.zeros(128, 64, device=DEVICE)
+    chained_dots[(1,)](q, k, v, s, o, NK, D=64, BN=64)
+    kp = torch.zeros(64, 64, device=DEVICE)
+    kp[:NK] = k.float()
+    vp = torch.zeros(64, 64, device=DEVICE)
+    vp[:NK] = v.float()
+    want_s = q.float() @ kp.T
+    check(f"tl.dot(q, tl.trans(k)), {NK} keys of 64", s, want_s, atol=1e-2, rtol=1e-2)
+    p = (s * 0.125).half().float()
+    check(f"tl.dot(s.to(fp16), v) after it, {NK} keys of 64", o, p @ vp, atol=2e-2, rtol=2e-2)
