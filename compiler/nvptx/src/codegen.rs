@@ -17,6 +17,7 @@ mod mma_narrow;
 mod mma_rows;
 mod reduce;
 mod tensor_core;
+mod tile_plan;
 mod transpose;
 mod wgmma;
 
@@ -108,7 +109,7 @@ struct Gen<'ctx, 'a> {
     /// `(tid * vec >> shift) & mask`, by `(vec, shift, mask)`, in the entry block.
     tid_fields: std::cell::RefCell<HashMap<(usize, u32, usize), IntValue<'ctx>>>,
     /// Dot operands copied by `cp.async` straight into shared tiles.
-    tile_plan: async_copy::TilePlan,
+    tile_plan: tile_plan::TilePlan,
     pending_copies: std::cell::RefCell<Vec<async_copy::PendingCopies<'ctx>>>,
     /// Within one loop body: the carried tiles a wait has shown landed and
     /// visible (`async_copy::Landed`).
