@@ -625,9 +625,9 @@ fn fp8_b_loads_of_one_layout_that_cannot_all_be_staged_leave_the_tile_path() {
 /// loop. Each iteration then has two barriers (one per dot's operand tiles);
 /// through shared memory it had 32 and no shuffles (bench/NOTES.md,
 /// session 19).
-#[test]
-fn attention_softmax_stays_in_the_mma_layout() {
-    let src = r#"import triton
+/// An attention forward kernel in the shape of tutorial 06 (causal mask,
+/// exp2 online softmax, two chained dots).
+const ATTENTION: &str = r#"import triton
 import triton.language as tl
 
 @triton.jit
@@ -652,6 +652,34 @@ def attn(Q, K, V, O, scale, n, D: tl.constexpr, BM: tl.constexpr, BN: tl.constex
         m = m_new
     tl.store(O + rows[:, None] * D + d[None, :], (acc / l[:, None]).to(tl.float16))
 "#;
+
+#[test]
+fn attention_whose_rings_would_not_fit_falls_back_to_mma_sync() {
+    // D = 128 with 128-key blocks and 3 stages: `q`'s tile and three K and
+    // three V tiles would take 224 KB before the epilogue's conversion, past
+    // the 227 KB a block may have; such a kernel keeps the register path
+    // (as before `wgmma` attention) instead of failing to launch.
+    let compile = |sig: &str| {
+        let file = SourceFile::new("attn.py", ATTENTION);
+        let k = tilebook_frontend::aot::lower_file(&file, "attn", sig)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let launch = tilebook_frontend::kernel::parse_signature_options(sig);
+        let options =
+            tilebook_nvptx::GpuOptions::new("sm_90a", launch.num_warps, launch.num_stages);
+        tilebook_nvptx::compile(&k, &options).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let base = "*fp16:16, *fp16:16, *fp16:16, *fp16:16, fp32, i32, D=128, BM=128";
+    let big = compile(&format!("{base}, BN=128, num_warps=8, num_stages=3"));
+    assert!(big.ptx.contains("mma.sync") && !big.ptx.contains("wgmma"));
+    assert!(big.shared_bytes <= 232_448, "{} bytes", big.shared_bytes);
+    let fits = compile(&format!("{base}, BN=64, num_warps=8, num_stages=3"));
+    assert!(fits.ptx.contains("wgmma.mma_async") && !fits.ptx.contains("mma.sync"));
+    assert!(fits.shared_bytes <= 232_448, "{} bytes", fits.shared_bytes);
+}
+
+#[test]
+fn attention_softmax_stays_in_the_mma_layout() {
+    let src = ATTENTION;
     let sig = "*fp16:16, *fp16:16, *fp16:16, *fp16:16, fp32, i32, D=64, BM=128, BN=64";
     // Hopper: both dots on `wgmma`, `q` and the K/V tiles in shared memory
     // by `cp.async`, the probabilities as the second dot's register A.

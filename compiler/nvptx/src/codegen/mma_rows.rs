@@ -551,6 +551,20 @@ impl<'ctx> Gen<'ctx, '_> {
 }
 
 impl Gen<'_, '_> {
+    /// Whether the planned rings leave less shared memory than the largest
+    /// tensor-core result needs for its conversion to the blocked layout
+    /// (as halves with padded rows, as an fp16 epilogue converts it).
+    fn rings_over_budget(&self) -> bool {
+        let rings = super::async_copy::rings_total(&self.tile_plan.stages, &self.tile_plan);
+        let epilogue = self
+            .mma
+            .values()
+            .map(|l| l.m * (l.n + 8) * 2)
+            .max()
+            .unwrap_or(0);
+        rings + epilogue > super::wgmma::MAX_SHARED
+    }
+
     /// Whether the dot `op` reads its operands from tiles: B always, A too
     /// unless its layout takes A from registers (`MmaLayout::a_regs`).
     pub(super) fn dot_tiled(&self, op: &Op) -> bool {
@@ -586,12 +600,18 @@ impl Gen<'_, '_> {
             // cannot use `wgmma`: the two would not share rows, so the
             // first falls back too (and keeps the probabilities in registers).
             let mut feeds_mma_sync: Vec<MmaLayout> = vec![];
+            // Chained `wgmma` dots (register A, a fixed A tile) whose rings
+            // leave no room for the epilogue's conversion fall back to the
+            // register path, which needs little shared memory (attention at
+            // D = 128 with 128-key blocks and 3+ stages would not launch).
+            let over = self.rings_over_budget();
             tilebook_tir::walk_ops(&self.k.body, &mut |op| {
                 if !matches!(op.kind, OpKind::Dot { .. }) {
                     return;
                 }
                 if let Some(l) = self.mma.get(&op.results[0]) {
-                    if l.wgmma && !self.dot_tiled(op) {
+                    let chained = l.a_regs || self.tile_plan.fixed_a.contains(l);
+                    if l.wgmma && (!self.dot_tiled(op) || (over && chained)) {
                         no_wgmma.insert(op.results[0]);
                         if let Some(la) = self.mma.get(&op.args[0]) {
                             feeds_mma_sync.push(*la);

@@ -35,7 +35,7 @@ use crate::mma::Swizzled;
 /// The most dynamic shared memory an sm_90 block may use (bytes); a ring
 /// that would pass it with the extra in-flight stage keeps its stages and
 /// waits for each dot instead.
-const MAX_SHARED: usize = 232_448;
+pub(super) const MAX_SHARED: usize = 232_448;
 
 /// Where one `wgmma` dot's operands are: A's tile (or its fragments in
 /// registers), B's tile, and whether the accumulator starts at zero.
