@@ -8,6 +8,13 @@
 //! warpgroup's B columns, then one commit group and a wait for it. The wait
 //! takes the accumulators as operands so nothing reads them before it.
 //!
+//! Under `MmaLayout::a_regs` A is four registers per instruction instead of
+//! a descriptor (the register-A form): the warp's 16 rows of the k-step,
+//! packed from another dot's accumulator as `mma.sync`'s A fragment is
+//! (attention's `p @ v`). A zero accumulator (`tl.zeros`) is not passed in:
+//! the first k-step's `scale-d` is off, so no zeros are moved into registers
+//! between `wgmma`s (which made ptxas insert waits of its own).
+//!
 //! In a loop whose only dot accumulates into a loop-carried value that
 //! nothing else reads (`acc = tl.dot(a, b, acc)`), the wait keeps one group
 //! in flight instead (`wait_group 1`): the tensor cores work on iteration
