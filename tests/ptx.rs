@@ -625,6 +625,25 @@ fn fp8_b_loads_of_one_layout_that_cannot_all_be_staged_leave_the_tile_path() {
 /// loop. Each iteration then has two barriers (one per dot's operand tiles);
 /// through shared memory it had 32 and no shuffles (bench/NOTES.md,
 /// session 19).
+/// The PTX lines of the loop around the first line containing `marker`:
+/// from the label before it to the last branch back to that label.
+fn loop_body<'a, 'b>(lines: &'b [&'a str], marker: &str) -> &'b [&'a str] {
+    let first = lines
+        .iter()
+        .position(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("no {marker}"));
+    let head = lines[..first]
+        .iter()
+        .rposition(|l| l.starts_with("$L__BB"))
+        .expect("a loop");
+    let back = format!("{};", lines[head].trim_end_matches(':'));
+    let end = lines
+        .iter()
+        .rposition(|l| l.contains("bra") && l.trim_end().ends_with(&back))
+        .expect("a back edge");
+    &lines[head..end]
+}
+
 /// An attention forward kernel in the shape of tutorial 06 (causal mask,
 /// exp2 online softmax, two chained dots).
 const ATTENTION: &str = r#"import triton
@@ -708,20 +727,7 @@ fn attention_softmax_stays_in_the_mma_layout() {
     // One `cp.async` wait and one barrier per iteration: the second dot's V
     // tile landed at the first dot's wait.
     let lines: Vec<&str> = h.lines().collect();
-    let first = lines
-        .iter()
-        .position(|l| l.contains("wgmma.mma_async"))
-        .expect("a wgmma");
-    let head = lines[..first]
-        .iter()
-        .rposition(|l| l.starts_with("$L__BB"))
-        .expect("a loop");
-    let back = format!("{};", lines[head].trim_end_matches(':'));
-    let end = lines
-        .iter()
-        .rposition(|l| l.contains("bra") && l.trim_end().ends_with(&back))
-        .expect("a back edge");
-    let body = &lines[head..end];
+    let body = loop_body(&lines, "wgmma.mma_async");
     let count = |s: &str| body.iter().filter(|l| l.contains(s)).count();
     assert_eq!(
         (count("bar.sync"), count("cp.async.wait_group")),
@@ -743,25 +749,13 @@ fn attention_softmax_stays_in_the_mma_layout() {
     assert!(plain > trans && trans > 0, "{plain} {trans}");
     // The loop body (from its label to the last branch back to it) has two
     // barriers.
-    let body: Vec<&str> = p.lines().collect();
-    let head = body
-        .iter()
-        .position(|l| l.contains("mma.sync"))
-        .and_then(|i| body[..i].iter().rposition(|l| l.starts_with("$L__BB")))
-        .expect("a loop");
-    let target = format!("{};", body[head].trim_end_matches(':'));
-    let end = body
-        .iter()
-        .rposition(|l| l.contains("bra") && l.trim_end().ends_with(&target))
-        .expect("a back edge");
-    let barriers = body[head..end]
-        .iter()
-        .filter(|l| l.contains("bar.sync"))
-        .count();
+    let lines: Vec<&str> = p.lines().collect();
+    let body = loop_body(&lines, "mma.sync");
+    let barriers = body.iter().filter(|l| l.contains("bar.sync")).count();
     assert!(
         barriers <= 2,
         "{barriers} barriers in the loop:\n{}",
-        body[head..end].join("\n")
+        body.join("\n")
     );
 }
 
