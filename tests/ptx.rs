@@ -867,26 +867,38 @@ def linear(x_ptr, w_ptr, y_ptr, M, N, K, sxm, swn, sym, BM: tl.constexpr, BN: tl
     assert!(p.contains("p, 1, 1, 0, 0;"), "{p}");
 }
 
+/// Two dots sharing A, one B column-major (a K-major `wgmma` tile of its
+/// own layout), the other row-major: A's tile is the same rows and columns
+/// for both layouts, so one copy of it serves both dots (this panicked in
+/// the tile planner once, then ran both dots from registers). Per
+/// iteration three loads, three commit groups; `tests/gpu/two_dots.py`
+/// checks the sums on the GPU. With both B column-major the second dot's
+/// accumulator is not loop-carried, so its B gets no K-major tile and both
+/// dots run from registers.
 #[test]
-fn two_dots_sharing_a_with_b_in_different_layouts_compile_to_register_tiles() {
-    // One B column-major (a K-major `wgmma` tile of its own layout), the
-    // other row-major: the shared A cannot be one tile of two rings, so both
-    // dots run from registers (this panicked in the tile planner once).
+fn two_dots_sharing_a_with_b_in_different_layouts_share_one_a_tile() {
     let text = std::fs::read_to_string(root().join("tests/gpu/two_dots.py")).unwrap();
-    for strides in [
-        "i32:1, i32:16, i32:16, i32:1",
-        "i32:1, i32:16, i32:1, i32:16",
-    ] {
-        let p = ptx_for(
+    let ptx = |strides: &str| {
+        ptx_for(
             "sm_90a",
             "two_dots.py",
             &text,
             "two_b_kernel",
             &format!("*fp16:16, *fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, {strides}, i32:16, i32:1, BM=128, BN=128, BK=64, num_warps=8"),
-        );
-        assert!(!p.contains("wgmma.mma_async"), "{p}");
-        assert!(p.contains("mma.sync.aligned.m16n8k16"), "{p}");
-    }
+        )
+    };
+    let p = ptx("i32:1, i32:16, i32:16, i32:1");
+    assert!(!p.contains("mma.sync"), "{p}");
+    let lines: Vec<&str> = p.lines().collect();
+    let body = loop_body(&lines, "wgmma.mma_async").join("\n");
+    assert_eq!(body.matches("cp.async.commit_group").count(), 3, "{body}");
+    // The first dot's B is K-major (read untransposed), the second's not.
+    let first = body.find("1, 1, 0, 0;").expect("first dot");
+    let second = body.find("1, 1, 0, 1;").expect("second dot");
+    assert!(first < second, "{body}");
+    let p = ptx("i32:1, i32:16, i32:1, i32:16");
+    assert!(!p.contains("wgmma.mma_async"), "{p}");
+    assert!(p.contains("mma.sync.aligned.m16n8k16"), "{p}");
 }
 
 /// A masked row (`cols < N`, N a multiple of 16) as layer norm loads it: one

@@ -502,7 +502,8 @@ pub fn dot_only_operands(
             us.iter().all(|(op, i)| match &op.kind {
                 OpKind::Dot { .. } => *i < 2 && plan.contains_key(&op.results[0]),
                 // `tl.trans(k)` read only as B by `mma.sync` dots, which
-                // store `k` as it is (`codegen::mma_rows::dot_transposes`).
+                // store `k` as it is (`codegen::mma_rows::dot_transposes`),
+                // or by `wgmma` dots that read `k`'s tile K-major (`kt_b`).
                 OpKind::Trans(p) if !fp8 && p.as_slice() == [1, 0] => {
                     uses.get(&op.results[0]).is_some_and(|tu| {
                         tu.iter().all(|(d, j)| {
@@ -510,7 +511,7 @@ pub fn dot_only_operands(
                                 && matches!(d.kind, OpKind::Dot { .. })
                                 && plan
                                     .get(&d.results[0])
-                                    .is_some_and(|l| l.kind.is_half() && !l.wgmma)
+                                    .is_some_and(|l| l.kind.is_half() && (!l.wgmma || l.kt_b))
                         })
                     })
                 }

@@ -15,9 +15,13 @@
 //! consumes them (all copies waited for, one barrier) scratch reuses the
 //! rings, so the epilogue's accumulator conversion adds nothing.
 //!
-//! Each operand role (A or B of a given MMA layout) has its own stage
-//! counter; prologue and loop issue A and B in the same order, so the two
-//! counters agree. The copies of a load are recorded when the load is
+//! A stage holds one tile per stream of each operand of its layout (a
+//! stream: the loads that one loop argument carries, `tile_plan::streams`;
+//! attention's backward has two B streams per layout). Each stream (A or B
+//! of a given MMA layout, and its index) has its own stage counter; prologue
+//! and loop issue every stream once per iteration, so the counters agree. A
+//! tile whose rows and columns suit another layout's operand too is read by
+//! that layout's dots from where it lies (`tile_plan::shares_tile`). The copies of a load are recorded when the load is
 //! generated and issued later: by a dot in the same region right after its
 //! wait and barrier (when every warp has finished the previous dot, so the
 //! buffer it read, `distance + 1` tiles back, is free), or before any nested
@@ -36,6 +40,10 @@ pub(super) struct TileRole {
     /// 0 for A, 1 for B (2 names the counter of a layout's transposed B
     /// tiles, see `transpose`).
     pub operand: usize,
+    /// Which of the layout's tiles of this operand (`tile_plan::number_streams`):
+    /// attention's backward loads two B blocks per iteration for one layout
+    /// (`q` and `do`, or `k` and `v`), each with its own tile in a stage.
+    pub index: usize,
 }
 
 /// The `cp.async` copies of one tile load, recorded until they are issued.
@@ -112,22 +120,28 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     /// Byte offset of the tile `role` in stage `stage` (a runtime value).
+    /// A stage holds the layout's A tiles, then its B tiles, in index order;
+    /// a `fixed_a` ring holds its A tiles once, then the stages of B tiles.
     fn tile_offset(&self, role: TileRole, stage: IntValue<'ctx>) -> R<IntValue<'ctx>> {
         let l = role.layout;
-        if self.tile_plan.fixed_a.contains(&l) {
-            let base = self.ring_base[&l].0;
+        let plan = &self.tile_plan;
+        let base = self.ring_base[&l].0;
+        let na = plan.count(&l, 0);
+        let (first, size) = if plan.fixed_a.contains(&l) {
             if role.operand == 0 {
-                return Ok(self.i32c(base as i64));
+                return Ok(self.i32c((base + role.index * fixed_a_bytes(&l)) as i64));
             }
-            let size = self.i32c(b_tile_bytes(&l) as i64);
-            let off = self.b.build_int_mul(stage, size, "")?;
-            let first = base + fixed_a_bytes(&l);
-            return Ok(self.b.build_int_add(off, self.i32c(first as i64), "")?);
-        }
-        let size = self.i32c(l.smem_bytes() as i64);
-        let off = self.b.build_int_mul(stage, size, "")?;
-        let base = self.ring_base[&l].0 + if role.operand == 1 { l.b_base() } else { 0 };
-        Ok(self.b.build_int_add(off, self.i32c(base as i64), "")?)
+            let first = base + na * fixed_a_bytes(&l) + role.index * b_tile_bytes(&l);
+            (first, plan.count(&l, 1) * b_tile_bytes(&l))
+        } else {
+            let within = match role.operand {
+                0 => role.index * l.b_base(),
+                _ => na * l.b_base() + role.index * b_tile_bytes(&l),
+            };
+            (base + within, stage_bytes(&l, plan))
+        };
+        let off = self.b.build_int_mul(stage, self.i32c(size as i64), "")?;
+        Ok(self.b.build_int_add(off, self.i32c(first as i64), "")?)
     }
 
     /// The stage counter of a role: a stack slot in the entry block holding the
@@ -512,12 +526,19 @@ fn ring_bytes(l: &MmaLayout, stages: usize, plan: &TilePlan) -> usize {
         0
     };
     if plan.fixed_a.contains(l) {
-        return fixed_a_bytes(l) + (stages * b_tile_bytes(l)).next_multiple_of(1024) + extra;
+        let b = plan.count(l, 1) * b_tile_bytes(l);
+        return plan.count(l, 0) * fixed_a_bytes(l) + (stages * b).next_multiple_of(1024) + extra;
     }
-    (stages * l.smem_bytes()).next_multiple_of(1024) + extra
+    (stages * stage_bytes(l, plan)).next_multiple_of(1024) + extra
 }
 
-/// Bytes of the one A tile of a `fixed_a` ring (1024-aligned, as B's follow).
+/// Bytes of one stage of a ring that is not `fixed_a`: its A tiles, then its
+/// B tiles (under `wgmma` each a multiple of 1024 bytes).
+pub(super) fn stage_bytes(l: &MmaLayout, plan: &TilePlan) -> usize {
+    plan.count(l, 0) * l.b_base() + plan.count(l, 1) * b_tile_bytes(l)
+}
+
+/// Bytes of one A tile of a `fixed_a` ring (1024-aligned, as B's follow).
 fn fixed_a_bytes(l: &MmaLayout) -> usize {
     l.b_base().next_multiple_of(1024)
 }

@@ -9,6 +9,9 @@ use super::async_copy::TileRole;
 use super::*;
 use crate::mma::MmaLayout;
 
+/// A loop's (region argument, initial value, yielded value) triples.
+type LoopLinks = dyn Fn(&Op) -> Vec<(Value, Value, Value)>;
+
 /// A K-major copy (see `Gen::k_major_copy`).
 #[derive(Copy, Clone, Debug)]
 pub(super) struct KMajor {
@@ -40,16 +43,25 @@ pub(super) struct TilePlan {
     /// `b.T` operands of K-major-B layouts (`MmaLayout::kt_b`) -> `b`: the
     /// tile is `b`'s, copied as loaded, and the transpose is virtual.
     pub b_source: HashMap<Value, Value>,
-    /// Layouts whose only A tile is loaded once, before the loops whose dots
-    /// read it (attention's `q`): their ring holds that one A tile and then
-    /// `stages` B tiles, and the rings are kept to the end of the kernel.
+    /// Layouts whose A tiles are all loaded once, before the loops whose
+    /// dots read them (attention's `q`; `k` and `v` in its backward): their
+    /// ring holds those A tiles and then `stages` stages of B tiles, and the
+    /// rings are kept to the end of the kernel.
     pub fixed_a: HashSet<MmaLayout>,
+    /// Tiles per stage of each layout's operand (`TileRole::index` counts
+    /// up to it); 0 where the layout has none of its own.
+    pub counts: HashMap<(MmaLayout, usize), usize>,
 }
 
 impl TilePlan {
     /// The value whose tile a dot reads for its operand `v`.
     pub(super) fn tile_of(&self, v: Value) -> Value {
         *self.b_source.get(&v).unwrap_or(&v)
+    }
+
+    /// Tiles of `layout`'s operand in each stage of its ring.
+    pub(super) fn count(&self, layout: &MmaLayout, operand: usize) -> usize {
+        self.counts.get(&(*layout, operand)).copied().unwrap_or(0)
     }
 
     /// How many iterations ago the tile `v` was loaded (0: in this body).
@@ -101,7 +113,7 @@ impl<'ctx> Gen<'ctx, '_> {
                                 |d| matches!(&d.kind, OpKind::Trans(p) if p.as_slice() == [1, 0]),
                             )
                             .map(|d| d.args[0])
-                            .filter(|s| uses.get(s) == Some(&1));
+                            .filter(|s| uses.get(s) == Some(&1) || self.half_regs.contains(s));
                         if let Some(src) = src {
                             if self.half_regs.contains(&b) {
                                 b_source.insert(b, src);
@@ -121,11 +133,24 @@ impl<'ctx> Gen<'ctx, '_> {
                             || self.half_regs.contains(&v)
                             || (fp8 && self.fp8_operands.contains(&v))
                         {
-                            let r = TileRole { layout, operand };
-                            if role.get(&v).is_some_and(|old| *old != r) {
-                                conflicting.insert(v);
+                            let r = TileRole {
+                                layout,
+                                operand,
+                                index: 0,
+                            };
+                            match role.get(&v) {
+                                // One tile read by two dots (attention's
+                                // backward reads `q` as `q.T` and as `q`):
+                                // the first role places it.
+                                Some(old) if shares_tile(old, &r) => {}
+                                Some(old) if *old != r => {
+                                    conflicting.insert(v);
+                                    role.insert(v, r);
+                                }
+                                _ => {
+                                    role.insert(v, r);
+                                }
                             }
-                            role.insert(v, r);
                         }
                     }
                 }
@@ -160,15 +185,16 @@ impl<'ctx> Gen<'ctx, '_> {
         // K-major copies; those that cannot be copied by rows are removed
         // too, and the plan is made again.
         let all_roles = role;
-        // Pipelined tiles hold one A and one B load per layout and loop
-        // iteration: where a loop loads two tiles for the same operand of
-        // one layout (two dots sharing A, say), the dots gave wrong sums on
-        // the GPU (H100, session 17), so those loads stay off the tile path
-        // and their dots run from registers.
-        // A nested loop's prologue (the pipelining pass's loads of its first
-        // `distance` tiles, which only start that loop's carries) is not
-        // such a case: at the top level it is never counted, and a
-        // persistent kernel's K loop inside its tile loop needs it.
+        // Each tile stream (`streams`) has a tile of its own in every stage
+        // and its own stage counter, so it may be loaded once per loop
+        // iteration: a stream loaded twice in one body stays off the tile
+        // path. (Before streams were numbered, two loads for one operand of
+        // one layout shared a counter and gave wrong sums on the H100,
+        // session 17.) A nested loop's prologue (the pipelining pass's loads
+        // of its first `distance` tiles, which only start that loop's
+        // carries) is not counted: a persistent kernel's K loop inside its
+        // tile loop needs it.
+        let stream_of = streams(&all_roles, &loops, &links);
         let mut unfit: HashSet<Value> = conflicting;
         for l in &loops {
             let body = &l.regions[0].ops;
@@ -177,7 +203,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 .filter(|op| op.kind == OpKind::For)
                 .flat_map(|op| op.args.iter().skip(3).copied())
                 .collect();
-            let mut per_role: HashMap<TileRole, Vec<Value>> = HashMap::new();
+            let mut per_stream: HashMap<Value, Vec<Value>> = HashMap::new();
             for op in body {
                 if !matches!(op.kind, OpKind::Load { .. })
                     || op
@@ -187,19 +213,19 @@ impl<'ctx> Gen<'ctx, '_> {
                 {
                     continue;
                 }
-                if let Some((v, r)) = op
+                if let Some((v, s)) = op
                     .results
                     .first()
-                    .and_then(|v| Some((*v, all_roles.get(v)?)))
+                    .and_then(|v| Some((*v, stream_of.get(v)?)))
                 {
-                    per_role.entry(*r).or_default().push(v);
+                    per_stream.entry(*s).or_default().push(v);
                 }
             }
-            for vs in per_role.into_values().filter(|vs| vs.len() > 1) {
+            for vs in per_stream.into_values().filter(|vs| vs.len() > 1) {
                 unfit.extend(vs);
             }
         }
-        let (role, mut plan) = loop {
+        let (mut role, mut plan) = loop {
             let mut role = all_roles.clone();
             let (role_now, plan) = self.plan_once(&mut role, &loops, &dots, &links, &unfit);
             let staged_unfit: Vec<Value> = role_now
@@ -235,15 +261,17 @@ impl<'ctx> Gen<'ctx, '_> {
                 }
             }
         }
+        // Each ring a dot reads (a borrowed tile's is its first reader's)
+        // holds enough stages for the dot's prefetch distance.
         for &(a, b) in &dots {
-            let ra = match a {
-                Some(a) => role.get(&a).copied(),
-                None => role.get(&b).copied(),
+            let ra = a.map(|a| role.get(&a).copied());
+            let (Some(rb), false) = (role.get(&b).copied(), ra == Some(None)) else {
+                continue;
             };
-            if let (Some(ra), true) = (ra, role.contains_key(&b)) {
-                let da = a.map_or(0, |a| plan.distance(a));
-                let d = da.max(plan.distance(b)).max(1);
-                let s = plan.stages.entry(ra.layout).or_insert(2);
+            let da = a.map_or(0, |a| plan.distance(a));
+            let d = da.max(plan.distance(b)).max(1);
+            for r in [ra.flatten(), Some(rb)].into_iter().flatten() {
+                let s = plan.stages.entry(r.layout).or_insert(2);
                 *s = (*s).max(d + 1);
             }
         }
@@ -273,9 +301,10 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         plan.fixed_a = a_loads
             .into_iter()
-            .filter(|(l, (n, outside))| *n == 1 && *outside && plan.stages.contains_key(l))
+            .filter(|(l, (_, outside))| *outside && plan.stages.contains_key(l))
             .map(|(l, _)| l)
             .collect();
+        plan.counts = number_streams(&mut role, &loops, &links);
         plan.roles = role;
         plan
     }
@@ -590,4 +619,128 @@ fn only_starts_loops(body: &[Op], v: Value) -> bool {
         }
     }
     starts
+}
+
+/// The tile streams among `role`'s values: a loop argument, its initial
+/// value and the value its body yields for it hold one stream of tiles
+/// (where their roles name the same operand of the same layout). Returns
+/// each value's stream, named by its smallest member.
+fn streams(
+    role: &HashMap<Value, TileRole>,
+    loops: &[&Op],
+    links: &LoopLinks,
+) -> HashMap<Value, Value> {
+    let mut parent: HashMap<Value, Value> = role.keys().map(|v| (*v, *v)).collect();
+    fn root(parent: &HashMap<Value, Value>, mut v: Value) -> Value {
+        while let Some(&p) = parent.get(&v).filter(|p| **p != v) {
+            v = p;
+        }
+        v
+    }
+    let key = |v: &Value| role.get(v).map(|r| (r.layout, r.operand));
+    for l in loops {
+        for (arg, init, yielded) in links(l) {
+            for other in [init, yielded] {
+                if key(&arg).is_some() && key(&arg) == key(&other) {
+                    let (x, y) = (root(&parent, arg), root(&parent, other));
+                    parent.insert(x.max(y), x.min(y));
+                }
+            }
+        }
+    }
+    role.keys().map(|v| (*v, root(&parent, *v))).collect()
+}
+
+/// Number the tile streams of each layout's operand (`TileRole::index`):
+/// streams outside every loop first (fixed A tiles), then each loop's own
+/// after them. Loops that do not nest run one after the other (the first
+/// has waited for its tiles before the second starts), so their streams
+/// reuse the same numbers; a nested loop's follow its outer loop's.
+/// Returns how many tiles each layout's operand needs per stage.
+fn number_streams(
+    role: &mut HashMap<Value, TileRole>,
+    loops: &[&Op],
+    links: &LoopLinks,
+) -> HashMap<(MmaLayout, usize), usize> {
+    let stream_of = streams(role, loops, links);
+    // The loop (index into `loops`, pre-order) that carries each stream.
+    let mut scope: HashMap<Value, Option<usize>> = HashMap::new();
+    for (v, s) in &stream_of {
+        let carried = loops
+            .iter()
+            .position(|l| l.regions[0].args[1..].contains(v));
+        let e = scope.entry(*s).or_insert(None);
+        *e = match (*e, carried) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    // Loops inside each loop.
+    let nested: Vec<HashSet<*const Op>> = loops
+        .iter()
+        .map(|l| {
+            let mut inside = HashSet::new();
+            tilebook_tir::walk_ops(&l.regions[0], &mut |op| {
+                if op.kind == OpKind::For {
+                    inside.insert(op as *const Op);
+                }
+            });
+            inside
+        })
+        .collect();
+    // (the loop carrying it, the stream) per layout and operand.
+    type Scoped = Vec<(Option<usize>, Value)>;
+    let mut by_key: HashMap<(MmaLayout, usize), Scoped> = HashMap::new();
+    for (s, sc) in &scope {
+        let r = role[s];
+        by_key
+            .entry((r.layout, r.operand))
+            .or_default()
+            .push((*sc, *s));
+    }
+    let mut index: HashMap<Value, usize> = HashMap::new();
+    let mut counts = HashMap::new();
+    for (key, mut ss) in by_key {
+        ss.sort();
+        let outside = ss.iter().filter(|(sc, _)| sc.is_none()).count();
+        let mut end: HashMap<usize, usize> = HashMap::new();
+        let mut total = outside;
+        for (i, (sc, s)) in ss.iter().enumerate() {
+            let n = match sc {
+                None => i,
+                Some(l) => {
+                    let base = (0..*l)
+                        .filter(|a| nested[*a].contains(&(loops[*l] as *const Op)))
+                        .filter_map(|a| end.get(&a).copied())
+                        .fold(outside, usize::max);
+                    let e = end.entry(*l).or_insert(base);
+                    *e += 1;
+                    *e - 1
+                }
+            };
+            index.insert(*s, n);
+            total = total.max(n + 1);
+        }
+        counts.insert(key, total);
+    }
+    for (v, r) in role.iter_mut() {
+        r.index = index[&stream_of[v]];
+    }
+    counts
+}
+
+/// Whether one shared tile, filled as loaded, serves both roles: two
+/// `wgmma` operands of one half type whose swizzled tiles are the same rows
+/// and columns (`q`'s block read as `q.T`, a K-major B, and as `q`, an
+/// N-major B, is `BLOCK_M x D` either way). Each dot builds its own
+/// descriptors for it.
+fn shares_tile(x: &TileRole, y: &TileRole) -> bool {
+    let (lx, ly) = (x.layout, y.layout);
+    lx.wgmma
+        && ly.wgmma
+        && lx.kind == ly.kind
+        && lx.kind.is_half()
+        && !lx.k_major_b(x.operand)
+        && !ly.k_major_b(y.operand)
+        && lx.swizzled(x.operand) == ly.swizzled(y.operand)
 }

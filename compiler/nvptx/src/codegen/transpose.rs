@@ -62,6 +62,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let role = async_copy::TileRole {
             layout: *l,
             operand: 1,
+            index: 0,
         };
         let i32t = self.ctx.i32_type();
         let i8t = self.ctx.i8_type();
@@ -70,12 +71,14 @@ impl<'ctx> Gen<'ctx, '_> {
         let slot = self.stage_counter(async_copy::TileRole {
             layout: *l,
             operand: 2,
+            index: 0,
         })?;
         let which = self.b.build_load(i32t, slot, "")?.into_int_value();
         self.b
             .build_store(slot, self.b.build_xor(which, self.i32c(1), "")?)?;
         let (ring, stages) = self.ring_base[l];
-        let first = ring + (stages * l.smem_bytes()).next_multiple_of(1024);
+        let first =
+            ring + (stages * async_copy::stage_bytes(l, &self.tile_plan)).next_multiple_of(1024);
         let tile_bytes = l.swizzled(1).bytes().next_multiple_of(1024);
         let dst = self
             .b
