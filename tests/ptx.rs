@@ -926,3 +926,31 @@ fn masked_rows_take_one_compare_per_vector_and_predicated_loads() {
     // One compare per vector and use (per element, as before: 75).
     assert!(p.matches("setp.").count() <= 32, "{p}");
 }
+
+/// Attention's backward (`dK, dV` of the benchmark's kernel, causal, so two
+/// loops): `q` and `do` are each read by two dots, once transposed (a
+/// K-major B) and once not, and `k @ q.T` and `v @ do.T` share a layout
+/// with two fixed A tiles. Each loop loads `q` and `do` once per iteration
+/// (two commit groups), waits once, and runs its four dots on `wgmma`; the
+/// tile planner kept them all on `mma.sync` before tile streams.
+#[test]
+fn attention_backward_dots_share_their_tiles_on_wgmma() {
+    let text = std::fs::read_to_string(root().join("bench/ln_attn_kernels.py")).unwrap();
+    let p = ptx_for(
+        "sm_90a",
+        "ln_attn_kernels.py",
+        &text,
+        "attn_bwd_kv",
+        "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, fp32, i32:16, D=64, BLOCK_M=64, BLOCK_N=64, CAUSAL=1, num_warps=4, num_stages=3",
+    );
+    assert!(!p.contains("mma.sync"), "{p}");
+    let lines: Vec<&str> = p.lines().collect();
+    let body = loop_body(&lines, "wgmma.mma_async").join("\n");
+    assert_eq!(body.matches("wgmma.commit_group").count(), 4, "{body}");
+    assert_eq!(body.matches("cp.async.commit_group").count(), 2, "{body}");
+    assert_eq!(body.matches("cp.async.wait_group").count(), 1, "{body}");
+    // K-major B (`k @ q.T`, `v @ do.T`) and register-A forms (`pt @ do`,
+    // `dst @ q`).
+    assert!(body.contains("p, 1, 1, 0, 0;"), "{body}");
+    assert!(body.contains("p, 1, 1, 1;"), "{body}");
+}
