@@ -108,6 +108,8 @@ struct Gen<'ctx, 'a> {
     pre: Builder<'ctx>,
     /// `(tid * vec >> shift) & mask`, by `(vec, shift, mask)`, in the entry block.
     tid_fields: std::cell::RefCell<HashMap<(usize, u32, usize), IntValue<'ctx>>>,
+    /// The warp index as `shfl.sync` broadcasts it (`wgmma::uniform_warp_coords`).
+    uniform_warp: std::cell::Cell<Option<IntValue<'ctx>>>,
     /// Dot operands copied by `cp.async` straight into shared tiles.
     tile_plan: tile_plan::TilePlan,
     pending_copies: std::cell::RefCell<Vec<async_copy::PendingCopies<'ctx>>>,
@@ -212,6 +214,7 @@ pub fn emit<'ctx>(
         libdevice: features.libdevice,
         pre: ctx.create_builder(),
         tid_fields: Default::default(),
+        uniform_warp: Default::default(),
         tile_plan: Default::default(),
         pending_copies: Default::default(),
         landed: Default::default(),

@@ -151,7 +151,7 @@ impl<'ctx> Gen<'ctx, '_> {
             b_off,
             zero,
         } = ops;
-        let [wm, wn, _, _] = self.mma_coords(l)?;
+        let [wm, wn] = self.uniform_warp_coords(l)?;
         let (sa, sb) = (l.swizzled(0), l.swizzled(1));
         let (groups_m, _) = l.warpgroups();
         let rows = l.m / groups_m;
@@ -181,6 +181,14 @@ impl<'ctx> Gen<'ctx, '_> {
         } else {
             descriptor_fields(sb.block_bytes(), 8 * sb.swizzle, &sb)
         };
+        // Each instruction's descriptors are these plus its k-step's and
+        // repetition's offset (in 16-byte units, the address field's): one
+        // 64-bit add each, in the uniform datapath.
+        let a_desc0 = match a_regs {
+            Some(_) => None,
+            None => Some(self.descriptor(a_base, a_fields)?),
+        };
+        let b_desc0 = self.descriptor(b_base, b_fields)?;
         let f32t = self.ctx.f32_type();
         let i64t = self.ctx.i64_type();
         let i32t = self.ctx.i32_type();
@@ -236,8 +244,7 @@ impl<'ctx> Gen<'ctx, '_> {
             } else {
                 sb.linear(k0, 0)
             };
-            let b_start = self.b.build_int_add(b_base, self.i32c(b_at as i64), "")?;
-            let b_desc = self.descriptor(b_start, b_fields)?;
+            let b_desc = self.desc_plus(b_desc0, b_at)?;
             for rm in 0..l.reps_m() {
                 let range = rm * per..(rm + 1) * per;
                 let mut args: Vec<inkwell::values::BasicMetadataValueEnum> =
@@ -254,12 +261,8 @@ impl<'ctx> Gen<'ctx, '_> {
                         );
                     }
                     None => {
-                        let a_start = self.b.build_int_add(
-                            a_base,
-                            self.i32c(sa.linear(rm * 64, k0) as i64),
-                            "",
-                        )?;
-                        args.push(self.descriptor(a_start, a_fields)?.into());
+                        let a0 = a_desc0.ok_or_else(|| GenError("missing A descriptor".into()))?;
+                        args.push(self.desc_plus(a0, sa.linear(rm * 64, k0))?.into());
                     }
                 }
                 args.push(b_desc.into());
@@ -279,6 +282,60 @@ impl<'ctx> Gen<'ctx, '_> {
             return Ok(accs);
         }
         self.wgmma_wait(accs, true, 0)
+    }
+
+    /// The descriptor `desc` moved on by `bytes` (a multiple of 16, within
+    /// shared memory, so the 14-bit address field cannot carry over).
+    fn desc_plus(&self, desc: IntValue<'ctx>, bytes: usize) -> R<IntValue<'ctx>> {
+        if !bytes.is_multiple_of(16) {
+            return Err(GenError(format!(
+                "wgmma operand offset {bytes} is not a multiple of 16"
+            )));
+        }
+        let step = self.ctx.i64_type().const_int((bytes / 16) as u64, false);
+        Ok(self.b.build_int_add(desc, step, "desc")?)
+    }
+
+    /// This thread's warp coordinates `[wm, wn]` in layout `l`, from a warp
+    /// index that `shfl.sync` broadcasts from lane 0: ptxas then knows it is
+    /// the same across the warp and keeps what is computed from it (the
+    /// descriptors) in uniform registers. From `tid / 32` it did not, and
+    /// moved each descriptor into a uniform register before its `wgmma`
+    /// (40 `R2UR` per iteration of attention's loop at D = 128).
+    fn uniform_warp_coords(&self, l: &MmaLayout) -> R<[IntValue<'ctx>; 2]> {
+        let warp = match self.uniform_warp.get() {
+            Some(w) => w,
+            None => {
+                let p = &self.pre;
+                let warp = p.build_right_shift(self.tid, self.i32c(5), false, "")?;
+                let i32t = self.ctx.i32_type();
+                let fn_ty = i32t.fn_type(&[i32t.into()], false);
+                let asm = self.ctx.create_inline_asm(
+                    fn_ty,
+                    "shfl.sync.idx.b32 $0, $1, 0, 31, -1;".into(),
+                    "=r,r".into(),
+                    false,
+                    false,
+                    None,
+                    false,
+                );
+                let call = p.build_indirect_call(fn_ty, asm, &[warp.into()], "warp")?;
+                let w = call
+                    .try_as_basic_value()
+                    .basic()
+                    .ok_or_else(|| GenError("shfl.sync gave no value".into()))?
+                    .into_int_value();
+                self.uniform_warp.set(Some(w));
+                w
+            }
+        };
+        let wm = self
+            .b
+            .build_int_unsigned_rem(warp, self.i32c(l.wm as i64), "")?;
+        let wn = self
+            .b
+            .build_int_unsigned_div(warp, self.i32c(l.wm as i64), "")?;
+        Ok([wm, wn])
     }
 
     /// `((address & 0x3FFFF) >> 4) | fields` for the shared byte offset `off`.
