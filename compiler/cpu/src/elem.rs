@@ -169,12 +169,14 @@ impl Gen<'_, '_> {
             BinOp::Sub => self.b.ins().isub(a, b),
             BinOp::Mul if float => self.b.ins().fmul(a, b),
             BinOp::Mul => self.b.ins().imul(a, b),
-            BinOp::Div if float => self.b.ins().fdiv(a, b),
+            BinOp::Div | BinOp::DivFull if float => self.b.ins().fdiv(a, b),
             BinOp::Rem if float => {
                 let f = if is64 { "tb_fmod_f64" } else { "tb_fmod_f32" };
                 self.call(f, &[a, b]).expect("helper result")
             }
-            BinOp::Div | BinOp::Rem => self.safe_divrem(op == BinOp::Div, a, b, unsigned),
+            BinOp::Div | BinOp::DivFull | BinOp::Rem => {
+                self.safe_divrem(op != BinOp::Rem, a, b, unsigned)
+            }
             BinOp::And => self.b.ins().band(a, b),
             BinOp::Or => self.b.ins().bor(a, b),
             BinOp::Xor => self.b.ins().bxor(a, b),

@@ -264,7 +264,7 @@ impl Gen<'_, '_> {
         let supported = match &op.kind {
             OpKind::Binary(b) => match b {
                 BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Min | BinOp::Max => true,
-                BinOp::Div => float,
+                BinOp::Div | BinOp::DivFull => float,
                 BinOp::And | BinOp::Or | BinOp::Xor => !float,
                 _ => false,
             },
@@ -293,7 +293,7 @@ impl Gen<'_, '_> {
             (OpKind::Binary(BinOp::Min), false) => ins.smin(args[0], args[1]),
             (OpKind::Binary(BinOp::Max), true) => ins.fmax(args[0], args[1]),
             (OpKind::Binary(BinOp::Max), false) => ins.smax(args[0], args[1]),
-            (OpKind::Binary(BinOp::Div), _) => ins.fdiv(args[0], args[1]),
+            (OpKind::Binary(BinOp::Div | BinOp::DivFull), _) => ins.fdiv(args[0], args[1]),
             (OpKind::Binary(BinOp::And), _) => ins.band(args[0], args[1]),
             (OpKind::Binary(BinOp::Or), _) => ins.bor(args[0], args[1]),
             (OpKind::Binary(BinOp::Xor), _) => ins.bxor(args[0], args[1]),

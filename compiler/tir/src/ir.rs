@@ -83,6 +83,10 @@ pub enum BinOp {
     Mul,
     /// Float division, or integer division truncating toward zero (C semantics, as Triton).
     Div,
+    /// fp32 division as Triton's `/` gives it on NVIDIA GPUs (`div.full.f32`:
+    /// within 2 ulp, not correctly rounded); the CPU backend divides exactly.
+    /// `tl.div_rn` and `tl.fdiv(..., ieee_rounding=True)` are `Div`.
+    DivFull,
     /// Float `fmod`, or integer remainder with the dividend's sign (C semantics).
     Rem,
     And,

@@ -261,7 +261,7 @@ fn fold_binary(b: BinOp, x: Const, y: Const, d: DType) -> Option<Const> {
             BinOp::Add => a + c,
             BinOp::Sub => a - c,
             BinOp::Mul => a * c,
-            BinOp::Div => a / c,
+            BinOp::Div | BinOp::DivFull => a / c,
             BinOp::Rem => a % c,
             BinOp::Min => a.min(c),
             BinOp::Max => a.max(c),

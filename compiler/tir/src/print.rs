@@ -263,11 +263,12 @@ pub const UNOPS: [(UnOp, &str); 14] = [
     (UnOp::Ceil, "ceil"),
 ];
 
-pub const BINOPS: [(BinOp, &str); 14] = [
+pub const BINOPS: [(BinOp, &str); 15] = [
     (BinOp::Add, "add"),
     (BinOp::Sub, "sub"),
     (BinOp::Mul, "mul"),
     (BinOp::Div, "div"),
+    (BinOp::DivFull, "div_full"),
     (BinOp::Rem, "rem"),
     (BinOp::And, "and"),
     (BinOp::Or, "or"),

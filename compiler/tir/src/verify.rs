@@ -211,7 +211,9 @@ impl Verifier<'_> {
                         | BinOp::Shl
                         | BinOp::Shr
                         | BinOp::UMulHi => d.is_some_and(DType::is_int),
-                        BinOp::Pow | BinOp::Lib(_) => d.is_some_and(DType::is_float),
+                        BinOp::Pow | BinOp::Lib(_) | BinOp::DivFull => {
+                            d.is_some_and(DType::is_float)
+                        }
                         _ => d.is_some(),
                     }
             }

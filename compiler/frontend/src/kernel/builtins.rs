@@ -535,7 +535,9 @@ impl Lowerer<'_> {
                 let a = self.bind(n, &["x", "y", "ieee_rounding"], &args, span)?;
                 let x = self.required(n, "x", &a[0], span)?;
                 let y = self.required(n, "y", &a[1], span)?;
-                self.binary(PyOp::TrueDiv, &x.0, &y.0, span)
+                // `tl.fdiv` is `/` unless asked for IEEE rounding.
+                let ieee = n == "div_rn" || self.flag(&a[2]);
+                self.binary_with(PyOp::TrueDiv, &x.0, &y.0, ieee, span)
             }
             "umulhi" => {
                 let a = self.bind(n, &["x", "y"], &args, span)?;

@@ -345,6 +345,19 @@ impl Lowerer<'_> {
 
     /// `a <op> b` for tensors and constexprs.
     pub fn binary(&mut self, op: PyOp, a: &KVal, b: &KVal, span: &Span) -> LResult<KVal> {
+        self.binary_with(op, a, b, false, span)
+    }
+
+    /// `a <op> b`, with `/` correctly rounded (`ieee_div`: `tl.div_rn`)
+    /// rather than as Triton's `/` on fp32.
+    pub fn binary_with(
+        &mut self,
+        op: PyOp,
+        a: &KVal,
+        b: &KVal,
+        ieee_div: bool,
+        span: &Span,
+    ) -> LResult<KVal> {
         if let (KVal::C(x), KVal::C(y)) = (a, b) {
             return const_binary(op, x, y)
                 .map(KVal::C)
@@ -372,6 +385,8 @@ impl Lowerer<'_> {
             PyOp::Add => BinOp::Add,
             PyOp::Sub => BinOp::Sub,
             PyOp::Mul => BinOp::Mul,
+            // Triton's fp32 `/` is `div.full.f32` on the GPU.
+            PyOp::TrueDiv if d == DType::F32 && !ieee_div => BinOp::DivFull,
             PyOp::TrueDiv => BinOp::Div,
             PyOp::FloorDiv => {
                 if d.is_float() {

@@ -107,6 +107,13 @@ impl<'ctx> Gen<'ctx, '_> {
                 BinOp::Sub => b.build_float_sub(p, q, "")?.into(),
                 BinOp::Mul => b.build_float_mul(p, q, "")?.into(),
                 BinOp::Div => b.build_float_div(p, q, "")?.into(),
+                // Triton's fp32 `/` (within 2 ulp; no slow path for
+                // operands near the ends of the range).
+                BinOp::DivFull if x.get_type() == self.ctx.f32_type().into() => {
+                    let f32e = Elem::Scalar(DType::F32);
+                    self.inline_ptx("div.full.f32 $0, $1, $2;", "=f,f,f", true, f32e, &[x, y])?
+                }
+                BinOp::DivFull => b.build_float_div(p, q, "")?.into(),
                 BinOp::Rem => b.build_float_rem(p, q, "")?.into(),
                 BinOp::Min => self.intrinsic("llvm.minnum", &[x.get_type()], &[x, y])?,
                 BinOp::Max => self.intrinsic("llvm.maxnum", &[x.get_type()], &[x, y])?,
@@ -187,6 +194,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 self.intrinsic(name, &[], &[x, y])?
             }
             BinOp::Pow => return fail("** on integers"),
+            BinOp::DivFull => return fail("div_full on integers"),
             BinOp::Lib(f) => return fail(format!("{} on integers", f.ir_name())),
         })
     }
