@@ -961,12 +961,8 @@ fn attention_backward_dots_share_their_tiles_on_wgmma() {
 #[test]
 fn fp32_division_is_tritons_and_div_rn_is_ieee() {
     let src = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr, y_ptr, o_ptr, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n    x = tl.load(x_ptr + offs)\n    y = tl.load(y_ptr + offs)\n    tl.store(o_ptr + offs, x / y)\n    tl.store(o_ptr + BLOCK + offs, tl.div_rn(x, y))\n    tl.store(o_ptr + 2 * BLOCK + offs, tl.fdiv(x, y, ieee_rounding=True))\n";
-    let p = ptx(
-        "div.py",
-        src,
-        "k",
-        "*fp32:16, *fp32:16, *fp32:16, BLOCK=128",
-    );
+    let sig = "*fp32:16, *fp32:16, *fp32:16, BLOCK=128";
+    let p = ptx("div.py", src, "k", sig);
     assert_eq!(p.matches("div.full.f32").count(), 1, "{p}");
     assert_eq!(p.matches("div.rn.f32").count(), 1, "{p}");
 }
