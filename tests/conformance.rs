@@ -80,6 +80,7 @@ const CASES: &[&str] = &[
     "shuffles.py",
     "descriptors.py",
     "pointers.py",
+    "ragged_copies.py",
 ];
 
 macro_rules! cases {
@@ -106,6 +107,7 @@ cases! {
     shuffles => "shuffles.py";
     descriptors => "descriptors.py";
     pointers => "pointers.py";
+    ragged_copies => "ragged_copies.py";
 }
 
 #[test]

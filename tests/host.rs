@@ -479,3 +479,19 @@ fn isnan_isinf_isfinite_as_torch_gives_them() {
          [False, False, False] [False, False, False] [True, True, True]\n"
     );
 }
+
+#[test]
+fn all_any_and_sums_of_empty_tensors_as_torch_gives_them() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\ne = torch.zeros(3, 0)\n\
+         print(torch.all(e).item(), e.any().item(), e.sum().item(), e.sum(1).tolist(), e.mean().isnan().item())\n\
+         x = torch.tensor([[1.0, 0.0], [2.0, 3.0]])\n\
+         print(torch.all(x).item(), torch.any(x).item(), torch.all(x, 1).tolist(), torch.amax(x, 0).tolist(), torch.amin(x).item())",
+    );
+    assert_eq!(
+        out,
+        "True False 0.0 [0.0, 0.0, 0.0] True\nFalse True [False, True] [2.0, 3.0] 0.0\n"
+    );
+}

@@ -809,7 +809,7 @@ fn dot_with_a_transposed_descriptor_block_uses_wgmma_on_a_k_major_tile() {
 /// `cp.async` tiles and `wgmma`. Unspecialized (as before), the masks sent
 /// the dot to `mma.sync` from registers: 78 TFLOPS on the H100.
 #[test]
-fn host_descriptors_with_divisible_shapes_keep_cp_async_tiles_and_wgmma() {
+fn host_descriptors_with_divisible_or_ragged_shapes_keep_cp_async_tiles_and_wgmma() {
     let source = std::fs::read_to_string(root().join("tests/surface/persistent_matmul.py"))
         .expect("surface program");
     let sig = |div: &str| {
@@ -828,14 +828,22 @@ fn host_descriptors_with_divisible_shapes_keep_cp_async_tiles_and_wgmma() {
     assert!(fast.contains("cp.async.cg.shared.global"), "{fast}");
     assert!(fast.contains("wgmma.mma_async.sync.aligned"), "{fast}");
     assert!(!fast.contains("mma.sync.aligned"), "{fast}");
-    // A ragged shape still compiles, on the general path.
+    // A ragged shape's bound may cut a 16-byte run: the run is copied with
+    // the source size of its elements in bounds (zero fill past them).
     let ragged = ptx(
         "persistent_matmul.py",
         &source,
         "persistent_host_desc",
         &sig("::"),
     );
-    assert!(ragged.contains("mma.sync.aligned"), "{ragged}");
+    let copies = fast.matches("cp.async.cg.shared.global").count();
+    assert_eq!(
+        ragged.matches("cp.async.cg.shared.global").count(),
+        copies,
+        "{ragged}"
+    );
+    assert!(ragged.contains("wgmma.mma_async.sync.aligned"), "{ragged}");
+    assert!(!ragged.contains("mma.sync.aligned"), "{ragged}");
 }
 
 /// A K loop written `for k0 in range(0, K, BK)` (the induction variable

@@ -59,9 +59,9 @@ for dtype in [torch.float32, torch.float16, torch.bfloat16, torch.float64]:
 
 
 @triton.jit
-def desc_scale(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
-    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
-    yd = tl.make_tensor_descriptor(y_ptr, [M, N], [N, 1], [BM, BN])
+def desc_scale(x_ptr, y_ptr, M, N, S, BM: tl.constexpr, BN: tl.constexpr):
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[S, 1], block_shape=[BM, BN])
+    yd = tl.make_tensor_descriptor(y_ptr, [M, N], [S, 1], [BM, BN])
     row = tl.program_id(0) * BM
     col = 0
     while col < N:
@@ -71,15 +71,18 @@ def desc_scale(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     tl.static_assert(xd.block_shape[1] == BN)
 
 
+# A ragged shape in rows padded to 48 elements: strides are multiples of 16
+# bytes, as a descriptor's contract asks.
 for dtype in [torch.float32, torch.float16, torch.int32, torch.int8, torch.int64]:
-    M, N = 37, 45
+    M, N, S = 37, 45, 48
     if dtype.is_floating_point:
-        x = torch.randn(M, N, device=DEVICE).to(dtype)
+        x = torch.randn(M, S, device=DEVICE).to(dtype)
     else:
-        x = torch.randint(-40, 40, (M, N), device=DEVICE).to(dtype)
-    y = torch.zeros(M, N, device=DEVICE, dtype=dtype)
-    desc_scale[(triton.cdiv(M, 16),)](x, y, M, N, BM=16, BN=16)
-    assert torch.equal(y, x * 3), f"descriptor load/store {dtype}"
+        x = torch.randint(-40, 40, (M, S), device=DEVICE).to(dtype)
+    y = torch.zeros(M, S, device=DEVICE, dtype=dtype)
+    desc_scale[(triton.cdiv(M, 16),)](x, y, M, N, S, BM=16, BN=16)
+    assert torch.equal(y[:, :N], x[:, :N] * 3), f"descriptor load/store {dtype}"
+    assert torch.all(y[:, N:] == 0), f"descriptor store past the shape {dtype}"
 
 
 @triton.jit

@@ -15,6 +15,7 @@ mod math;
 mod memory;
 mod mma_narrow;
 mod mma_rows;
+mod prefix;
 mod reduce;
 mod tensor_core;
 mod tile_plan;

@@ -148,7 +148,10 @@ pub fn reduce(
     let float = t.dtype.is_float();
     let mut res = vec![];
     let mut idxs = vec![];
-    for chunk in vals.chunks(n.max(1)) {
+    // One chunk of `n` values per output, also where `n` is 0 (an empty
+    // reduction: `all` true, `any` false, `sum` 0, `mean` NaN, as torch).
+    let outputs: usize = out_shape.iter().product();
+    for chunk in (0..outputs).map(|o| vals.get(o * n..o * n + n).unwrap_or(&[])) {
         let (mut best, mut bi) = (chunk.first().copied().unwrap_or(Scalar::F(0.0)), 0i64);
         for (i, &x) in chunk.iter().enumerate().skip(1) {
             let better = match kind {
@@ -175,7 +178,8 @@ pub fn reduce(
         }
         let v = match kind {
             Red::Sum | Red::Mean => {
-                let s: f64 = chunk.iter().map(|x| x.f()).sum();
+                // (An empty `f64` sum is -0.0; torch's is 0.)
+                let s: f64 = chunk.iter().map(|x| x.f()).fold(0.0, |a, x| a + x);
                 let s = if kind == Red::Mean { s / n as f64 } else { s };
                 if float || kind == Red::Mean {
                     Scalar::F(s)

@@ -360,6 +360,26 @@ Sum of all elements, or along a dimension.
         doc: "torch.argmin(input, dim=None, keepdim=False)\nThe index of the smallest element (of the flattened tensor, or along `dim`).\n",
     },
     Entry {
+        name: "torch.all",
+        f: torch_sum,
+        doc: "torch.all(input, dim=None)\nWhether every element is nonzero (of the whole tensor, or along `dim`).\n",
+    },
+    Entry {
+        name: "torch.any",
+        f: torch_sum,
+        doc: "torch.any(input, dim=None)\nWhether some element is nonzero (of the whole tensor, or along `dim`).\n",
+    },
+    Entry {
+        name: "torch.amax",
+        f: torch_sum,
+        doc: "torch.amax(input, dim=(), keepdim=False)\nThe maximum over dimensions.\n",
+    },
+    Entry {
+        name: "torch.amin",
+        f: torch_sum,
+        doc: "torch.amin(input, dim=(), keepdim=False)\nThe minimum over dimensions.\n",
+    },
+    Entry {
         name: "torch.var",
         f: torch_sum,
         doc: "torch.var(input, dim=None, correction=1, keepdim=False)\nThe variance (Bessel-corrected unless `correction=0`), of all elements or along `dim`.\n",

@@ -265,6 +265,28 @@ impl Lowerer<'_> {
             ));
         }
         let nan_padding = matches!(&a[4], Some((KVal::C(ConstVal::Str(p)), _)) if p == "nan");
+        // Triton's contract for a descriptor (its TMA unit's): the base is
+        // 16-byte aligned and every stride but the last is a multiple of 16
+        // bytes. Kept as hints, so that loads through a descriptor made in
+        // the kernel (from loaded addresses and sizes) copy 16 bytes at a
+        // time as those through a host descriptor do.
+        let esize = self.ty(base).elem.pointee().map_or(1, |d| d.size_bytes());
+        let bt = self.ty(base);
+        let base = self.emit1(OpKind::MultipleOf(vec![16]), vec![base], bt, span);
+        let lead = strides.len().saturating_sub(1);
+        let strides = strides
+            .iter()
+            .enumerate()
+            .map(|(i, &st)| {
+                if i < lead && esize <= 16 {
+                    let t = self.ty(st);
+                    let per = (16 / esize.max(1)) as i64;
+                    self.emit1(OpKind::MultipleOf(vec![per]), vec![st], t, span)
+                } else {
+                    st
+                }
+            })
+            .collect();
         Ok(KVal::Desc(Rc::new(Desc {
             tensor: true,
             base,

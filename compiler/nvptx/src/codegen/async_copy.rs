@@ -178,7 +178,7 @@ impl<'ctx> Gen<'ctx, '_> {
             None
         };
         let e = role.layout.kind.elem_bytes();
-        let w = self.vector_width(op.args[0], mask.then(|| op.args[1]), &l, e);
+        let (w, cuts) = self.copy_runs(op.args[0], mask.then(|| op.args[1]), &l, e);
         let tile = self.next_tile(role)?;
         let bytes = e * w;
         let tile_addr = self.smem_u32(tile)?;
@@ -194,8 +194,21 @@ impl<'ctx> Gen<'ctx, '_> {
             let dst = self.b.build_int_add(tile_addr, off, "")?;
             let p = ptrs[g0].into_pointer_value();
             let m = masks.as_ref().map(|m| m[g0].into_int_value());
-            let m = self.check_access(op, p, bytes, m)?;
-            runs.push((dst, p, self.copy_size(m, bytes)?));
+            let size = match (&cuts, m) {
+                // A run the mask may cut short: its first elements.
+                (Some(cuts), Some(first)) => {
+                    let n = self.prefix_bytes(cuts, &rc, first, w, e)?;
+                    let m = self.check_access_sized(op, p, n, Some(first))?;
+                    self.b
+                        .build_select(m.unwrap_or(first), n, self.i32c(0), "")?
+                        .into_int_value()
+                }
+                _ => {
+                    let m = self.check_access(op, p, bytes, m)?;
+                    self.copy_size(m, bytes)?
+                }
+            };
+            runs.push((dst, p, size));
         }
         self.record_copies(op, r, bytes, runs, tile)
     }

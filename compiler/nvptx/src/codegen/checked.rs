@@ -72,6 +72,19 @@ impl<'ctx> Gen<'ctx, '_> {
         bytes: usize,
         cond: Option<IntValue<'ctx>>,
     ) -> R<Option<IntValue<'ctx>>> {
+        let size = self.i32c(bytes as i64);
+        self.check_access_sized(op, ptr, size, cond)
+    }
+
+    /// `check_access` of an access whose size (`i32` bytes) is known only
+    /// at run time.
+    pub(super) fn check_access_sized(
+        &mut self,
+        op: &Op,
+        ptr: PointerValue<'ctx>,
+        bytes: IntValue<'ctx>,
+        cond: Option<IntValue<'ctx>>,
+    ) -> R<Option<IntValue<'ctx>>> {
         let Some(check) = &self.check else {
             return Ok(cond);
         };
@@ -80,7 +93,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let known = param.and_then(|p| check.bounds.get(&p).copied());
         let record = check.record;
         let addr = self.b.build_ptr_to_int(ptr, i64t, "")?;
-        let size = i64t.const_int(bytes as u64, false);
+        let size = self.b.build_int_z_extend(bytes, i64t, "")?;
         let inside = match known {
             Some((lo, hi)) => {
                 let last = self.b.build_int_sub(hi, size, "")?;

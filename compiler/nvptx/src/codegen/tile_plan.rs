@@ -432,7 +432,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let l = self.layout(t);
         let m = if mask { Some(op.args[1]) } else { None };
         let e = role.layout.kind.elem_bytes();
-        let w = self.vector_width(op.args[0], m, &l, e);
+        let (w, _) = self.copy_runs(op.args[0], m, &l, e);
         // `cp.async` moves 4, 8 or 16 bytes.
         w * e >= 4 && l.is_pow2() && !l.replicated() && cols % w == 0
     }
@@ -574,7 +574,7 @@ impl<'ctx> Gen<'ctx, '_> {
 
     /// Whether `remat` can recompute `v` at any element once the scalars it
     /// uses exist (the planning-time form of `can_remat`).
-    fn remat_shape_ok(&self, v: Value, budget: &mut usize) -> bool {
+    pub(super) fn remat_shape_ok(&self, v: Value, budget: &mut usize) -> bool {
         if *budget == 0 {
             return false;
         }
