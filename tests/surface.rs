@@ -160,6 +160,45 @@ def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     assert_eq!(out, "True 1\n");
 }
 
+/// A tensor named in `key` keys the tuning by the object, as in Triton: the
+/// same tensor, whatever it holds by then, reuses the tuned config (a key
+/// of its contents retuned here, and copied a GPU tensor to the host on
+/// every call); another tensor is tuned afresh.
+#[test]
+fn autotune_keys_a_tensor_by_the_object_not_its_contents() {
+    let mut s = session();
+    let out = ok(
+        &mut s,
+        r#"
+import torch
+import triton
+import triton.language as tl
+
+calls = []
+hook = lambda nargs: calls.append(1)
+
+@triton.autotune(configs=[triton.Config({'BLOCK': 16}, pre_hook=hook), triton.Config({'BLOCK': 64}, pre_hook=hook)],
+                 key=['acc_ptr'], warmup=1, rep=2)
+@triton.jit
+def tally(acc_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(acc_ptr, tl.load(acc_ptr) + tl.sum((offs < n).to(tl.int32), axis=0))
+
+acc = torch.zeros(1, dtype=torch.int32, device='cuda')
+tally[(1,)](acc, 100)
+tuned = len(calls)
+tally[(1,)](acc, 100)
+again = len(calls) - tuned
+other = torch.zeros(1, dtype=torch.int32, device='cuda')
+tally[(1,)](other, 100)
+print(tuned > 2, again, len(calls) - tuned - again > 2)
+"#,
+    );
+    // Tuned on the first call, the same tensor (now holding a different
+    // value) reuses the config, another tensor is tuned again.
+    assert_eq!(out, "True 1 True\n");
+}
+
 /// A surface program with its benchmark sweep cut to two points (`from`
 /// must occur in the file): the only change made to its text.
 fn run_cut(name: &str, from: &str, to: &str) -> (String, Vec<Vec<(String, String)>>) {

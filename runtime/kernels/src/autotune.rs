@@ -185,20 +185,39 @@ fn with_config(kwargs: &[(String, Val)], c: &Config) -> R<Vec<(String, Val)>> {
     Ok(out)
 }
 
-/// The tuning key: the `key` arguments' values and every tensor's dtype.
-fn tuning_key(t: &Autotuner, named: &[(String, Val)]) -> String {
+/// The tuning key: the `key` arguments' values and every tensor's dtype,
+/// and whether it holds a tensor's identity (then it is kept in memory
+/// only: the same tensor object never reaches another session).
+fn tuning_key(t: &Autotuner, named: &[(String, Val)]) -> (String, bool) {
+    let mut identity = false;
     let mut parts: Vec<String> = t
         .key
         .iter()
         .filter_map(|k| named.iter().find(|(n, _)| n == k))
-        .map(|(_, v)| v.repr())
+        .map(|(_, v)| match v {
+            // Triton keys a tensor named in `key` by the object itself, not
+            // by its contents (whose repr would also copy a GPU tensor to
+            // the host on every call): here by the storage and the view of
+            // it, which a tensor keeps for its life.
+            Val::Tensor(x) => {
+                identity = true;
+                format!(
+                    "tensor@{:p}+{}{:?}{:?}",
+                    Rc::as_ptr(&x.storage),
+                    x.offset,
+                    x.shape,
+                    x.strides
+                )
+            }
+            v => v.repr(),
+        })
         .collect();
     for (_, v) in named {
         if let Val::Tensor(x) = v {
             parts.push(crate::tensor::torch_name(x.dtype).to_string());
         }
     }
-    parts.join(",")
+    (parts.join(","), identity)
 }
 
 /// Tensors among the named arguments, by the names given.
@@ -252,13 +271,14 @@ pub fn launch_tuned(
         return Err(Exc::new("InternalError", "launch_tuned without a tuner"));
     };
     let named = call_named(k, &args, &kwargs);
-    let key = tuning_key(&t, &named);
+    let (key, identity) = tuning_key(&t, &named);
     let cached = t.cache.borrow().get(&key).cloned();
-    let best = match cached.or_else(|| from_disk(s, k, &t, &key)) {
+    let cached = cached.or_else(|| (!identity).then(|| from_disk(s, k, &t, &key)).flatten());
+    let best = match cached {
         Some(c) => c,
         None => {
             let best = tune(s, k, &t, grid, &args, &kwargs, &named)?;
-            if let Some(disk) = &s.disk {
+            if let (Some(disk), false) = (&s.disk, identity) {
                 disk.store_tuning(&disk_key(s, k, &t, &key), &text(&best));
             }
             best
@@ -553,7 +573,7 @@ fn tune(
             ),
         );
     }
-    let key = tuning_key(t, named);
+    let (key, _) = tuning_key(t, named);
     t.cache.borrow_mut().insert(key, configs[best].clone());
     Ok(configs[best].clone())
 }
