@@ -114,20 +114,29 @@ fn kernels_carry_launch_bounds_for_their_warps() {
 }
 
 #[test]
-fn without_the_divisibility_hint_accesses_stay_scalar() {
+fn without_the_divisibility_hint_only_the_run_the_bound_cuts_goes_element_by_element() {
     let text = std::fs::read_to_string(root().join("tutorials/01-vector-add.py")).unwrap();
-    // n_elements not known to be a multiple of 16: the mask may change inside a run.
+    // n_elements not known to be a multiple of 16: `offs < n` may change
+    // inside a run of 4, but only from true to false. Whole runs stay
+    // vectors; the run it cuts is read and written element by element.
     let p = ptx(
         "01-vector-add.py",
         &text,
         "add_kernel",
         "*fp32:16, *fp32:16, *fp32:16, i32, BLOCK_SIZE=1024",
     );
-    assert!(!p.contains("ld.global.v4"), "{p}");
-    assert!(
-        p.contains("ld.global.b32") || p.contains("ld.global.f32"),
-        "{p}"
+    assert_eq!(p.matches("ld.global.v4.").count(), 4, "{p}");
+    assert_eq!(p.matches("st.global.v4.").count(), 2, "{p}");
+    let scalar = p.matches("ld.global.b32").count() + p.matches("ld.global.f32").count();
+    assert_eq!(scalar, 16, "{p}");
+    // Without the pointers' alignment, nothing is a vector.
+    let p = ptx(
+        "01-vector-add.py",
+        &text,
+        "add_kernel",
+        "*fp32, *fp32:16, *fp32:16, i32, BLOCK_SIZE=1024",
     );
+    assert_eq!(p.matches("ld.global.v4.").count(), 2, "{p}");
 }
 
 #[test]
@@ -844,6 +853,8 @@ fn host_descriptors_with_divisible_or_ragged_shapes_keep_cp_async_tiles_and_wgmm
     );
     assert!(ragged.contains("wgmma.mma_async.sync.aligned"), "{ragged}");
     assert!(!ragged.contains("mma.sync.aligned"), "{ragged}");
+    // Its stores: a vector per whole run, element by element past the cut.
+    assert!(ragged.contains("st.global.v4"), "{ragged}");
 }
 
 /// A K loop written `for k0 in range(0, K, BK)` (the induction variable

@@ -2,7 +2,9 @@
 # time and may fall inside a 16-byte run: a K that is no multiple of 8 with
 # rows padded to 16 bytes, as tensor descriptors require. On the GPU such a
 # load keeps its 16-byte copies, each copying only the elements in bounds;
-# every element past the bound must read as zero (or the padding).
+# every element past the bound must read as zero (or the padding). Stores
+# past a bound that cuts a run (N no multiple of 8) must leave memory as it
+# was.
 
 triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device=DEVICE))
 
@@ -33,7 +35,7 @@ def table_desc_matmul(ptrs, dims, BM: tl.constexpr, BN: tl.constexpr, BK: tl.con
     cd.store([om, on], acc.to(tl.float16))
 
 
-groups = [(200, 136, 90), (64, 72, 35), (130, 64, 201), (9, 200, 3)]
+groups = [(200, 131, 90), (64, 70, 35), (130, 64, 201), (9, 203, 3)]
 keep = []
 addrs = []
 dims = []
@@ -49,7 +51,7 @@ d_dims = torch.tensor(dims, dtype=torch.int32, device=DEVICE)
 for (BM, BN, BK, warps) in [(64, 64, 32, 4), (128, 128, 64, 8)]:
     for (_, _, c) in keep:
         c.fill_(-7.0)
-    grid = (triton.cdiv(200, BM), triton.cdiv(200, BN), len(groups))
+    grid = (triton.cdiv(200, BM), triton.cdiv(203, BN), len(groups))
     table_desc_matmul[grid](d_addrs, d_dims, BM=BM, BN=BN, BK=BK, num_warps=warps, num_stages=3)
     for (M, N, K), (a, b, c) in zip(groups, keep):
         want = (a[:, :K].float() @ b[:, :K].float().T).half()
@@ -101,3 +103,45 @@ for (M, N, K) in [(150, 96, 45), (64, 64, 100)]:
         ragged_k_matmul[grid](flat, b, c, M, N, K, lda, b.stride(0), c.stride(0), BM=64, BN=64, BK=32, FORM=form,
                               num_warps=4, num_stages=3)
         check(f"ragged K matmul {M}x{N}x{K} form {form}", c, want, atol=3e-2, rtol=1e-2)
+
+
+# Element-wise rows and a flat range whose bound cuts a vector: whole runs
+# load and store as vectors, the cut run element by element; past the bound
+# nothing is read (`other` shows) and nothing is written.
+@triton.jit
+def ragged_rows(x_ptr, y_ptr, n, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + offs, mask=offs < n, other=7)
+    tl.store(y_ptr + row * stride + offs, x * 2 + 1, mask=n > offs)
+
+
+for dtype in [torch.float32, torch.float16, torch.int8, torch.int64, torch.bfloat16]:
+    for n in [1, 13, 45, 64, 127]:
+        x = (torch.randn(5, 128, device=DEVICE) * 20).to(dtype)
+        y = torch.full((5, 128), 3, device=DEVICE, dtype=dtype)
+        ragged_rows[(5,)](x, y, n, 128, BLOCK=128)
+        want = torch.full((5, 128), 3, device=DEVICE, dtype=dtype)
+        want[:, :n] = x[:, :n] * 2 + 1
+        assert torch.equal(y, want), f"ragged rows {dtype} n={n}"
+
+
+@triton.jit
+def ragged_flat(x_ptr, y_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=-1.0)
+    tl.store(o_ptr + offs, x + tl.load(y_ptr + offs, mask=m), mask=m)
+    tl.store(o_ptr + n + offs, x, mask=offs < BLOCK)
+
+
+for n in [1, 7, 1000, 1025]:
+    x = torch.randn(n, device=DEVICE)
+    y = torch.randn(n, device=DEVICE)
+    o = torch.zeros(n + 2048, device=DEVICE)
+    ragged_flat[(triton.cdiv(n, 1024),)](x, y, o, n, BLOCK=1024)
+    check(f"ragged flat n={n}", o[:n], x + y)
+    # Program 0's `x` past n read as `other`.
+    tail = torch.full((1024,), -1.0, device=DEVICE)
+    tail[:min(n, 1024)] = x[:min(n, 1024)]
+    check(f"ragged flat other n={n}", o[n:n + 1024], tail)

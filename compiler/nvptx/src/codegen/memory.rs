@@ -269,12 +269,7 @@ impl<'ctx> Gen<'ctx, '_> {
             self.set(r, Reg::S(v[0]));
             return Ok(());
         }
-        let w = self.vector_width(
-            op.args[0],
-            if mask { Some(op.args[1]) } else { None },
-            &l,
-            esize,
-        );
+        let (w, cuts) = self.copy_runs(op.args[0], mask.then(|| op.args[1]), &l, esize);
         // Dot-only operands stay in their memory type (half) from here on.
         let keep_half = self.half_regs.contains(&r);
         let others: Vec<BasicValueEnum> = if keep_half {
@@ -293,7 +288,15 @@ impl<'ctx> Gen<'ctx, '_> {
         };
         let mut out = vec![];
         for g0 in (0..n).step_by(w) {
-            let c = masks.as_ref().map(|m| m[g0].into_int_value());
+            let mut c = masks.as_ref().map(|m| m[g0].into_int_value());
+            // A run a bound may cut: one vector where it is whole, element
+            // by element where it is cut (`cut_loads` after the vector).
+            let mut cut = None;
+            if let (Some(cuts), Some(ms)) = (&cuts, &masks) {
+                let (full, rest) = self.cut_run(op, cuts, &l, &t.shape, g0, w, esize, ms, &ptrs)?;
+                c = Some(full);
+                cut = Some(rest);
+            }
             let p = ptrs[g0].into_pointer_value();
             let c = self.check_access(op, p, w * esize, c)?;
             let fallback: Vec<_> = (g0..g0 + w).map(|i| others[i]).collect();
@@ -329,6 +332,19 @@ impl<'ctx> Gen<'ctx, '_> {
                     }
                     Ok(v)
                 })?
+            };
+            let vals = match cut {
+                Some((cut, elems)) => self.guarded(Some(cut), vals, &mut |g| {
+                    let mut v = vec![];
+                    for (j, &(p, m)) in elems.iter().enumerate() {
+                        v.extend(g.guarded(m, vec![others[g0 + j]], &mut |g| {
+                            let x = g.b.build_load(mem, p, "")?;
+                            Ok(vec![if keep_half { x } else { g.decode_mem(x, d)? }])
+                        })?);
+                    }
+                    Ok(v)
+                })?,
+                None => vals,
             };
             out.extend(vals);
         }
@@ -478,18 +494,35 @@ impl<'ctx> Gen<'ctx, '_> {
         };
         // Replicated elements: only the first holder writes.
         let owner = self.first_holder(&l)?;
-        let w = if pt.is_block() {
-            self.vector_width(
-                op.args[0],
-                if mask { Some(op.args[2]) } else { None },
-                &l,
-                esize,
-            )
+        let (w, cuts) = if pt.is_block() {
+            self.copy_runs(op.args[0], mask.then(|| op.args[2]), &l, esize)
         } else {
-            1
+            (1, None)
         };
         for g0 in (0..n).step_by(w) {
             let mut c = masks.as_ref().map(|m| m[g0].into_int_value());
+            if let (Some(cuts), Some(ms)) = (&cuts, &masks) {
+                // A run a bound may cut: whole runs as one vector, cut ones
+                // element by element.
+                let (full, (cut, elems)) =
+                    self.cut_run(op, cuts, &l, &pt.shape, g0, w, esize, ms, &ptrs)?;
+                let cut = match owner {
+                    Some(o) => self.b.build_and(cut, o, "")?,
+                    None => cut,
+                };
+                self.guarded(Some(cut), vec![], &mut |g| {
+                    for (j, &(p, m)) in elems.iter().enumerate() {
+                        let v = vals[g0 + j];
+                        g.guarded(m, vec![], &mut |g| {
+                            let x = g.encode_mem(v, d)?;
+                            g.b.build_store(p, x)?;
+                            Ok(vec![])
+                        })?;
+                    }
+                    Ok(vec![])
+                })?;
+                c = Some(full);
+            }
             if let Some(o) = owner {
                 c = Some(match c {
                     Some(m) => self.b.build_and(m, o, "")?,

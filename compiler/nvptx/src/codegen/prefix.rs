@@ -16,9 +16,9 @@
 
 use super::{Gen, GenError, R};
 use crate::layout::Layout;
-use inkwell::values::IntValue;
+use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::IntPredicate;
-use tilebook_tir::{BinOp, CmpPred, OpKind, Value};
+use tilebook_tir::{BinOp, CmpPred, Op, OpKind, Value};
 
 /// How a factor's coordinates follow from its user's.
 #[derive(Clone, Debug)]
@@ -136,6 +136,51 @@ impl<'ctx> Gen<'ctx, '_> {
             }
             _ => false,
         }
+    }
+
+    /// The run of `w` elements from register `g0` of an access whose mask
+    /// `ms` is a prefix mask with these `cuts`: whether the run is whole,
+    /// whether it is cut (its first element in, not all), and each
+    /// element's pointer and condition for the element-by-element path (in
+    /// checked mode checked here, before any branch, as `report_checks`
+    /// needs).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    pub(super) fn cut_run(
+        &mut self,
+        op: &Op,
+        cuts: &[Cut],
+        l: &Layout,
+        shape: &[usize],
+        g0: usize,
+        w: usize,
+        e: usize,
+        ms: &[BasicValueEnum<'ctx>],
+        ptrs: &[BasicValueEnum<'ctx>],
+    ) -> R<(
+        IntValue<'ctx>,
+        (
+            IntValue<'ctx>,
+            Vec<(PointerValue<'ctx>, Option<IntValue<'ctx>>)>,
+        ),
+    )> {
+        let rc = self.elem_coords(l, g0, shape)?;
+        let first = ms[g0].into_int_value();
+        let bytes = self.prefix_bytes(cuts, &rc, first, w, e)?;
+        let full =
+            self.b
+                .build_int_compare(IntPredicate::EQ, bytes, self.i32c((w * e) as i64), "")?;
+        let cut = self.b.build_not(full, "")?;
+        let cut = self.b.build_and(cut, first, "")?;
+        let mut elems = vec![];
+        for j in g0..g0 + w {
+            let p = ptrs[j].into_pointer_value();
+            let mut m = ms[j].into_int_value();
+            if self.check.is_some() {
+                m = self.b.build_and(m, cut, "")?;
+            }
+            elems.push((p, self.check_access(op, p, e, Some(m))?));
+        }
+        Ok((full, (cut, elems)))
     }
 
     /// The source bytes of the run whose first element is at `rc` (the
