@@ -3,7 +3,8 @@
 //! Both decorators return a new kernel object (same body, own compile
 //! cache) with the tuner or the heuristics set. A launch of an
 //! autotuned kernel computes Triton's tuning key (the values of the `key`
-//! arguments and the dtypes of the tensor arguments); on a miss it prunes the
+//! arguments, a tensor among them by identity, and the dtypes of the tensor
+//! arguments); on a miss it prunes the
 //! configs (`prune_configs_by`), compiles every remaining config at once
 //! (front ends in turn, GPU code generation in parallel, `kernels::compile_all`),
 //! times each with `do_bench`'s measurement (median of the measured calls;
