@@ -192,11 +192,21 @@ again = len(calls) - tuned
 other = torch.zeros(1, dtype=torch.int32, device='cuda')
 tally[(1,)](other, 100)
 print(tuned > 2, again, len(calls) - tuned - again > 2)
+
+@triton.autotune(configs=[triton.Config({'BLOCK': 32}, pre_hook=hook)], key=['n'])
+@triton.jit
+def single(acc_ptr, n, BLOCK: tl.constexpr):
+    tl.store(acc_ptr, tl.load(acc_ptr) + n)
+
+calls.clear()
+single[(1,)](acc, 5)
+print(len(calls))
 "#,
     );
     // Tuned on the first call, the same tensor (now holding a different
-    // value) reuses the config, another tensor is tuned again.
-    assert_eq!(out, "True 1 True\n");
+    // value) reuses the config, another tensor is tuned again; a single
+    // config is launched without timing.
+    assert_eq!(out, "True 1 True\n1\n");
 }
 
 /// A surface program with its benchmark sweep cut to two points (`from`

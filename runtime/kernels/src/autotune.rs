@@ -275,7 +275,9 @@ pub fn launch_tuned(
     let (key, identity) = tuning_key(&t, &named);
     let cached = t.cache.borrow().get(&key).cloned();
     let cached = cached.or_else(|| (!identity).then(|| from_disk(s, k, &t, &key)).flatten());
-    let best = match cached {
+    // One config: nothing to choose, so nothing is timed (as in Triton).
+    let only = (t.configs.len() == 1).then(|| t.configs[0].clone());
+    let best = match cached.or(only) {
         Some(c) => c,
         None => {
             let best = tune(s, k, &t, grid, &args, &kwargs, &named)?;
