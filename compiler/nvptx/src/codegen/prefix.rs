@@ -18,7 +18,6 @@ use super::{Gen, GenError, R};
 use crate::layout::Layout;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::IntPredicate;
-use std::collections::HashMap;
 use tilebook_tir::{BinOp, CmpPred, Op, OpKind, Value};
 
 /// How a factor's coordinates follow from its user's.
@@ -59,51 +58,6 @@ impl<'ctx> Gen<'ctx, '_> {
             }
         }
         (w, None)
-    }
-
-    /// Element counts whose every load and store moves one element at a
-    /// time whatever the layout (pointers of unknown alignment: a store
-    /// through addresses loaded from memory, a row stride not known to be
-    /// a multiple of 16) get layouts of one element per thread per run, so
-    /// that neighbouring threads touch neighbouring elements and each warp
-    /// access is coalesced, as Triton sizes its layouts by alignment. (With
-    /// runs of 8, each thread's element `j` lay 16 bytes from its
-    /// neighbour's: a warp's 2-byte store touched 16 sectors.)
-    pub(super) fn scalar_only_sizes(&mut self) {
-        let mut widest: HashMap<usize, usize> = HashMap::new();
-        tilebook_tir::walk_ops(&self.k.body, &mut |op| {
-            let mask = match op.kind {
-                OpKind::Load { mask, .. } => mask.then(|| op.args[1]),
-                OpKind::Store { mask, .. } => mask.then(|| op.args[2]),
-                _ => return,
-            };
-            let t = self.ty(op.args[0]);
-            let Some(d) = t.elem.pointee().filter(|_| t.is_block()) else {
-                return;
-            };
-            let e = d.size_bytes().max(1);
-            let p = self.axis.get(&op.args[0]).copied();
-            let m = mask.and_then(|m| self.axis.get(&m).copied());
-            let mut w = (16 / e).max(1);
-            while w > 1 {
-                let fits =
-                    p.is_some_and(|p| p.contiguity >= w as u64 && p.divisibility >= (w * e) as u64);
-                let masked = mask.is_none()
-                    || m.is_some_and(|m| m.constancy >= w as u64)
-                    || mask.is_some_and(|m| self.prefix_cuts(m, w).is_some());
-                if fits && masked {
-                    break;
-                }
-                w /= 2;
-            }
-            let e = widest.entry(t.numel()).or_insert(1);
-            *e = (*e).max(w);
-        });
-        for (n, w) in widest {
-            if w == 1 {
-                self.max_vec.insert(n, 1);
-            }
-        }
     }
 
     /// The comparisons that cut runs of `w` elements of `mask` short, if
