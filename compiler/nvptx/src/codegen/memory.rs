@@ -290,7 +290,7 @@ impl<'ctx> Gen<'ctx, '_> {
         for g0 in (0..n).step_by(w) {
             let mut c = masks.as_ref().map(|m| m[g0].into_int_value());
             // A run a bound may cut: one vector where it is whole, element
-            // by element where it is cut (`cut_loads` after the vector).
+            // by element where it is cut (the branch after the vector).
             let mut cut = None;
             if let (Some(cuts), Some(ms)) = (&cuts, &masks) {
                 let (full, rest) = self.cut_run(op, cuts, &l, &t.shape, g0, w, esize, ms, &ptrs)?;
