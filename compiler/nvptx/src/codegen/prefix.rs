@@ -98,6 +98,9 @@ impl<'ctx> Gen<'ctx, '_> {
                 .all(|&a| self.walk_prefix(a, w, path, cuts, budget)),
             OpKind::Broadcast => {
                 let src = self.ty(op.args[0]).shape.clone();
+                if src.len() != t.shape.len() {
+                    return false;
+                }
                 path.push(Step::Broadcast(src));
                 let ok = self.walk_prefix(op.args[0], w, path, cuts, budget);
                 path.pop();
