@@ -418,10 +418,17 @@ fn hint_statements_put_pointers_loaded_from_memory_on_the_tile_path() {
         "{hinted}"
     );
     assert!(!hinted.contains("mma.sync"), "{hinted}");
+    // The result's addresses are not hinted: 2-byte stores, from a layout
+    // of one element per thread per run, so a warp's stores are neighbours.
+    assert_eq!(hinted.matches("st.global.b16").count(), 128, "{hinted}");
     // Without the promise the addresses may be odd: element by element.
     let plain = compile("False");
     assert!(!plain.contains("cp.async"), "{plain}");
     assert!(!plain.contains("wgmma"), "{plain}");
+    // Operands keep runs of 8 (stored into their tiles as vectors; one
+    // element per run spilled and faulted at 09's sizes, see prefix.rs).
+    assert_eq!(plain.matches("st.shared.v4.b16").count(), 16, "{plain}");
+    assert!(!plain.contains("st.shared.b16"), "{plain}");
 }
 
 #[test]

@@ -232,6 +232,7 @@ pub fn emit<'ctx>(
             g.defs.insert(r, op);
         }
     });
+    g.scalar_only_sizes();
     g.axis0 = analyze_dim0(k, &g.axis);
     g.plan_mma(features);
     let uses_wgmma = g.mma.values().any(|l| l.wgmma);
@@ -281,7 +282,9 @@ pub fn emit<'ctx>(
 /// The run length per thread for each block size: every value of one element
 /// count shares a layout (so elementwise ops need no conversion), and the runs
 /// are as long as 16 bytes of the narrowest type that a block of that size
-/// loads or stores (8 halves, 16 bytes of fp8), 4 elements otherwise.
+/// loads or stores (8 halves, 16 bytes of fp8), 4 elements otherwise;
+/// `Gen::scalar_only_sizes` lowers it to 1 where no access can move more
+/// than one element at a time.
 fn vec_limits(k: &Kernel) -> HashMap<usize, usize> {
     let mut out: HashMap<usize, usize> = HashMap::new();
     tilebook_tir::walk_ops(&k.body, &mut |op| {

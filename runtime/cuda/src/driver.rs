@@ -32,6 +32,8 @@ pub struct Loader {
     ctx: Arc<CudaContext>,
     lost: Arc<AtomicBool>,
     max_shared: u32,
+    /// What decides how many blocks an SM holds (`occupancy`).
+    sm: crate::occupancy::Sm,
     target: String,
 }
 
@@ -52,7 +54,33 @@ impl Loader {
         self.ctx.bind_to_thread().map_err(err)?;
         let cubin = crate::link::ptx_to_cubin(ptx)
             .map_err(|e| format!("the driver rejected the PTX of `{name}`: {e}"))?;
-        self.load_cubin(cubin.into(), name, shared_bytes, threads)
+        let first = self.load_cubin(cubin.into(), name, shared_bytes, threads)?;
+        Ok(self
+            .second_block(first, ptx, name)
+            .unwrap_or_else(|first| first))
+    }
+
+    /// The build of `ptx` that fits two blocks per SM, if `first` (its
+    /// plain build) fits one by its registers alone and the second build
+    /// spills little (see `occupancy`); `first` otherwise.
+    fn second_block(
+        &self,
+        first: GpuFunction,
+        ptx: &str,
+        name: &str,
+    ) -> Result<GpuFunction, GpuFunction> {
+        use crate::occupancy::{keep_second, two_blocks_ptx};
+        let (threads, shared) = (first.threads, first.shared_bytes);
+        let Some(two) = two_blocks_ptx(ptx, threads, shared, first.regs, self.sm) else {
+            return Err(first);
+        };
+        let second = crate::link::ptx_to_cubin(&two)
+            .ok()
+            .and_then(|c| self.load_cubin(c.into(), name, shared, threads).ok());
+        match second {
+            Some(f) if keep_second(threads, f.regs, f.local_bytes, self.sm) => Ok(f),
+            _ => Err(first),
+        }
     }
 
     /// Load a cubin this loader's `target` made; the function keeps it
@@ -496,6 +524,25 @@ impl Gpu {
             .map_err(|e| format!("the GPU reported an error: {e:?}"))
     }
 
+    /// What decides how many blocks of a kernel an SM holds.
+    fn sm(&self) -> crate::occupancy::Sm {
+        use cudarc::driver::sys::CUdevice_attribute as A;
+        let get = |a: A| {
+            self.ctx
+                .attribute(a)
+                .ok()
+                .and_then(|v| u32::try_from(v).ok())
+        };
+        crate::occupancy::Sm {
+            regs: get(A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)
+                .unwrap_or(self.info.max_regs),
+            shared: get(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR).unwrap_or(0),
+            reserved_shared: get(A::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK)
+                .unwrap_or(1024),
+            threads: get(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR).unwrap_or(0),
+        }
+    }
+
     /// A handle that loads modules into this context from any thread (the
     /// driver's JIT runs in parallel for configs compiled together).
     pub fn loader(&self) -> Loader {
@@ -503,6 +550,7 @@ impl Gpu {
             ctx: (*self.ctx).clone(),
             lost: self.lost.clone(),
             max_shared: self.max_shared,
+            sm: self.sm(),
             target: format!("{} driver {}", self.arch, self.driver_version),
         }
     }

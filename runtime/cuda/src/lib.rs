@@ -39,6 +39,8 @@ mod link;
 #[cfg(feature = "driver")]
 mod nccl;
 #[cfg(feature = "driver")]
+mod occupancy;
+#[cfg(feature = "driver")]
 mod peer;
 #[cfg(feature = "driver")]
 mod remote;

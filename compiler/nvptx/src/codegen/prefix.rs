@@ -18,6 +18,7 @@ use super::{Gen, GenError, R};
 use crate::layout::Layout;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::IntPredicate;
+use std::collections::HashMap;
 use tilebook_tir::{BinOp, CmpPred, Op, OpKind, Value};
 
 /// How a factor's coordinates follow from its user's.
@@ -58,6 +59,64 @@ impl<'ctx> Gen<'ctx, '_> {
             }
         }
         (w, None)
+    }
+
+    /// Element counts whose every load and store moves one element at a
+    /// time whatever the layout (pointers of unknown alignment: a store
+    /// through addresses loaded from memory, a row stride not known to be
+    /// a multiple of 16) get layouts of one element per thread per run, so
+    /// that neighbouring threads touch neighbouring elements and each warp
+    /// access is coalesced, as Triton sizes its layouts by alignment. (With
+    /// runs of 8, each thread's element `j` lay 16 bytes from its
+    /// neighbour's: a warp's 2-byte store touched 16 sectors.)
+    ///
+    /// Element counts of `tl.dot` operands keep their runs: an operand
+    /// written to shared memory from registers is stored a run at a time,
+    /// and with runs of one element its tile offsets alone took hundreds of
+    /// registers (published tutorial 09's naive matmul at 128 x 256 x 128
+    /// and 4 warps then spilled about 4 KB per thread and faulted on the
+    /// H100 in a shared store whose address came back from a spill slot,
+    /// though every address of its PTX is in bounds; bench/NOTES.md,
+    /// session 32).
+    pub(super) fn scalar_only_sizes(&mut self) {
+        let mut widest: HashMap<usize, usize> = HashMap::new();
+        let mut operands = vec![];
+        tilebook_tir::walk_ops(&self.k.body, &mut |op| {
+            if matches!(op.kind, OpKind::Dot { .. }) {
+                operands.extend(op.args[..2].iter().map(|&v| self.ty(v).numel()));
+            }
+            let mask = match op.kind {
+                OpKind::Load { mask, .. } => mask.then(|| op.args[1]),
+                OpKind::Store { mask, .. } => mask.then(|| op.args[2]),
+                _ => return,
+            };
+            let t = self.ty(op.args[0]);
+            let Some(d) = t.elem.pointee().filter(|_| t.is_block()) else {
+                return;
+            };
+            let e = d.size_bytes().max(1);
+            let p = self.axis.get(&op.args[0]).copied();
+            let m = mask.and_then(|m| self.axis.get(&m).copied());
+            let mut w = (16 / e).max(1);
+            while w > 1 {
+                let fits =
+                    p.is_some_and(|p| p.contiguity >= w as u64 && p.divisibility >= (w * e) as u64);
+                let masked = mask.is_none()
+                    || m.is_some_and(|m| m.constancy >= w as u64)
+                    || mask.is_some_and(|m| self.prefix_cuts(m, w).is_some());
+                if fits && masked {
+                    break;
+                }
+                w /= 2;
+            }
+            let e = widest.entry(t.numel()).or_insert(1);
+            *e = (*e).max(w);
+        });
+        for (n, w) in widest {
+            if w == 1 && !operands.contains(&n) {
+                self.max_vec.insert(n, 1);
+            }
+        }
     }
 
     /// The comparisons that cut runs of `w` elements of `mask` short, if
