@@ -127,7 +127,7 @@ struct Gen<'ctx, 'a> {
     ring_bytes: usize,
     stage_counters: std::cell::RefCell<HashMap<async_copy::TileRole, PointerValue<'ctx>>>,
     async_used: std::cell::Cell<bool>,
-    /// Widest run per thread, by element count (see `vec_limits`).
+    /// Widest run per thread, by element count (see `layout::run_limits`).
     max_vec: HashMap<usize, usize>,
     /// Checked mode's state (`checked.rs`).
     check: Option<checked::Check<'ctx>>,
@@ -224,7 +224,7 @@ pub fn emit<'ctx>(
         ring_bytes: 0,
         stage_counters: Default::default(),
         async_used: std::cell::Cell::new(false),
-        max_vec: vec_limits(k),
+        max_vec: crate::layout::run_limits(k),
         check: None,
     };
     tilebook_tir::walk_ops(&k.body, &mut |op| {
@@ -277,28 +277,6 @@ pub fn emit<'ctx>(
         shared_bytes: g.smem_bytes.get() as u32,
         wgmma: uses_wgmma,
     })
-}
-
-/// The run length per thread for each block size: every value of one element
-/// count shares a layout (so elementwise ops need no conversion), and the runs
-/// are as long as 16 bytes of the narrowest type that a block of that size
-/// loads or stores (8 halves, 16 bytes of fp8), 4 elements otherwise;
-/// `Gen::scalar_only_sizes` lowers it to 1 where no access can move more
-/// than one element at a time.
-fn vec_limits(k: &Kernel) -> HashMap<usize, usize> {
-    let mut out: HashMap<usize, usize> = HashMap::new();
-    tilebook_tir::walk_ops(&k.body, &mut |op| {
-        if !matches!(op.kind, OpKind::Load { .. } | OpKind::Store { .. }) {
-            return;
-        }
-        let t = k.ty(op.args[0]);
-        if let (true, Some(d)) = (t.is_block(), t.elem.pointee()) {
-            let run = (16 / d.size_bytes().max(1)).max(4);
-            let e = out.entry(t.numel()).or_insert(4);
-            *e = (*e).max(run);
-        }
-    });
-    out
 }
 
 fn param_type<'ctx>(ctx: &'ctx Context, t: &Type) -> BasicTypeEnum<'ctx> {

@@ -11,6 +11,9 @@
 //! When `n < t` every element is held by several threads (`tid % n`); only
 //! the first holder stores it.
 
+use std::collections::HashMap;
+use tilebook_tir::{Kernel, OpKind};
+
 /// Where the registers of a block live.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -53,6 +56,50 @@ impl Layout {
     pub fn base(&self, r: usize) -> usize {
         (r / self.vec) * (self.threads * self.vec) + (r % self.vec)
     }
+}
+
+/// The run length per thread for each block size: every value of one element
+/// count shares a layout (so elementwise ops need no conversion), and the runs
+/// are as long as 16 bytes of the narrowest type that a block of that size
+/// loads or stores (8 halves, 16 bytes of fp8), 4 elements otherwise;
+/// `Gen::scalar_only_sizes` lowers it to 1 where no access can move more
+/// than one element at a time.
+///
+/// A size that also stores a wider type keeps runs of 16 bytes of that
+/// type (4 fp32): with runs of 8 each thread stores its 32 bytes of fp32
+/// as two 16-byte halves, and a warp's store instruction then writes half
+/// of each of 32 sectors, which L2 takes as twice the sector writes (layer
+/// norm's backward: 32.6 M sectors for Triton's 21.0 M, bench/NOTES.md
+/// session 32). Loads do not need it (the second half hits L1), nor do dot
+/// operands, whose tiles are copied in runs of 16 bytes of their own type.
+pub(crate) fn run_limits(k: &Kernel) -> HashMap<usize, usize> {
+    let mut out: HashMap<usize, usize> = HashMap::new();
+    let mut stored: HashMap<usize, usize> = HashMap::new();
+    let mut operands = vec![];
+    tilebook_tir::walk_ops(&k.body, &mut |op| {
+        if matches!(op.kind, OpKind::Dot { .. }) {
+            operands.extend(op.args[..2].iter().map(|&v| k.ty(v).numel()));
+        }
+        if !matches!(op.kind, OpKind::Load { .. } | OpKind::Store { .. }) {
+            return;
+        }
+        let t = k.ty(op.args[0]);
+        if let (true, Some(d)) = (t.is_block(), t.elem.pointee()) {
+            let size = d.size_bytes().max(1);
+            let e = out.entry(t.numel()).or_insert(4);
+            *e = (*e).max((16 / size).max(4));
+            if matches!(op.kind, OpKind::Store { .. }) {
+                let w = stored.entry(t.numel()).or_insert(0);
+                *w = (*w).max(size);
+            }
+        }
+    });
+    for (n, run) in out.iter_mut() {
+        if let Some(&w) = stored.get(n).filter(|_| !operands.contains(n)) {
+            *run = (*run).min((16 / w).max(4));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
