@@ -50,6 +50,16 @@ pub(crate) fn two_blocks_ptx(
     if !(fits_two && one_by_regs) || ptx.contains(".minnctapersm") {
         return None;
     }
+    // Registers two blocks leave each thread, and whether the second build
+    // could plausibly spill within the budget: ptxas spilled about half of
+    // the excess as 4-byte slots (layer-norm forward: 166 -> 128, 76
+    // bytes; backward: 255 -> 128, 880 bytes), so an excess past twice the
+    // budget's registers is not worth a second JIT (the backward's took
+    // 250 ms of driver time, cold, only to be refused).
+    let cap = sm.regs / threads.checked_mul(2)?;
+    if regs.saturating_sub(cap) > 2 * SPILL_BUDGET / 4 {
+        return None;
+    }
     // One entry point with its launch bounds on their own line.
     if ptx.matches(".entry ").count() != 1 {
         return None;
@@ -104,6 +114,9 @@ mod tests {
             "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 x;",
         );
         assert!(two_blocks_ptx(&mma, 256, 1024, 166, H100).is_none());
+        // Too far above two blocks' registers to fit without a large spill.
+        assert!(two_blocks_ptx(PTX, 256, 1024, 192, H100).is_some());
+        assert!(two_blocks_ptx(PTX, 256, 1024, 200, H100).is_none());
         // Sizes that would overflow are refused, not wrapped.
         assert!(two_blocks_ptx(PTX, u32::MAX, 0, 166, H100).is_none());
     }
