@@ -186,6 +186,7 @@ pub fn emit<'ctx>(
     );
     smem_global.set_linkage(Linkage::External);
     smem_global.set_alignment(16);
+    let operand_sizes = crate::layout::dot_operand_sizes(k);
     let mut g = Gen {
         ctx,
         module,
@@ -224,7 +225,7 @@ pub fn emit<'ctx>(
         ring_bytes: 0,
         stage_counters: Default::default(),
         async_used: std::cell::Cell::new(false),
-        max_vec: crate::layout::run_limits(k),
+        max_vec: crate::layout::run_limits(k, &operand_sizes),
         check: None,
     };
     tilebook_tir::walk_ops(&k.body, &mut |op| {
@@ -232,7 +233,7 @@ pub fn emit<'ctx>(
             g.defs.insert(r, op);
         }
     });
-    g.scalar_only_sizes();
+    g.scalar_only_sizes(&operand_sizes);
     g.axis0 = analyze_dim0(k, &g.axis);
     g.plan_mma(features);
     let uses_wgmma = g.mma.values().any(|l| l.wgmma);

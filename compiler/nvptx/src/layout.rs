@@ -11,7 +11,7 @@
 //! When `n < t` every element is held by several threads (`tid % n`); only
 //! the first holder stores it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use tilebook_tir::{Kernel, OpKind};
 
 /// Where the registers of a block live.
@@ -72,14 +72,10 @@ impl Layout {
 /// norm's backward: 32.6 M sectors for Triton's 21.0 M, bench/NOTES.md
 /// session 32). Loads do not need it (the second half hits L1), nor do dot
 /// operands, whose tiles are copied in runs of 16 bytes of their own type.
-pub(crate) fn run_limits(k: &Kernel) -> HashMap<usize, usize> {
+pub(crate) fn run_limits(k: &Kernel, operands: &HashSet<usize>) -> HashMap<usize, usize> {
     let mut out: HashMap<usize, usize> = HashMap::new();
     let mut stored: HashMap<usize, usize> = HashMap::new();
-    let mut operands = vec![];
     tilebook_tir::walk_ops(&k.body, &mut |op| {
-        if matches!(op.kind, OpKind::Dot { .. }) {
-            operands.extend(op.args[..2].iter().map(|&v| k.ty(v).numel()));
-        }
         if !matches!(op.kind, OpKind::Load { .. } | OpKind::Store { .. }) {
             return;
         }
@@ -99,6 +95,18 @@ pub(crate) fn run_limits(k: &Kernel) -> HashMap<usize, usize> {
             *run = (*run).min((16 / w).max(4));
         }
     }
+    out
+}
+
+/// The element counts of `tl.dot` operands (A and B), whose layouts keep
+/// runs of 16 bytes of their type (see `run_limits`, `scalar_only_sizes`).
+pub(crate) fn dot_operand_sizes(k: &Kernel) -> HashSet<usize> {
+    let mut out = HashSet::new();
+    tilebook_tir::walk_ops(&k.body, &mut |op| {
+        if matches!(op.kind, OpKind::Dot { .. }) {
+            out.extend(op.args[..2].iter().map(|&v| k.ty(v).numel()));
+        }
+    });
     out
 }
 

@@ -18,7 +18,7 @@ use super::{Gen, GenError, R};
 use crate::layout::Layout;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::IntPredicate;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use tilebook_tir::{BinOp, CmpPred, Op, OpKind, Value};
 
 /// How a factor's coordinates follow from its user's.
@@ -78,13 +78,9 @@ impl<'ctx> Gen<'ctx, '_> {
     /// H100 in a shared store whose address came back from a spill slot,
     /// though every address of its PTX is in bounds; bench/NOTES.md,
     /// session 32).
-    pub(super) fn scalar_only_sizes(&mut self) {
+    pub(super) fn scalar_only_sizes(&mut self, operands: &HashSet<usize>) {
         let mut widest: HashMap<usize, usize> = HashMap::new();
-        let mut operands = vec![];
         tilebook_tir::walk_ops(&self.k.body, &mut |op| {
-            if matches!(op.kind, OpKind::Dot { .. }) {
-                operands.extend(op.args[..2].iter().map(|&v| self.ty(v).numel()));
-            }
             let mask = match op.kind {
                 OpKind::Load { mask, .. } => mask.then(|| op.args[1]),
                 OpKind::Store { mask, .. } => mask.then(|| op.args[2]),
