@@ -429,14 +429,7 @@ impl<'ctx> Gen<'ctx, '_> {
             return Ok(self.b.build_and(self.tid, self.i32c(l.n as i64 - 1), "")?);
         }
         let t = self.tid_field(l.vec, 0, usize::MAX)?;
-        // `tid * vec` and the register's constant part occupy disjoint bits
-        // when the sizes are powers of two (see `Layout::base`).
-        if l.is_pow2() {
-            return Ok(self
-                .b
-                .build_int_nuw_add(t, self.i32c(l.base(r) as i64), "")?);
-        }
-        Ok(self.b.build_int_add(t, self.i32c(l.base(r) as i64), "")?)
+        no_wrap_add(&self.b, t, self.i32c(l.base(r) as i64))
     }
 
     /// `((tid * vec) >> shift) & mask`, computed once in the entry block.
@@ -445,7 +438,11 @@ impl<'ctx> Gen<'ctx, '_> {
             return Ok(*v);
         }
         let p = &self.pre;
-        let mut x = p.build_int_mul(self.tid, self.i32c(vec as i64), "")?;
+        // A thread index times a run length: far below 2^31.
+        let mut x = p.build_int_nuw_mul(self.tid, self.i32c(vec as i64), "")?;
+        if let Some(i) = x.as_instruction() {
+            let _ = i.set_no_signed_wrap_flag(true);
+        }
         if shift > 0 {
             x = p.build_right_shift(x, self.i32c(shift as i64), false, "")?;
         }
@@ -475,7 +472,7 @@ impl<'ctx> Gen<'ctx, '_> {
             out.push(if k == 0 {
                 t
             } else {
-                self.b.build_int_nuw_add(t, self.i32c(k as i64), "")?
+                no_wrap_add(&self.b, t, self.i32c(k as i64))?
             });
         }
         Ok(out)
@@ -547,7 +544,12 @@ impl<'ctx> Gen<'ctx, '_> {
                 let mut out = vec![];
                 for r in 0..l.regs() {
                     let e = self.elem_index(&l, r)?;
-                    out.push(self.b.build_int_add(e, self.i32c(*start), "")?.into());
+                    let x = if *start >= 0 {
+                        no_wrap_add(&self.b, e, self.i32c(*start))?
+                    } else {
+                        self.b.build_int_nsw_add(e, self.i32c(*start), "")?
+                    };
+                    out.push(x.into());
                 }
                 self.set(res.expect("result"), Reg::B(out));
             }
@@ -971,4 +973,17 @@ fn mem_vec_type(t: BasicTypeEnum<'_>, n: u32) -> inkwell::types::VectorType<'_> 
         BasicTypeEnum::IntType(i) => i.vec_type(n),
         other => other.into_int_type().vec_type(n),
     }
+}
+
+/// `a + b` of two non-negative element indices, flagged `nuw nsw`: a
+/// block's element index is below its element count (under 2^31), so
+/// neither wraps. The flags let LLVM move a run's constant offset out of
+/// the sign extension of an address (`[base + 4096]` addressing), so the
+/// runs of one access share a 64-bit register instead of keeping one each.
+fn no_wrap_add<'ctx>(b: &Builder<'ctx>, a: IntValue<'ctx>, c: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+    let x = b.build_int_nuw_add(a, c, "")?;
+    if let Some(i) = x.as_instruction() {
+        let _ = i.set_no_signed_wrap_flag(true);
+    }
+    Ok(x)
 }

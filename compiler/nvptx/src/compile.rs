@@ -48,8 +48,15 @@ fn fp_fusion() {
         } else {
             c"-nvptx-fma-level=0"
         };
-        let argv = [c"tilebook".as_ptr(), level.as_ptr()];
-        // SAFETY: two valid NUL-terminated strings that outlive the call; LLVM
+        // Extra LLVM options for investigations (`-time-passes`, ...).
+        let extra: Vec<std::ffi::CString> = std::env::var("TILEBOOK_LLVM_ARGS")
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|a| std::ffi::CString::new(a).ok())
+            .collect();
+        let mut argv = vec![c"tilebook".as_ptr(), level.as_ptr()];
+        argv.extend(extra.iter().map(|a| a.as_ptr()));
+        // SAFETY: valid NUL-terminated strings that outlive the call; LLVM
         // copies what it keeps. Called once, before any compilation.
         unsafe {
             inkwell::llvm_sys::support::LLVMParseCommandLineOptions(
