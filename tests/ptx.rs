@@ -950,6 +950,9 @@ fn masked_rows_take_one_compare_per_vector_and_predicated_loads() {
         .count();
     assert_eq!(loads, 24, "{p}");
     assert_eq!(p.matches("st.global.v4.b32").count(), 8, "{p}");
+    // The eight stores of y share one address register, the runs at
+    // constant offsets (`[%rdN+4096]` ...): element indices are `nuw nsw`.
+    assert!(p.contains("+28672], {"), "{p}");
     // One compare per vector and use (per element, as before: 75).
     assert!(p.matches("setp.").count() <= 32, "{p}");
 }
