@@ -38,7 +38,7 @@ fn wgmma_allowed(options: &GpuOptions) -> bool {
 /// Triton's bit for bit where both run the same operations (libdevice's
 /// polynomials, `tl.randn`). `TILEBOOK_FP_FUSION=0` turns it off (every
 /// `mul`/`add` rounded on its own, as the CPU backend computes). LLVM reads
-/// the setting once per process.
+/// the setting once per process, with the other options set here.
 fn fp_fusion() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -54,7 +54,16 @@ fn fp_fusion() {
             .split_whitespace()
             .filter_map(|a| std::ffi::CString::new(a).ok())
             .collect();
-        let mut argv = vec![c"tilebook".as_ptr(), level.as_ptr()];
+        // No load/store vectorizer in code generation: the code generator
+        // already emits each run as one vector access, and on the tutorial
+        // matmul the pass took a fifth of code generation (16 of 74 ms) to
+        // change nothing (the PTX of the 340 conformance kernels and the
+        // benchmark's is byte-identical without it; bench/NOTES.md).
+        let mut argv = vec![
+            c"tilebook".as_ptr(),
+            level.as_ptr(),
+            c"-disable-nvptx-load-store-vectorizer".as_ptr(),
+        ];
         argv.extend(extra.iter().map(|a| a.as_ptr()));
         // SAFETY: valid NUL-terminated strings that outlive the call; LLVM
         // copies what it keeps. Called once, before any compilation.

@@ -397,12 +397,13 @@ fn back_end(
     }
     if gpu.is_none() && s.check_ptx {
         let opts = gpu_options("sm_90", p);
-        tilebook_nvptx::compile(&kernel, &opts).map_err(|e| {
+        let gk = tilebook_nvptx::compile(&kernel, &opts).map_err(|e| {
             Exc::new(
                 "CompilationError",
                 format!("GPU backend (PTX check), kernel `{}`: {e}", jit.name),
             )
         })?;
+        dump_ptx(&gk);
     }
     let gpu = match gpu {
         None => None,
@@ -777,4 +778,19 @@ fn compiled_object(k: &Rc<KernelObj>, c: &Compiled) -> Val {
             ("__kernel__", Val::Kernel(k.clone())),
         ],
     )
+}
+
+/// `TILEBOOK_DUMP_PTX=DIR` (with `TILEBOOK_CHECK_PTX=1`): write each
+/// kernel's PTX to `DIR/NAME-HASH.ptx`, HASH of the LLVM IR it was made
+/// from, so two runs under different code-generator options can be
+/// compared kernel by kernel. Best effort: a write that fails is skipped.
+fn dump_ptx(gk: &tilebook_nvptx::GpuKernel) {
+    use std::hash::{Hash, Hasher};
+    let Ok(dir) = std::env::var("TILEBOOK_DUMP_PTX") else {
+        return;
+    };
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    gk.llvm_ir.hash(&mut h);
+    let path = std::path::Path::new(&dir).join(format!("{}-{:016x}.ptx", gk.name, h.finish()));
+    let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(path, &gk.ptx));
 }
