@@ -160,6 +160,7 @@ pub fn env_settings() -> String {
         "TILEBOOK_WGMMA",
         "TILEBOOK_WGMMA_INFLIGHT",
         "TILEBOOK_LLVM_PASSES",
+        "TILEBOOK_LLVM_ARGS",
         "TILEBOOK_CODEGEN_OPT",
         "TILEBOOK_FP_FUSION",
         "TILEBOOK_LIBDEVICE_FTZ",
