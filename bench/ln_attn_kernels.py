@@ -92,8 +92,14 @@ def layer_norm_fwd(x, w, b, eps=1e-5):
 
 
 def ln_groups(n):
-    """Partial-sum rows for dw, db: more for narrow rows (more rows contend)."""
-    return 256 if n <= 1024 else (128 if n <= 4096 else (96 if n <= 8192 else 64))
+    """Partial-sum rows for dw, db: more for narrow rows (their critical
+    sections are short, so more groups keep more programs adding at once).
+    Measured on the H100 for both tilebook and Triton over 32-512 groups
+    (bench/results/h100-2026-11-28-s34/call2_groups_attn_configs.txt): the
+    best counts of both were 512 / 256 / 128 / 64 at 1024 / 4096 / 8192 /
+    16384 columns (tutorial 05's counts, 256 / 128 / 96 / 64, were tuned
+    on older GPUs)."""
+    return 512 if n <= 1024 else (256 if n <= 4096 else (128 if n <= 8192 else 64))
 
 
 def layer_norm_bwd(dy, x, w, mean, rstd):
@@ -266,8 +272,13 @@ def attention_bwd(do, q, k, v, o, lse, causal, sm_scale, cfg):
     return dq, dk, dv
 
 
-# Tile configs tried on both sides: (BLOCK_M, BLOCK_N, warps, stages).
+# Tile configs tried on both sides: (BLOCK_M, BLOCK_N, warps, stages). Each
+# side's rows take its best. Forward: each side's best of eight configs per
+# head dim on the H100 is in the list (call2_groups_attn_configs.txt in
+# bench/results/h100-2026-11-28-s34/).
 FWD_CONFIGS = {64: [(128, 64, 4, 3), (128, 64, 8, 3), (64, 64, 4, 3)],
-               128: [(128, 64, 8, 3), (128, 32, 4, 3), (64, 64, 4, 3)]}
-BWD_CONFIGS = {64: [(64, 64, 4, 3), (32, 64, 4, 3), (64, 128, 8, 3)],
-               128: [(64, 64, 4, 3), (32, 64, 4, 3), (64, 64, 8, 3)]}
+               128: [(128, 64, 8, 3), (128, 32, 4, 3), (64, 64, 4, 3), (128, 128, 8, 2)]}
+# Backward: (64, 64, 4, 2) was each side's best of nine on the H100 at
+# almost every shape (call3_bwd_configs.txt there).
+BWD_CONFIGS = {64: [(64, 64, 4, 3), (32, 64, 4, 3), (64, 128, 8, 3), (64, 64, 4, 2)],
+               128: [(64, 64, 4, 3), (32, 64, 4, 3), (64, 64, 8, 3), (64, 64, 4, 2)]}

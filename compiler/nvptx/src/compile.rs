@@ -32,14 +32,17 @@ fn wgmma_allowed(options: &GpuOptions) -> bool {
         && std::env::var("TILEBOOK_WGMMA").map_or(true, |v| v != "0")
 }
 
+/// LLVM's command-line options, set once per process before any compilation.
+///
 /// Floating-point contraction as Triton does it (`enable_fp_fusion`, on by
 /// default): LLVM may fuse a multiply and an add into one `fma`, and leaves
 /// `mul`/`add` without `.rn` so that ptxas may fuse too. Results then match
 /// Triton's bit for bit where both run the same operations (libdevice's
 /// polynomials, `tl.randn`). `TILEBOOK_FP_FUSION=0` turns it off (every
-/// `mul`/`add` rounded on its own, as the CPU backend computes). LLVM reads
-/// the setting once per process, with the other options set here.
-fn fp_fusion() {
+/// `mul`/`add` rounded on its own, as the CPU backend computes). Also: no
+/// load/store vectorizer, and `TILEBOOK_LLVM_ARGS` for investigations (both
+/// part of the disk cache's key, `env_settings`).
+fn llvm_options() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let on = std::env::var("TILEBOOK_FP_FUSION").map_or(true, |v| v != "0");
@@ -104,7 +107,7 @@ fn codegen_level() -> OptimizationLevel {
 pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
     let mut clock = tilebook_tir::StageClock::new();
     Target::initialize_nvptx(&InitializationConfig::default());
-    fp_fusion();
+    llvm_options();
     let context = Context::create();
     let module = context.create_module(&k.name);
     let triple = TargetTriple::create("nvptx64-nvidia-cuda");
