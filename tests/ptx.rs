@@ -690,11 +690,10 @@ def attn(Q, K, V, O, scale, n, D: tl.constexpr, BM: tl.constexpr, BN: tl.constex
 "#;
 
 #[test]
-fn attention_whose_rings_would_not_fit_falls_back_to_mma_sync() {
-    // D = 128 with 128-key blocks and 3 stages: `q`'s tile and three K and
-    // three V tiles would take 224 KB before the epilogue's conversion, past
-    // the 227 KB a block may have; such a kernel keeps the register path
-    // (as before `wgmma` attention) instead of failing to launch.
+fn attention_whose_rings_would_not_fit_takes_fewer_stages() {
+    // D = 128, 128-key blocks, 3 stages: `q`'s tile and three K and V tiles
+    // (224 KB) leave no room for the epilogue in 227 KB. Built with one stage
+    // fewer (the PTX of `num_stages=2`), still on `wgmma`, not `mma.sync`.
     let compile = |sig: &str| {
         let file = SourceFile::new("attn.py", ATTENTION);
         let k = tilebook_frontend::aot::lower_file(&file, "attn", sig)
@@ -706,8 +705,10 @@ fn attention_whose_rings_would_not_fit_falls_back_to_mma_sync() {
     };
     let base = "*fp16:16, *fp16:16, *fp16:16, *fp16:16, fp32, i32, D=128, BM=128";
     let big = compile(&format!("{base}, BN=128, num_warps=8, num_stages=3"));
-    assert!(big.ptx.contains("mma.sync") && !big.ptx.contains("wgmma"));
+    assert!(big.ptx.contains("wgmma.mma_async") && !big.ptx.contains("mma.sync"));
     assert!(big.shared_bytes <= 232_448, "{} bytes", big.shared_bytes);
+    let two = compile(&format!("{base}, BN=128, num_warps=8, num_stages=2"));
+    assert_eq!(big.ptx, two.ptx);
     let fits = compile(&format!("{base}, BN=64, num_warps=8, num_stages=3"));
     assert!(fits.ptx.contains("wgmma.mma_async") && !fits.ptx.contains("mma.sync"));
     assert!(fits.shared_bytes <= 232_448, "{} bytes", fits.shared_bytes);

@@ -139,6 +139,9 @@ pub struct Emitted {
     pub shared_bytes: u32,
     /// Whether the kernel uses `wgmma` (so it needs `sm_90a`).
     pub wgmma: bool,
+    /// Whether a chained `wgmma` dot took the register path for lack of
+    /// shared memory (`plan_mma`): fewer stages would keep it on `wgmma`.
+    pub over_budget: bool,
 }
 
 /// Emit the kernel into `module`, using the tensor-core instructions `features` allows.
@@ -235,7 +238,7 @@ pub fn emit<'ctx>(
     });
     g.scalar_only_sizes(&operand_sizes);
     g.axis0 = analyze_dim0(k, &g.axis);
-    g.plan_mma(features);
+    let over_budget = g.plan_mma(features);
     let uses_wgmma = g.mma.values().any(|l| l.wgmma);
     if uses_wgmma {
         // The swizzle pattern is anchored at 1024-byte boundaries of the
@@ -277,6 +280,7 @@ pub fn emit<'ctx>(
     Ok(Emitted {
         shared_bytes: g.smem_bytes.get() as u32,
         wgmma: uses_wgmma,
+        over_budget,
     })
 }
 

@@ -104,14 +104,27 @@ fn codegen_level() -> OptimizationLevel {
     }
 }
 
+/// `k` with its loops' loads prefetched `stages - 1` iterations ahead (at
+/// least one): each application of the pass prefetches one more.
+fn pipelined(k: &Kernel, stages: u32) -> Result<Kernel, String> {
+    let mut k = k.clone();
+    for _ in 0..stages.saturating_sub(1).max(1) {
+        if !tilebook_tir::pipeline::pipeline_loads(&mut k) {
+            break;
+        }
+        tilebook_tir::passes::optimize(&mut k);
+        tilebook_tir::verify::verify(&k)
+            .map_err(|e| format!("internal error: pipelining produced invalid tile IR: {e}"))?;
+    }
+    Ok(k)
+}
+
 pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
     let mut clock = tilebook_tir::StageClock::new();
     Target::initialize_nvptx(&InitializationConfig::default());
     llvm_options();
     let context = Context::create();
-    let module = context.create_module(&k.name);
     let triple = TargetTriple::create("nvptx64-nvidia-cuda");
-    module.set_triple(&triple);
     let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
     let machine_for = |arch: &str| {
         target
@@ -126,28 +139,33 @@ pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel
             .ok_or_else(|| format!("LLVM cannot target {arch}"))
     };
     let machine = machine_for(&options.arch)?;
-    module.set_data_layout(&machine.get_target_data().get_data_layout());
-    // GPU-only stage: prefetch the next iteration's loads in K loops.
-    let mut k = k.clone();
-    // Each application prefetches one more iteration ahead.
-    for _ in 0..options.num_stages.saturating_sub(1).max(1) {
-        if !tilebook_tir::pipeline::pipeline_loads(&mut k) {
-            break;
+    // A config whose stage rings leave no shared memory for a chained
+    // `wgmma` dot's epilogue is built again with one stage fewer (down to
+    // two) rather than on the register path, which is many times slower
+    // (attention's dQ at D = 128 with 128-key blocks: 30 against 300+
+    // TFLOPS; Triton ran the same config at 198).
+    let mut stages = options.num_stages;
+    let (module, k, emitted) = loop {
+        let module = context.create_module(&k.name);
+        module.set_triple(&triple);
+        module.set_data_layout(&machine.get_target_data().get_data_layout());
+        let pipelined = pipelined(k, stages)?;
+        clock.lap("gpu pipelining");
+        let emitted = codegen::emit(
+            &context,
+            &module,
+            &pipelined,
+            options.num_warps,
+            features(options),
+            options.check_bounds,
+        )?;
+        if emitted.over_budget && stages > 2 {
+            stages -= 1;
+            continue;
         }
-        tilebook_tir::passes::optimize(&mut k);
-        tilebook_tir::verify::verify(&k)
-            .map_err(|e| format!("internal error: pipelining produced invalid tile IR: {e}"))?;
-    }
+        break (module, pipelined, emitted);
+    };
     let k = &k;
-    clock.lap("gpu pipelining");
-    let emitted = codegen::emit(
-        &context,
-        &module,
-        k,
-        options.num_warps,
-        features(options),
-        options.check_bounds,
-    )?;
     let shared_bytes = emitted.shared_bytes;
     // `wgmma` is an sm_90a feature: such kernels target the Hopper-specific ISA.
     let machine = if emitted.wgmma && options.arch == "sm_90" {

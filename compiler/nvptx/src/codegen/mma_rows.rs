@@ -575,8 +575,11 @@ impl Gen<'_, '_> {
     }
 
     /// Decide the tensor-core layouts (`mma_plan`), the operand tiles, and
-    /// the shared memory of register-path dots.
-    pub(super) fn plan_mma(&mut self, features: crate::mma::Features) {
+    /// the shared memory of register-path dots. Returns whether a chained
+    /// `wgmma` dot fell back to the register path because the rings left no
+    /// room for its epilogue (fewer stages would have kept it on `wgmma`).
+    pub(super) fn plan_mma(&mut self, features: crate::mma::Features) -> bool {
+        let mut over_budget = false;
         // `wgmma` reads both operands from shared tiles, so a dot whose operands
         // cannot be copied there by `cp.async` falls back to `mma.sync`.
         let mut no_wgmma = HashSet::new();
@@ -612,6 +615,7 @@ impl Gen<'_, '_> {
                 if let Some(l) = self.mma.get(&op.results[0]) {
                     let chained = l.a_regs || self.tile_plan.fixed_a.contains(l);
                     if l.wgmma && (!self.dot_tiled(op) || (over && chained)) {
+                        over_budget |= self.dot_tiled(op);
                         no_wgmma.insert(op.results[0]);
                         if let Some(la) = self.mma.get(&op.args[0]) {
                             feeds_mma_sync.push(*la);
@@ -653,5 +657,6 @@ impl Gen<'_, '_> {
             }
         });
         self.dot_stride = stride;
+        over_budget
     }
 }
