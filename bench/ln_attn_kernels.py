@@ -114,7 +114,8 @@ def layer_norm_bwd(dy, x, w, mean, rstd):
     block, nw = ln_warps(N)
     ln_bwd_rows[(M,)](dx, dy, x, w, mean, rstd, part_w, part_b, locks, x.stride(0), N,
                       GROUPS=groups, BLOCK=block, num_warps=nw)
-    ln_bwd_cols[(triton.cdiv(N, 128),)](part_w, part_b, dw, db, groups, N, BLOCK_G=32, BLOCK_N=128)
+    # With fewer rows than groups only the first M partial rows were written.
+    ln_bwd_cols[(triton.cdiv(N, 128),)](part_w, part_b, dw, db, min(groups, M), N, BLOCK_G=32, BLOCK_N=128)
     return dx, dw, db
 
 
