@@ -690,10 +690,8 @@ def attn(Q, K, V, O, scale, n, D: tl.constexpr, BM: tl.constexpr, BN: tl.constex
 "#;
 
 #[test]
-fn attention_whose_rings_would_not_fit_takes_fewer_stages() {
-    // D = 128, 128-key blocks, 3 stages: `q`'s tile and three K and V tiles
-    // (224 KB) leave no room for the epilogue in 227 KB. Built with one stage
-    // fewer (the PTX of `num_stages=2`), still on `wgmma`, not `mma.sync`.
+fn attention_stages_shrink_where_more_would_cost() {
+    // D = 128, 128-key tiles: 3 stages leave no room for the epilogue; 2 stages, on `wgmma`.
     let compile = |sig: &str| {
         let file = SourceFile::new("attn.py", ATTENTION);
         let k = tilebook_frontend::aot::lower_file(&file, "attn", sig)
@@ -703,15 +701,18 @@ fn attention_whose_rings_would_not_fit_takes_fewer_stages() {
             tilebook_nvptx::GpuOptions::new("sm_90a", launch.num_warps, launch.num_stages);
         tilebook_nvptx::compile(&k, &options).unwrap_or_else(|e| panic!("{e}"))
     };
-    let base = "*fp16:16, *fp16:16, *fp16:16, *fp16:16, fp32, i32, D=128, BM=128";
-    let big = compile(&format!("{base}, BN=128, num_warps=8, num_stages=3"));
+    let b = "*fp16:16, *fp16:16, *fp16:16, *fp16:16, fp32, i32, D=128";
+    let at = |m, n, w, s| {
+        compile(&format!(
+            "{b}, BM={m}, BN={n}, num_warps={w}, num_stages={s}"
+        ))
+    };
+    let (big, two, fits) = (at(128, 128, 8, 3), at(128, 128, 8, 2), at(128, 64, 8, 3));
     assert!(big.ptx.contains("wgmma.mma_async") && !big.ptx.contains("mma.sync"));
     assert!(big.shared_bytes <= 232_448, "{} bytes", big.shared_bytes);
-    let two = compile(&format!("{base}, BN=128, num_warps=8, num_stages=2"));
-    assert_eq!(big.ptx, two.ptx);
-    let fits = compile(&format!("{base}, BN=64, num_warps=8, num_stages=3"));
-    assert!(fits.ptx.contains("wgmma.mma_async") && !fits.ptx.contains("mma.sync"));
-    assert!(fits.shared_bytes <= 232_448, "{} bytes", fits.shared_bytes);
+    assert!(big.ptx == two.ptx && fits.ptx.contains("wgmma") && !fits.ptx.contains("mma.sync"));
+    let (three, two) = (at(64, 64, 8, 3), at(64, 64, 8, 2)); // `mma.sync`: 2 stages
+    assert!(three.ptx.contains("mma.sync") && three.ptx == two.ptx);
 }
 
 #[test]

@@ -142,6 +142,8 @@ pub struct Emitted {
     /// Whether a chained `wgmma` dot took the register path for lack of
     /// shared memory (`plan_mma`): fewer stages would keep it on `wgmma`.
     pub over_budget: bool,
+    /// Whether a register-path dot reads operands prefetched into registers.
+    pub register_prefetch: bool,
 }
 
 /// Emit the kernel into `module`, using the tensor-core instructions `features` allows.
@@ -238,7 +240,7 @@ pub fn emit<'ctx>(
     });
     g.scalar_only_sizes(&operand_sizes);
     g.axis0 = analyze_dim0(k, &g.axis);
-    let over_budget = g.plan_mma(features);
+    let (over_budget, register_prefetch) = g.plan_mma(features);
     let uses_wgmma = g.mma.values().any(|l| l.wgmma);
     if uses_wgmma {
         // The swizzle pattern is anchored at 1024-byte boundaries of the
@@ -281,6 +283,7 @@ pub fn emit<'ctx>(
         shared_bytes: g.smem_bytes.get() as u32,
         wgmma: uses_wgmma,
         over_budget,
+        register_prefetch,
     })
 }
 

@@ -577,8 +577,10 @@ impl Gen<'_, '_> {
     /// Decide the tensor-core layouts (`mma_plan`), the operand tiles, and
     /// the shared memory of register-path dots. Returns whether a chained
     /// `wgmma` dot fell back to the register path because the rings left no
-    /// room for its epilogue (fewer stages would have kept it on `wgmma`).
-    pub(super) fn plan_mma(&mut self, features: crate::mma::Features) -> bool {
+    /// room for its epilogue (fewer stages would have kept it on `wgmma`),
+    /// and whether a register-path dot reads a tile that the pipelining
+    /// pass carries across iterations (prefetched into registers).
+    pub(super) fn plan_mma(&mut self, features: crate::mma::Features) -> (bool, bool) {
         let mut over_budget = false;
         // `wgmma` reads both operands from shared tiles, so a dot whose operands
         // cannot be copied there by `cp.async` falls back to `mma.sync`.
@@ -645,6 +647,13 @@ impl Gen<'_, '_> {
         self.plan_transposes();
         // Dots whose operands are not both copied into tiles run from registers.
         let mut stride = 0;
+        let mut carried = HashSet::new();
+        tilebook_tir::walk_ops(&self.k.body, &mut |op| {
+            if op.kind == OpKind::For {
+                carried.extend(op.regions[0].args.iter().copied());
+            }
+        });
+        let mut register_prefetch = false;
         tilebook_tir::walk_ops(&self.k.body, &mut |op| {
             if !matches!(op.kind, OpKind::Dot { .. }) {
                 return;
@@ -653,10 +662,17 @@ impl Gen<'_, '_> {
                 if !self.dot_tiled(op) {
                     let untransposed = self.virtual_ops.contains(&op.args[1]);
                     stride = stride.max(l.register_tiles_bytes(untransposed));
+                    register_prefetch |= op.args[..2].iter().any(|&a| {
+                        let a = match self.defs.get(&a) {
+                            Some(d) if matches!(d.kind, OpKind::Trans(_)) => d.args[0],
+                            _ => a,
+                        };
+                        carried.contains(&a)
+                    });
                 }
             }
         });
         self.dot_stride = stride;
-        over_budget
+        (over_budget, register_prefetch)
     }
 }
