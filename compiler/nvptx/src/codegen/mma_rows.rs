@@ -617,6 +617,7 @@ impl Gen<'_, '_> {
                 if let Some(l) = self.mma.get(&op.results[0]) {
                     let chained = l.a_regs || self.tile_plan.fixed_a.contains(l);
                     if l.wgmma && (!self.dot_tiled(op) || (over && chained)) {
+                        // A tiled dot falls back only for the budget.
                         over_budget |= self.dot_tiled(op);
                         no_wgmma.insert(op.results[0]);
                         if let Some(la) = self.mma.get(&op.args[0]) {
