@@ -2,9 +2,7 @@
 //! used in the process that owns the GPU (the worker, or the session itself
 //! in the in-process design; `facade` wraps both).
 
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr};
 use cudarc::nvrtc::Ptx;
 
 use crate::cublas;
@@ -555,27 +553,59 @@ impl Gpu {
         }
     }
 
-    /// Launch asynchronously on the stream.
+    /// Launch asynchronously on the stream. The driver reads each argument
+    /// through a pointer: every value sits in an 8-byte slot (an `i32` or
+    /// `f32` in its low bytes, which is where it starts on a little-endian
+    /// host), on the stack for up to `STACK_ARGS` arguments, so a launch
+    /// allocates nothing (cudarc's builder grows three vectors per call).
     pub fn launch(&self, f: &GpuFunction, grid: [u32; 3], args: &[Arg]) -> Result<(), String> {
-        let cfg = LaunchConfig {
-            grid_dim: (grid[0], grid[1], grid[2]),
-            block_dim: (f.threads, 1, 1),
-            shared_mem_bytes: f.shared_bytes,
+        const STACK_ARGS: usize = 32;
+        let bits = |a: &Arg| match *a {
+            Arg::Ptr(p) => p,
+            Arg::I32(v) => v as u32 as u64,
+            Arg::I64(v) => v as u64,
+            Arg::F32(v) => v.to_bits() as u64,
+            Arg::F64(v) => v.to_bits(),
         };
-        let mut b = self.stream.launch_builder(&f.func);
-        for a in args {
-            match a {
-                Arg::Ptr(p) => b.arg(p),
-                Arg::I32(v) => b.arg(v),
-                Arg::I64(v) => b.arg(v),
-                Arg::F32(v) => b.arg(v),
-                Arg::F64(v) => b.arg(v),
-            };
+        let mut stack_vals = [0u64; STACK_ARGS];
+        let mut heap_vals = vec![];
+        let vals: &mut [u64] = if args.len() <= STACK_ARGS {
+            &mut stack_vals[..args.len()]
+        } else {
+            heap_vals.resize(args.len(), 0);
+            &mut heap_vals
+        };
+        for (v, a) in vals.iter_mut().zip(args) {
+            *v = bits(a);
         }
-        // SAFETY: the arguments match the kernel's parameters, which the compiler derived from the same signature.
-        unsafe { b.launch(cfg) }
-            .map(|_| ())
-            .map_err(|e| format!("launch failed: {e:?}"))
+        let mut stack_ptrs = [std::ptr::null_mut::<std::ffi::c_void>(); STACK_ARGS];
+        let mut heap_ptrs = vec![];
+        let ptrs: &mut [*mut std::ffi::c_void] = if args.len() <= STACK_ARGS {
+            &mut stack_ptrs[..args.len()]
+        } else {
+            heap_ptrs.resize(args.len(), std::ptr::null_mut());
+            &mut heap_ptrs
+        };
+        for (p, v) in ptrs.iter_mut().zip(vals.iter_mut()) {
+            *p = v as *mut u64 as *mut std::ffi::c_void;
+        }
+        self.ctx.bind_to_thread().map_err(err)?;
+        // SAFETY: the function and stream belong to this context (bound
+        // above); `ptrs` holds one pointer per kernel parameter, in order,
+        // each to a value at least as wide as the parameter (the compiler
+        // derived the parameters from the same signature), all alive until
+        // the call returns (the driver copies them).
+        unsafe {
+            cudarc::driver::result::launch_kernel(
+                f.func.cu_function(),
+                (grid[0], grid[1], grid[2]),
+                (f.threads, 1, 1),
+                f.shared_bytes,
+                self.stream.cu_stream(),
+                ptrs,
+            )
+        }
+        .map_err(|e| format!("launch failed: {e:?}"))
     }
 
     /// Overwrite `buf` with zeros on the stream (used to flush the L2 cache).

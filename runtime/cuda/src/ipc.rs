@@ -34,19 +34,24 @@ pub(crate) const POLL: Duration = Duration::from_millis(10);
 /// How long the session spins on a reply before it sleeps.
 const REPLY_SPIN: Duration = Duration::from_micros(200);
 
-// Header words, each on its own cache line.
+// Header words, each in its own 128 bytes (x86 cores fetch cache lines in
+// pairs, so words 64 bytes apart written by different sides still collide).
 const TAIL: usize = 0; // u64, written by the session: commands pushed
-const HEAD: usize = 64; // u64, written by the worker: commands done
-const REPLY: usize = 128; // u32, low bits of (last answered command + 1)
-const WORKER_SLEEPS: usize = 192; // u32, 1 while the worker sleeps
-const SESSION_WAITS: usize = 256; // u32, 1 while the session sleeps on REPLY
-const REPLY_LEN: usize = 320; // u64, bytes of the answer in the staging area
-const FAILED: usize = 384; // u32, 1 once a command without answer failed
+const HEAD: usize = 128; // u64, written by the worker: commands done
+const REPLY: usize = 256; // u32, low bits of (last answered command + 1)
+const WORKER_SLEEPS: usize = 384; // u32, 1 while the worker sleeps
+const SESSION_WAITS: usize = 512; // u32, 1 while the session sleeps on REPLY
+const REPLY_LEN: usize = 640; // u64, bytes of the answer in the staging area
+const FAILED: usize = 768; // u32, 1 once a command without answer failed
 
 /// One mapping of the shared region.
 pub(crate) struct Region {
     base: *mut u8,
     pub(crate) fd: i32,
+    /// The session's last reading of `HEAD`: the worker is at least this
+    /// far, so `push` reads the shared word (a cache line the worker
+    /// writes after every command) only when the ring looks full.
+    head_seen: AtomicU64,
 }
 
 // SAFETY: the region is plain shared memory; every access that races goes
@@ -91,7 +96,11 @@ impl Region {
                 std::io::Error::last_os_error()
             ));
         }
-        Ok(Region { base: p.cast(), fd })
+        Ok(Region {
+            base: p.cast(),
+            fd,
+            head_seen: AtomicU64::new(0),
+        })
     }
 
     fn u64_at(&self, off: usize) -> &AtomicU64 {
@@ -130,7 +139,12 @@ impl Region {
         let tail = self.u64_at(TAIL).load(Ordering::Relaxed);
         // The clock is read only once the ring is full.
         let mut waited: Option<Instant> = None;
-        while tail - self.u64_at(HEAD).load(Ordering::Acquire) >= SLOTS as u64 {
+        while tail - self.head_seen.load(Ordering::Relaxed) >= SLOTS as u64 {
+            let head = self.u64_at(HEAD).load(Ordering::Acquire);
+            self.head_seen.store(head, Ordering::Relaxed);
+            if tail - head < SLOTS as u64 {
+                break;
+            }
             self.wake_worker();
             std::thread::yield_now();
             let since = *waited.get_or_insert_with(Instant::now);
@@ -197,24 +211,28 @@ impl Region {
 
     // ---- the worker's side ----
 
-    /// The next command, waiting for one; `None` once `keep_going` says stop.
-    pub(crate) fn next(&self, keep_going: &dyn Fn() -> bool) -> Option<(u64, Vec<u8>)> {
+    /// The next command, copied into `cmd`, waiting for one; its sequence
+    /// number, or `None` once `keep_going` says stop. While commands keep
+    /// coming the clock is not read (it is a system call on some virtual
+    /// machines).
+    pub(crate) fn next(&self, keep_going: &dyn Fn() -> bool, cmd: &mut Vec<u8>) -> Option<u64> {
         let head = self.u64_at(HEAD).load(Ordering::Relaxed);
-        let mut idle = Instant::now();
+        let mut idle: Option<Instant> = None;
         loop {
             if self.u64_at(TAIL).load(Ordering::Acquire) > head {
                 let p = self.slot(head);
                 // SAFETY: the session finished writing this slot before
                 // publishing the tail past it.
-                let cmd = unsafe {
+                unsafe {
                     let mut len = [0u8; 4];
                     std::ptr::copy_nonoverlapping(p, len.as_mut_ptr(), 4);
                     let len = (u32::from_le_bytes(len) as usize).min(SLOT - 4);
-                    std::slice::from_raw_parts(p.add(4), len).to_vec()
-                };
-                return Some((head, cmd));
+                    cmd.clear();
+                    cmd.extend_from_slice(std::slice::from_raw_parts(p.add(4), len));
+                }
+                return Some(head);
             }
-            if idle.elapsed() < SPIN {
+            if idle.get_or_insert_with(Instant::now).elapsed() < SPIN {
                 std::hint::spin_loop();
                 continue;
             }
@@ -227,7 +245,7 @@ impl Region {
             if !keep_going() {
                 return None;
             }
-            idle = Instant::now() - SPIN + Duration::from_millis(1);
+            idle = Some(Instant::now() - SPIN + Duration::from_millis(1));
         }
     }
 
@@ -386,7 +404,8 @@ mod tests {
         let worker = Region::map(unsafe { libc::dup(session.fd) }).unwrap();
         let t = std::thread::spawn(move || {
             let mut quiet = 0u64;
-            while let Some((seq, cmd)) = worker.next(&|| true) {
+            let mut cmd = vec![];
+            while let Some(seq) = worker.next(&|| true, &mut cmd) {
                 let mut d = Dec::new(&cmd);
                 match d.u8() {
                     0 => {

@@ -8,7 +8,7 @@
 //! one (an event, a module load) needs no answer.
 
 use crate::driver::{DeviceBuffer, Gpu, GpuFunction, Mark};
-use crate::ipc::{Dec, Enc, Region, STAGING};
+use crate::ipc::{Dec, Enc, Region, SLOT, STAGING};
 use crate::nccl::Communicator;
 use crate::{op, Arg, BlasType, Collective, NcclOp, NcclType, Operand};
 use std::collections::HashMap;
@@ -34,6 +34,8 @@ struct Worker {
     comms: HashMap<u64, Communicator>,
     /// The first failure of a command without answer, until the session asks.
     failure: Option<String>,
+    /// A launch's decoded arguments (kept to reuse the allocation).
+    launch_args: Vec<Arg>,
 }
 
 /// Run as a worker when this process was started as one: returns the exit
@@ -71,10 +73,12 @@ pub fn run_if_worker() -> Option<i32> {
         marks: HashMap::new(),
         comms: HashMap::new(),
         failure: None,
+        launch_args: vec![],
     };
     // SAFETY: as above.
     let keep_going = || unsafe { libc::getppid() } == parent;
-    while let Some((seq, cmd)) = w.region.next(&keep_going) {
+    let mut cmd = Vec::with_capacity(SLOT);
+    while let Some(seq) = w.region.next(&keep_going, &mut cmd) {
         if !w.handle(seq, &cmd) {
             break;
         }
@@ -389,23 +393,29 @@ impl Worker {
         let (dev, fid) = (d.u32(), d.u64());
         let grid = [d.u32(), d.u32(), d.u32()];
         let n = d.u32().min(1024);
-        let args: Vec<Arg> = (0..n)
-            .map(|_| {
-                let (tag, bits) = (d.u8(), d.u64());
-                match tag {
-                    0 => Arg::Ptr(bits),
-                    1 => Arg::I32(bits as u32 as i32),
-                    2 => Arg::I64(bits as i64),
-                    3 => Arg::F32(f32::from_bits(bits as u32)),
-                    _ => Arg::F64(f64::from_bits(bits)),
-                }
-            })
-            .collect();
-        if d.short {
-            return Err("a malformed launch command reached the GPU worker".into());
-        }
-        let f = self.funcs.get(&fid).ok_or_else(|| missing("kernel", fid))?;
-        self.gpu(dev)?.launch(f, grid, &args)
+        // Decoded into a vector kept between launches (no allocation).
+        let mut args = std::mem::take(&mut self.launch_args);
+        args.clear();
+        args.extend((0..n).map(|_| {
+            let (tag, bits) = (d.u8(), d.u64());
+            match tag {
+                0 => Arg::Ptr(bits),
+                1 => Arg::I32(bits as u32 as i32),
+                2 => Arg::I64(bits as i64),
+                3 => Arg::F32(f32::from_bits(bits as u32)),
+                _ => Arg::F64(f64::from_bits(bits)),
+            }
+        }));
+        let r = if d.short {
+            Err("a malformed launch command reached the GPU worker".into())
+        } else {
+            match self.funcs.get(&fid) {
+                Some(f) => self.gpu(dev).and_then(|g| g.launch(f, grid, &args)),
+                None => Err(missing("kernel", fid)),
+            }
+        };
+        self.launch_args = args;
+        r
     }
 
     fn gemm(&mut self, d: &mut Dec) -> Result<(), String> {
