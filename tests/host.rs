@@ -495,3 +495,46 @@ fn all_any_and_sums_of_empty_tensors_as_torch_gives_them() {
         "True False 0.0 [0.0, 0.0, 0.0] True\nFalse True [False, True] [2.0, 3.0] 0.0\n"
     );
 }
+
+/// `torch.cuda.Event` on the CPU backend: a launch returns when its kernel
+/// has run, so an event is the host clock at `record()`; the time between
+/// two events lies inside the host's own measurement around them. Errors
+/// are torch's own.
+#[test]
+fn cuda_events_time_the_work_between_them() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        r#"import time, torch, triton
+import triton.language as tl
+@triton.jit
+def twice(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+x = torch.rand(1 << 18, device="cuda")
+y = torch.empty_like(x)
+start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+t0 = time.perf_counter()
+start.record()
+for _ in range(5):
+    twice[(256,)](x, y, 1 << 18, BLOCK=1024)
+end.record()
+end.synchronize()
+host = (time.perf_counter() - t0) * 1e3
+ms = start.elapsed_time(end)
+print(type(ms).__name__, 0.0 < ms <= host, end.elapsed_time(start) < 0.0, start.elapsed_time(start))
+print(torch.allclose(y, 2 * x), torch.cuda.current_stream().record_event().query())
+for a, b in [(torch.cuda.Event(), end), (torch.cuda.Event(enable_timing=True), end)]:
+    try:
+        a.elapsed_time(b)
+    except RuntimeError as e:
+        print(e)"#,
+    );
+    assert_eq!(
+        out,
+        "float True True 0.0\nTrue True\n\
+         Both events must be created with argument 'enable_timing=True'.\n\
+         Both events must be recorded before calculating elapsed time.\n"
+    );
+}

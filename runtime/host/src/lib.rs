@@ -25,6 +25,7 @@
 
 pub mod args;
 pub mod builtins;
+pub mod cuda_events;
 pub mod device_ops;
 mod distributed;
 pub mod docs;
@@ -192,6 +193,8 @@ pub struct Engine {
     pub argv: Vec<String>,
     /// Text written by Python that does not end a line yet.
     pub pending_stream: Option<(String, String)>,
+    /// `torch.cuda.Event`s recorded so far (`cuda_events`).
+    pub events: cuda_events::Events,
 }
 
 impl std::ops::Deref for Engine {
@@ -261,6 +264,7 @@ impl Engine {
                 builtins::TABLE,
                 distributed::TABLE,
                 torch::TABLE,
+                cuda_events::TABLE,
                 reference::TABLE,
                 float_class::TABLE,
                 triton::TABLE,
@@ -284,6 +288,7 @@ impl Engine {
             host: None,
             argv: vec![],
             pending_stream: None,
+            events: Default::default(),
         }
     }
 
@@ -596,6 +601,7 @@ mod registry_docs {
             crate::builtins::TABLE,
             crate::distributed::TABLE,
             crate::torch::TABLE,
+            crate::cuda_events::TABLE,
             crate::reference::TABLE,
             crate::float_class::TABLE,
             crate::triton::TABLE,

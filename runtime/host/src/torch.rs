@@ -483,11 +483,6 @@ The dtype torch's promotion gives a binary operation on a and b.
         doc: "torch.cuda.get_device_name(device=None)\nThe GPU's name, as the driver gives it.\n",
     },
     Entry {
-        name: "torch.cuda.Stream",
-        f: torch_cuda_stream,
-        doc: "torch.cuda.Stream(device=None)\nA stream object; work runs on the session's one stream per GPU.\n",
-    },
-    Entry {
         name: "torch.cuda.set_stream",
         f: torch_cuda_set_stream,
         doc: "torch.cuda.set_stream(stream)\nAccepted; work runs on the session's one stream per GPU.\n",
@@ -896,10 +891,6 @@ fn torch_cuda_get_device_name(s: &mut Engine, _name: &str, a: Args) -> R<Val> {
         Some(g) => Ok(Val::str(&g.name)),
         None => Ok(Val::str(&s.device_name())),
     }
-}
-
-fn torch_cuda_stream(_s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
-    Ok(Val::object("Stream", vec![]))
 }
 
 /// One stream per session: kernels, copies and cuBLAS are ordered on it.

@@ -287,7 +287,109 @@ class _CudaDevice:
         return False
 
 
-_EXTRA["torch.cuda"] = {"device": _CudaDevice}
+class _CudaEvent:
+    """torch.cuda.Event(enable_timing=False): a point in the GPU's stream.
+    `record()` places it after the work queued so far; `elapsed_time(end)`
+    gives the milliseconds between two recorded events (waiting for the
+    second); on the CPU backend, where a launch returns when its kernel has
+    run, an event is the host clock at `record()`."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        self.enable_timing = enable_timing
+        self._number = None
+
+    def record(self, stream=None):
+        import torch
+
+        self._number = torch.cuda._event_record(self._number)
+
+    def synchronize(self):
+        import torch
+
+        torch.cuda._event_wait(self._number)
+
+    def query(self):
+        # Answered by waiting: the work before the event is then done.
+        self.synchronize()
+        return True
+
+    def wait(self, stream=None):
+        # One stream per device: later work already follows the event.
+        pass
+
+    def elapsed_time(self, end_event):
+        import torch
+
+        if not (self.enable_timing and end_event.enable_timing):
+            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
+        return torch.cuda._event_elapsed(self._number, end_event._number)
+
+    def __del__(self):
+        if self._number is not None:
+            import torch
+
+            torch.cuda._event_free(self._number)
+
+
+class _CudaStream:
+    """torch.cuda.Stream(device=None): the device's one stream (tilebook
+    queues all of a GPU's work on one stream, in order). `synchronize()`
+    waits for it; waiting for another stream or an event is implied."""
+
+    def __init__(self, device=None, priority=0):
+        self.device = device
+
+    def synchronize(self):
+        import torch
+
+        torch.cuda.synchronize()
+
+    def record_event(self, event=None):
+        event = _CudaEvent() if event is None else event
+        event.record(self)
+        return event
+
+    def wait_event(self, event):
+        pass
+
+    def wait_stream(self, stream):
+        pass
+
+    def query(self):
+        self.synchronize()
+        return True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _current_stream(device=None):
+    """torch.cuda.current_stream(device=None): the device's one stream."""
+    return _CudaStream(device)
+
+
+def _default_stream(device=None):
+    """torch.cuda.default_stream(device=None): the device's one stream."""
+    return _CudaStream(device)
+
+
+def _stream_context(stream):
+    """`with torch.cuda.stream(s):` accepted; work stays on the device's one
+    stream, in order."""
+    return stream if stream is not None else _CudaStream()
+
+
+_EXTRA["torch.cuda"] = {
+    "device": _CudaDevice,
+    "Event": _CudaEvent,
+    "Stream": _CudaStream,
+    "current_stream": _current_stream,
+    "default_stream": _default_stream,
+    "stream": _stream_context,
+}
 
 
 class TensorDescriptor:
