@@ -77,7 +77,7 @@ fn event_record(s: &mut Engine, _name: &str, a: Args) -> R<Val> {
     Ok(Val::Int(n))
 }
 
-fn recorded<'a>(s: &'a Engine, n: i64) -> R<&'a EventMark> {
+fn recorded(s: &Engine, n: i64) -> R<&EventMark> {
     s.events.marks.get(&n).ok_or_else(|| {
         Exc::new(
             "RuntimeError",
