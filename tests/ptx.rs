@@ -248,7 +248,7 @@ fn tutorial_matmul_on_hopper_uses_wgmma_on_swizzled_tiles() {
         "matmul.py",
         &golden_source("matmul.py"),
         "matmul_kernel",
-        "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8",
+        "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8, num_stages=4",
     );
     // wgmma is an sm_90a feature.
     assert!(p.contains(".target sm_90a"), "{p}");
@@ -297,29 +297,29 @@ fn tutorial_matmul_on_hopper_uses_wgmma_on_swizzled_tiles() {
 
 #[test]
 fn in_flight_wgmma_needs_room_for_its_extra_stage() {
-    // 128x256x64 fp16 tiles take 48 KB a stage. Three pipeline stages plus
-    // the in-flight one fit in the 227 KB an sm_90 block may use; four plus
-    // one would not, so that kernel waits for each dot instead.
-    let sig = |stages: usize| {
-        format!(
-            "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8, num_stages={stages}"
+    // 128 x N x 64 fp16 tiles: 16 + N / 8 KB a stage. N = 256: 3 stages and the in-flight one fit
+    // a block's 227 KB, 4 + 1 do not (each dot is waited for). N = 128, 3 stages: room for two
+    // blocks per SM, which the in-flight stage would take: waited for, PTX marked (H200 563 -> 655).
+    let build = |n: usize, stages: usize| {
+        let sig = format!(
+            "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N={n}, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8, num_stages={stages}"
+        );
+        ptx(
+            "matmul.py",
+            &golden_source("matmul.py"),
+            "matmul_kernel",
+            &sig,
         )
     };
-    let p = ptx(
-        "matmul.py",
-        &golden_source("matmul.py"),
-        "matmul_kernel",
-        &sig(3),
-    );
+    let p = build(256, 3);
     assert!(p.contains("wgmma.wait_group.sync.aligned 1"), "{p}");
-    let p = ptx(
-        "matmul.py",
-        &golden_source("matmul.py"),
-        "matmul_kernel",
-        &sig(4),
-    );
+    assert!(!p.starts_with(tilebook_nvptx::TWO_BLOCKS_MARK), "{p}");
+    let p = build(256, 4);
     assert!(!p.contains("wgmma.wait_group.sync.aligned 1"), "{p}");
     assert!(p.contains("wgmma.wait_group.sync.aligned 0"), "{p}");
+    let p = build(128, 3);
+    assert!(p.starts_with(tilebook_nvptx::TWO_BLOCKS_MARK), "{p}");
+    assert!(!p.contains("wgmma.wait_group.sync.aligned 1"), "{p}");
 }
 
 #[test]
@@ -335,7 +335,7 @@ fn plus_equals_dot_pipelines_like_a_dot_with_accumulator() {
         "matmul.py",
         &source,
         "matmul_kernel",
-        "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8",
+        "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8, num_stages=4",
     );
     assert!(p.contains("wgmma.wait_group.sync.aligned 1"), "{p}");
 }

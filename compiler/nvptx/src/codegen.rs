@@ -144,6 +144,8 @@ pub struct Emitted {
     pub over_budget: bool,
     /// Whether a register-path dot reads operands prefetched into registers.
     pub register_prefetch: bool,
+    /// A one-dot loop's tiles leave room for two blocks per SM.
+    pub two_blocks: bool,
 }
 
 /// Emit the kernel into `module`, using the tensor-core instructions `features` allows.
@@ -284,6 +286,7 @@ pub fn emit<'ctx>(
         wgmma: uses_wgmma,
         over_budget,
         register_prefetch,
+        two_blocks: g.tile_plan.two_blocks,
     })
 }
 

@@ -1,7 +1,9 @@
 //! LLVM's side of the backend (the `llvm` feature): the pass pipeline,
 //! the target machine and the knobs that the environment sets.
 
-use crate::{codegen, libdevice, GpuKernel, GpuOptions, DEFAULT_PASSES, PTX_FEATURES};
+use crate::{
+    codegen, libdevice, GpuKernel, GpuOptions, DEFAULT_PASSES, PTX_FEATURES, TWO_BLOCKS_MARK,
+};
 use inkwell::context::Context;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
@@ -201,7 +203,12 @@ pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel
     let buf = machine
         .write_to_memory_buffer(&module, FileType::Assembly)
         .map_err(|e| e.to_string())?;
-    let ptx = String::from_utf8_lossy(buf.as_slice()).into_owned();
+    let mut ptx = String::from_utf8_lossy(buf.as_slice()).into_owned();
+    if emitted.two_blocks {
+        // Read by the runtime's occupancy rule (`tilebook_cuda::occupancy`),
+        // which then may build the kernel for two blocks per SM.
+        ptx.insert_str(0, &format!("{TWO_BLOCKS_MARK}\n"));
+    }
     clock.lap("ptx");
     Ok(GpuKernel {
         name: k.name.clone(),

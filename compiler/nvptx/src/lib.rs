@@ -111,6 +111,13 @@ impl Default for GpuOptions {
     }
 }
 
+/// The first line of a kernel's PTX when its tiles leave room for two
+/// blocks per SM (a loop of one `wgmma` dot whose stage rings take at most
+/// half an SM's shared memory): only then may the loader build tensor-core
+/// code again for two blocks (`runtime/cuda/src/occupancy.rs` matches the
+/// same text).
+pub const TWO_BLOCKS_MARK: &str = "// tilebook: tiles sized for two blocks per SM";
+
 /// A compiled kernel: its stage texts and what a launch needs.
 #[derive(Clone, Debug)]
 pub struct GpuKernel {

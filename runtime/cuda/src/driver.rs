@@ -76,7 +76,7 @@ impl Loader {
             .ok()
             .and_then(|c| self.load_cubin(c.into(), name, shared, threads).ok());
         match second {
-            Some(f) if keep_second(threads, f.regs, f.local_bytes, self.sm) => Ok(f),
+            Some(f) if keep_second(ptx, threads, f.regs, f.local_bytes, self.sm) => Ok(f),
             _ => Err(first),
         }
     }

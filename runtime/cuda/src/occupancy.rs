@@ -11,12 +11,24 @@
 //! forward: 76 bytes, 2363 -> 2675 GB/s on the H100; its backward would
 //! spill 880 and run at half speed, so it keeps its first build).
 //!
-//! Kernels with tensor-core instructions are left as they are: their tiles
-//! are sized for one block per SM, and their registers hold accumulators
-//! that cannot spill cheaply.
+//! Kernels with tensor-core instructions are left as they are (their
+//! registers hold accumulators that cannot spill cheaply), unless the
+//! compiler marked their PTX (`TWO_BLOCKS_MARK`): a loop of one `wgmma`
+//! dot whose tiles take at most half an SM's shared memory. Such a kernel
+//! keeps its second build only without any spill (fp8 matmul at 128 x 128
+//! x 128, 8 warps: 147 registers in the first build, Triton's 104 and two
+//! blocks per SM).
 
 /// Local memory per thread (bytes) a second build may use for spills.
 pub(crate) const SPILL_BUDGET: u32 = 128;
+
+/// The compiler's mark on tensor-core PTX whose tiles fit two blocks per SM
+/// (`tilebook_nvptx::TWO_BLOCKS_MARK`, the same text).
+const TWO_BLOCKS_MARK: &str = "// tilebook: tiles sized for two blocks per SM";
+
+fn tensor_core(ptx: &str) -> bool {
+    ptx.contains("mma.sync") || ptx.contains("wgmma")
+}
 
 /// What decides whether a second block could be resident.
 #[derive(Copy, Clone, Debug)]
@@ -41,7 +53,7 @@ pub(crate) fn two_blocks_ptx(
     regs: u32,
     sm: Sm,
 ) -> Option<String> {
-    if threads < 256 || ptx.contains("mma.sync") || ptx.contains("wgmma") {
+    if threads < 256 || (tensor_core(ptx) && !ptx.starts_with(TWO_BLOCKS_MARK)) {
         return None;
     }
     let per_block = shared.checked_add(sm.reserved_shared)?;
@@ -74,9 +86,11 @@ pub(crate) fn two_blocks_ptx(
 }
 
 /// Whether the second build is the one to keep: ptxas fitted two blocks'
-/// registers, spilling at most `SPILL_BUDGET` bytes per thread.
-pub(crate) fn keep_second(threads: u32, regs: u32, local_bytes: u32, sm: Sm) -> bool {
-    local_bytes <= SPILL_BUDGET
+/// registers, spilling at most `SPILL_BUDGET` bytes per thread (nothing,
+/// for tensor-core code).
+pub(crate) fn keep_second(ptx: &str, threads: u32, regs: u32, local_bytes: u32, sm: Sm) -> bool {
+    let budget = if tensor_core(ptx) { 0 } else { SPILL_BUDGET };
+    local_bytes <= budget
         && regs
             .checked_mul(threads)
             .and_then(|r| r.checked_mul(2))
@@ -114,6 +128,13 @@ mod tests {
             "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 x;",
         );
         assert!(two_blocks_ptx(&mma, 256, 1024, 166, H100).is_none());
+        // Tensor-core code the compiler marked (tiles fit two blocks): asked.
+        let marked = format!(
+            "{TWO_BLOCKS_MARK}\n{}",
+            mma.replace("mma.sync", "wgmma.mma_async")
+        );
+        assert!(two_blocks_ptx(&marked, 256, 96 * 1024, 147, H100).is_some());
+        assert!(two_blocks_ptx(&marked, 256, 128 * 1024, 147, H100).is_none());
         // Too far above two blocks' registers to fit without a large spill.
         assert!(two_blocks_ptx(PTX, 256, 1024, 192, H100).is_some());
         assert!(two_blocks_ptx(PTX, 256, 1024, 200, H100).is_none());
@@ -123,8 +144,12 @@ mod tests {
 
     #[test]
     fn keeps_the_second_build_within_the_spill_budget() {
-        assert!(keep_second(256, 128, 80, H100));
-        assert!(!keep_second(256, 128, 536, H100));
-        assert!(!keep_second(256, 136, 0, H100));
+        assert!(keep_second(PTX, 256, 128, 80, H100));
+        assert!(!keep_second(PTX, 256, 128, 536, H100));
+        assert!(!keep_second(PTX, 256, 136, 0, H100));
+        // Tensor-core code: no spill at all.
+        let wgmma = PTX.replace("ret;", "wgmma.mma_async.sync.aligned x;");
+        assert!(keep_second(&wgmma, 256, 128, 0, H100));
+        assert!(!keep_second(&wgmma, 256, 128, 8, H100));
     }
 }

@@ -51,6 +51,8 @@ pub(super) struct TilePlan {
     /// Tiles per stage of each layout's operand (`TileRole::index` counts
     /// up to it); 0 where the layout has none of its own.
     pub counts: HashMap<(MmaLayout, usize), usize>,
+    /// A one-dot loop's rings fit two blocks per SM (`wgmma::plan_inflight`).
+    pub two_blocks: bool,
 }
 
 impl TilePlan {

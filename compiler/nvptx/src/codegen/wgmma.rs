@@ -43,6 +43,9 @@ use crate::mma::Swizzled;
 /// that would pass it with the extra in-flight stage keeps its stages and
 /// waits for each dot instead.
 pub(super) const MAX_SHARED: usize = 232_448;
+/// Shared memory per block that leaves room for a second block on an
+/// H100/H200 SM (228 KB, 1 KB reserved per block).
+pub(super) const TWO_BLOCKS_SHARED: usize = (233_472 - 2 * 1024) / 2;
 
 /// Where one `wgmma` dot's operands are: A's tile (or its fragments in
 /// registers), B's tile, and whether the accumulator starts at zero.
@@ -113,9 +116,21 @@ impl<'ctx> Gen<'ctx, '_> {
             let mut stages = plan.stages.clone();
             let s = stages.entry(layout).or_insert(2);
             *s = (*s).max(d + 2);
-            if async_copy::rings_total(&stages, &self.tile_plan) > MAX_SHARED {
+            let without = async_copy::rings_total(&plan.stages, plan);
+            let with = async_copy::rings_total(&stages, plan);
+            // The stage an in-flight group needs must not cost the second
+            // block per SM that the rings would otherwise leave room for:
+            // fp8 at 128 x 128 x 128, 3 stages, took 128 KB with it (one
+            // block, 1007 TFLOPS on the H200) where Triton's 96 KB and 104
+            // registers run two (1341).
+            if without <= TWO_BLOCKS_SHARED && with > TWO_BLOCKS_SHARED {
+                self.tile_plan.two_blocks = true;
                 continue;
             }
+            if with > MAX_SHARED {
+                continue;
+            }
+            self.tile_plan.two_blocks |= with <= TWO_BLOCKS_SHARED;
             self.tile_plan.stages = stages;
             self.tile_plan.inflight.insert(r);
             self.tile_plan.inflight_results.insert(l.results[j]);
