@@ -77,21 +77,20 @@ fn event_record(s: &mut Engine, _name: &str, a: Args) -> R<Val> {
     Ok(Val::Int(n))
 }
 
+fn not_recorded() -> Exc {
+    Exc::new(
+        "RuntimeError",
+        "Both events must be recorded before calculating elapsed time.",
+    )
+}
+
 fn recorded(s: &Engine, n: i64) -> R<&EventMark> {
-    s.events.marks.get(&n).ok_or_else(|| {
-        Exc::new(
-            "RuntimeError",
-            "Both events must be recorded before calculating elapsed time.",
-        )
-    })
+    s.events.marks.get(&n).ok_or_else(not_recorded)
 }
 
 fn event_elapsed(s: &mut Engine, _name: &str, a: Args) -> R<Val> {
     let (Some(x), Some(y)) = (number(&a, 0, "start")?, number(&a, 1, "end")?) else {
-        return Err(Exc::new(
-            "RuntimeError",
-            "Both events must be recorded before calculating elapsed time.",
-        ));
+        return Err(not_recorded());
     };
     let ms =
         match (recorded(s, x)?, recorded(s, y)?) {
