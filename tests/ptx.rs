@@ -80,10 +80,8 @@ fn stdlib_kernels_past_two_to_the_31_use_64_bit_offsets_and_keep_vector_accesses
         "tb_cast",
         "*fp16:16, *fp32:16, i64:16, WIDE=True, BLOCK=1024",
     );
-    assert!(
-        wide.contains(", 1024;") && wide.contains("mul.wide.s32"),
-        "{wide}"
-    );
+    assert!(wide.contains(", 1024;"), "{wide}");
+    assert!(wide.contains("mul.wide.s32"), "{wide}");
     assert!(wide.contains("ld.global.v2.b32"), "{wide}");
     assert!(wide.contains("st.global.v4.f32"), "{wide}");
     let narrow = ptx(
@@ -222,19 +220,12 @@ fn tutorial_matmul_at_divisible_sizes_pipelines_with_cp_async() {
     assert!(p.contains("cp.async.wait_group 2;"), "{p}");
     let wait = p.find("cp.async.wait_group 2;").unwrap();
     let bar = wait + p[wait..].find("bar.sync").unwrap();
-    assert!(
-        p[bar..].find("cp.async.cg").unwrap() < p[bar..].find("mma.sync").unwrap(),
-        "{p}"
-    );
+    let (copy, mma) = (p[bar..].find("cp.async.cg"), p[bar..].find("mma.sync"));
+    assert!(copy.unwrap() < mma.unwrap(), "{p}");
     // Fragments come from ldmatrix, A plain and B transposed, four 8x8 matrices at a time.
-    assert!(
-        p.contains("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
-        "{p}"
-    );
-    assert!(
-        p.contains("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
-        "{p}"
-    );
+    let ldmatrix = "ldmatrix.sync.aligned.m8n8.x4";
+    assert!(p.contains(&format!("{ldmatrix}.shared.b16")), "{p}");
+    assert!(p.contains(&format!("{ldmatrix}.trans.shared.b16")), "{p}");
     assert!(!p.contains("ld.shared.u32"), "{p}");
     assert_eq!(p.matches("mma.sync.aligned.m16n8k16").count(), 64, "{p}");
     // The fp16 result leaves in 16-byte stores: 128x128 halves over 128
@@ -739,21 +730,16 @@ fn attention_softmax_stays_in_the_mma_layout() {
     assert!(h.contains("cp.async.cg.shared.global"), "{h}");
     assert!(h.matches("shfl.sync.bfly").count() >= 8, "{h}");
     // `exp2` as Triton's (flush to zero): one instruction per element.
-    assert!(
-        h.contains("ex2.approx.ftz.f32") && !h.contains("ex2.approx.f32"),
-        "{h}"
-    );
+    assert!(h.contains("ex2.approx.ftz.f32"), "{h}");
+    assert!(!h.contains("ex2.approx.f32"), "{h}");
     // One `cp.async` wait and one barrier per iteration: the second dot's V
-    // tile landed at the first dot's wait.
+    // tile landed at the first dot's wait. One `wgmma` wait: `p @ v` stays in
+    // flight until the next iteration's `q @ k.T` is waited for (`plan_chain`).
     let lines: Vec<&str> = h.lines().collect();
     let body = loop_body(&lines, "wgmma.mma_async");
     let count = |s: &str| body.iter().filter(|l| l.contains(s)).count();
-    assert_eq!(
-        (count("bar.sync"), count("cp.async.wait_group")),
-        (1, 1),
-        "{}",
-        body.join("\n")
-    );
+    let waits = ["bar.sync", "cp.async.wait", "wgmma.wait", "wgmma.commit"];
+    assert_eq!(waits.map(count), [1, 1, 1, 2], "{}", body.join("\n"));
     // Ampere: `mma.sync` with the softmax in its layout.
     let p = ptx_for("sm_80", "attn.py", src, "attn", sig);
     // Row max and row sum: two shuffles each per row register.
@@ -997,4 +983,18 @@ fn fp32_division_is_tritons_and_div_rn_is_ieee() {
     let p = ptx("div.py", src, "k", sig);
     assert_eq!(p.matches("div.full.f32").count(), 1, "{p}");
     assert_eq!(p.matches("div.rn.f32").count(), 1, "{p}");
+}
+
+/// Layer norm's backward row loop (no dot) prefetches the next row where registers allow: `w`
+/// once, then `x` and `dy` before the loop and in it (5 x `w`'s loads); not at 16384 columns.
+#[test]
+fn row_loops_prefetch_the_next_row_where_registers_allow() {
+    let text = std::fs::read_to_string(root().join("bench/ln_attn_kernels.py")).unwrap();
+    let loads = |block: usize, warps: usize| {
+        let sig = format!("*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, *fp32:16, *fp32:16, i32:16, i32:16, i32:16, BLOCK={block}, num_warps={warps}");
+        let p = ptx_for("sm_90a", "ln.py", &text, "ln_bwd_rows", &sig);
+        p.matches("ld.global.v").count()
+    };
+    assert_eq!(loads(4096, 8), 5 * 4);
+    assert_eq!((loads(16384, 4), loads(16384, 16)), (3 * 32, 3 * 8));
 }

@@ -87,6 +87,7 @@ fn features(options: &GpuOptions) -> codegen::Features {
     codegen::Features {
         wgmma: wgmma_allowed(options),
         wgmma_inflight: std::env::var("TILEBOOK_WGMMA_INFLIGHT").map_or(true, |v| v != "0"),
+        inflight_chain: std::env::var("TILEBOOK_INFLIGHT_CHAIN").map_or(true, |v| v != "0"),
         libdevice: options.libdevice
             && (options.libdevice_path.is_some() || libdevice::bitcode().is_some()),
     }
@@ -106,12 +107,33 @@ fn codegen_level() -> OptimizationLevel {
     }
 }
 
+/// Register bytes per thread that the prefetched blocks of a loop without a
+/// `dot` may take: a third of what a thread may have (255 registers, fewer
+/// where 65536 per SM over the block's threads is less). Layer norm's
+/// backward row loop: 4096 columns over 4 warps (32 registers) 2049 -> 2265
+/// GB/s on the H200; 16384 over 16 warps (a 128-register cap) fell from
+/// 1547 to 652 when prefetched (bench/NOTES.md). `TILEBOOK_PLAIN_PIPELINE=0`
+/// turns it off.
+fn plain_budget(threads: usize) -> usize {
+    if std::env::var("TILEBOOK_PLAIN_PIPELINE").is_ok_and(|v| v == "0") {
+        return 0;
+    }
+    let cap = (65536 / threads.max(1)).min(255);
+    cap * 4 / 3
+}
+
 /// `k` with its loops' loads prefetched `stages - 1` iterations ahead (at
 /// least one): each application of the pass prefetches one more.
-fn pipelined(k: &Kernel, stages: u32) -> Result<Kernel, String> {
+fn pipelined(k: &Kernel, stages: u32, warps: u32) -> Result<Kernel, String> {
     let mut k = k.clone();
-    for _ in 0..stages.saturating_sub(1).max(1) {
-        if !tilebook_tir::pipeline::pipeline_loads(&mut k) {
+    for i in 0..stages.saturating_sub(1).max(1) {
+        let threads = 32 * warps as usize;
+        // Loops without a dot: one stage, their blocks in registers.
+        let options = tilebook_tir::pipeline::PipelineOptions {
+            threads,
+            plain_budget: if i == 0 { plain_budget(threads) } else { 0 },
+        };
+        if !tilebook_tir::pipeline::pipeline_loads(&mut k, options) {
             break;
         }
         tilebook_tir::passes::optimize(&mut k);
@@ -151,7 +173,7 @@ pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel
         let module = context.create_module(&k.name);
         module.set_triple(&triple);
         module.set_data_layout(&machine.get_target_data().get_data_layout());
-        let pipelined = pipelined(k, stages)?;
+        let pipelined = pipelined(k, stages, options.num_warps)?;
         clock.lap("gpu pipelining");
         let emitted = codegen::emit(
             &context,

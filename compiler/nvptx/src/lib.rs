@@ -166,6 +166,8 @@ pub fn env_settings() -> String {
     [
         "TILEBOOK_WGMMA",
         "TILEBOOK_WGMMA_INFLIGHT",
+        "TILEBOOK_INFLIGHT_CHAIN",
+        "TILEBOOK_PLAIN_PIPELINE",
         "TILEBOOK_LLVM_PASSES",
         "TILEBOOK_LLVM_ARGS",
         "TILEBOOK_CODEGEN_OPT",

@@ -84,6 +84,9 @@ pub struct Features {
     /// Let a loop's `wgmma` group run on while the next iteration starts
     /// (`wgmma.wait_group 1`), where the loop allows it (`wgmma::plan_inflight`).
     pub wgmma_inflight: bool,
+    /// Keep the second of a loop's two chained dots in flight into the next
+    /// iteration (`wgmma::plan_chain`).
+    pub inflight_chain: bool,
     /// NVIDIA's libdevice is there to link (`libdevice.rs`).
     pub libdevice: bool,
 }

@@ -19,35 +19,55 @@ use crate::ir::*;
 use crate::types::{DType, Elem, Type};
 use std::collections::{HashMap, HashSet};
 
+/// Which loops [`pipeline_loads`] may pipeline.
+#[derive(Copy, Clone, Debug)]
+pub struct PipelineOptions {
+    /// Threads of a program (a prefetched block costs each thread its
+    /// register bytes over these).
+    pub threads: usize,
+    /// Also loops without a `dot`, whose prefetched blocks wait in registers
+    /// (a row loop's next row loads while this row is reduced and stored):
+    /// one stage, where the blocks take at most this many register bytes
+    /// per thread (elements narrower than 32 bits count 4 bytes); 0: none.
+    pub plain_budget: usize,
+}
+
 /// Pipeline every innermost `for` loop that loads. Returns whether it changed anything.
-pub fn pipeline_loads(k: &mut Kernel) -> bool {
-    // Integer constants, to recognise loops with a positive constant step.
-    let mut consts = HashMap::new();
-    walk_ops(&k.body, &mut |op| {
-        if let (OpKind::Const(Const::Int(c)), [r]) = (&op.kind, op.results.as_slice()) {
-            consts.insert(*r, *c);
+pub fn pipeline_loads(k: &mut Kernel, options: PipelineOptions) -> bool {
+    // Integer constants and program counts, to recognise loops with a
+    // positive step (a constant, or `tl.num_programs` as a grid-stride loop
+    // steps).
+    let mut positive = HashSet::new();
+    walk_ops(&k.body, &mut |op| match (&op.kind, op.results.as_slice()) {
+        (OpKind::Const(Const::Int(c)), [r]) if *c > 0 => {
+            positive.insert(*r);
         }
+        (OpKind::NumPrograms(_), [r]) => {
+            positive.insert(*r);
+        }
+        _ => {}
     });
     let mut body = std::mem::take(&mut k.body);
-    let changed = visit(k, &mut body, &consts);
+    let changed = visit(k, &mut body, &positive, options);
     k.body = body;
     changed
 }
 
-fn visit(k: &mut Kernel, r: &mut Region, consts: &HashMap<Value, i64>) -> bool {
+fn visit(
+    k: &mut Kernel,
+    r: &mut Region,
+    positive: &HashSet<Value>,
+    options: PipelineOptions,
+) -> bool {
     let mut changed = false;
     let mut i = 0;
     while i < r.ops.len() {
         for sub in &mut r.ops[i].regions {
-            changed |= visit(k, sub, consts);
+            changed |= visit(k, sub, positive, options);
         }
-        let positive_step = r.ops[i]
-            .args
-            .get(2)
-            .and_then(|s| consts.get(s))
-            .is_some_and(|&c| c > 0);
+        let positive_step = r.ops[i].args.get(2).is_some_and(|s| positive.contains(s));
         if r.ops[i].kind == OpKind::For && positive_step {
-            if let Some(prologue) = pipeline_one(k, &mut r.ops[i]) {
+            if let Some(prologue) = pipeline_one(k, &mut r.ops[i], options) {
                 let n = prologue.len();
                 r.ops.splice(i..i, prologue);
                 i += n;
@@ -108,7 +128,7 @@ fn slice(body: &[Op], roots: &[Value], inside: &HashSet<Value>) -> Option<Vec<us
 }
 
 /// Pipeline one loop; returns the prologue to place before it.
-fn pipeline_one(k: &mut Kernel, for_op: &mut Op) -> Option<Vec<Op>> {
+fn pipeline_one(k: &mut Kernel, for_op: &mut Op, options: PipelineOptions) -> Option<Vec<Op>> {
     let (lb, ub, step) = (for_op.args[0], for_op.args[1], for_op.args[2]);
     let inits: Vec<Value> = for_op.args[3..].to_vec();
     let region = &for_op.regions[0];
@@ -116,10 +136,6 @@ fn pipeline_one(k: &mut Kernel, for_op: &mut Op) -> Option<Vec<Op>> {
     let carried: Vec<Value> = region.args[1..].to_vec();
     let body = &region.ops;
     let yields = body.last()?.args.clone();
-    // Only loops whose loads feed a `dot`: that is where the overlap pays.
-    if !body.iter().any(|op| matches!(op.kind, OpKind::Dot { .. })) {
-        return None;
-    }
     let inside: HashSet<Value> = body
         .iter()
         .flat_map(|op| op.results.iter().copied())
@@ -130,6 +146,17 @@ fn pipeline_one(k: &mut Kernel, for_op: &mut Op) -> Option<Vec<Op>> {
         .filter(|(_, op)| matches!(op.kind, OpKind::Load { .. }) && k.ty(op.results[0]).is_block())
         .map(|(i, _)| i)
         .collect();
+    // Loops whose loads feed a `dot` (there the tiles wait in shared
+    // memory); others where their blocks fit `plain_budget`.
+    if !body.iter().any(|op| matches!(op.kind, OpKind::Dot { .. })) {
+        let bytes = loads
+            .iter()
+            .map(|&i| register_bytes(k.ty(body[i].results[0])))
+            .fold(0usize, usize::saturating_add);
+        if bytes > options.plain_budget.saturating_mul(options.threads.max(1)) {
+            return None;
+        }
+    }
     // Each load's operands, and each carried value's next value, must be computable up front.
     let mut plans = vec![];
     for &li in &loads {
@@ -302,4 +329,16 @@ fn guard_load(k: &mut Kernel, load: Op, cond: Value, out: &mut Vec<Op>) -> Op {
         regions: vec![],
         loc: load.loc,
     }
+}
+
+/// Register bytes of a block value: 4 per element of 32 bits or less, 8
+/// for wider ones (0 for values without a dtype).
+fn register_bytes(t: &Type) -> usize {
+    let Some(d) = t.dtype() else {
+        return 0;
+    };
+    t.shape
+        .iter()
+        .try_fold(d.size_bytes().max(4), |a, &n| a.checked_mul(n))
+        .unwrap_or(usize::MAX)
 }

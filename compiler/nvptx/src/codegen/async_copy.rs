@@ -375,7 +375,8 @@ impl<'ctx> Gen<'ctx, '_> {
     /// Wait until the tiles `a` and `b` have landed and are visible to every
     /// thread (and, for `wgmma`, to the async proxy that reads them), then
     /// issue the copies recorded since (the next tiles). Issuing them after
-    /// an in-flight `wgmma` group instead was slower on the H100 (bench/NOTES.md).
+    /// an in-flight `wgmma` group instead was slower on the H100, and on the
+    /// H200 also where it saves the in-flight stage (bench/NOTES.md).
     /// A staged B (`transpose`) is transposed first; the offset of its
     /// K-major tile is returned for the dot to read instead of `b`'s.
     pub(super) fn wait_tiles(

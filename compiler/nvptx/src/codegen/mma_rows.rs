@@ -644,7 +644,7 @@ impl Gen<'_, '_> {
                 break;
             }
         }
-        self.plan_inflight(features.wgmma_inflight);
+        self.plan_inflight(features.wgmma_inflight, features.inflight_chain);
         self.plan_transposes();
         // Dots whose operands are not both copied into tiles run from registers.
         let mut stride = 0;

@@ -383,7 +383,6 @@ impl<'ctx> Gen<'ctx, '_> {
             let b_off = self.raw(bm)?[0].into_int_value();
             let b_off = self.wait_tiles(l, a, bm, l.wgmma)?.unwrap_or(b_off);
             if l.wgmma {
-                let inflight = self.tile_plan.inflight.contains(&r);
                 // A zero accumulator (`tl.zeros`, attention's scores) is not
                 // read: the first k-step runs with `scale-d` off.
                 let zero = matches!(
@@ -400,7 +399,7 @@ impl<'ctx> Gen<'ctx, '_> {
                     b_off,
                     zero,
                 };
-                let accs = self.dot_wgmma(l, operands, accs, inflight)?;
+                let accs = self.dot_wgmma(l, operands, accs, r)?;
                 self.set(r, Reg::B(accs));
                 return Ok(());
             }

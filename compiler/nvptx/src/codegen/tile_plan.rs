@@ -40,6 +40,12 @@ pub(super) struct TilePlan {
     /// iteration, and the loop results that must wait for it (see `wgmma`).
     pub inflight: HashSet<Value>,
     pub inflight_results: HashSet<Value>,
+    /// Dots (by result) whose wait also waits for an in-flight dot of the
+    /// previous iteration, and the loop-carried value it produced
+    /// (`wgmma::plan_chain`).
+    pub tied: HashMap<Value, Value>,
+    /// The in-flight dots of `tied`'s loops: committed, not waited for.
+    pub chained: HashSet<Value>,
     /// `b.T` operands of K-major-B layouts (`MmaLayout::kt_b`) -> `b`: the
     /// tile is `b`'s, copied as loaded, and the transpose is virtual.
     pub b_source: HashMap<Value, Value>,

@@ -64,7 +64,7 @@ fn descriptor_fields(leading: usize, stride: usize, s: &Swizzled) -> u64 {
 impl<'ctx> Gen<'ctx, '_> {
     /// Choose the dots whose `wgmma` group may stay in flight across loop
     /// iterations (see the module comment), adding their rings' extra stage.
-    pub(super) fn plan_inflight(&mut self, enabled: bool) {
+    pub(super) fn plan_inflight(&mut self, enabled: bool, chain: bool) {
         if !enabled {
             return;
         }
@@ -88,6 +88,12 @@ impl<'ctx> Gen<'ctx, '_> {
                     dots.push(op);
                 }
             });
+            if let [first, second] = dots[..] {
+                if chain {
+                    self.plan_chain(l, body, first, second, &uses);
+                }
+                continue;
+            }
             let [dot] = dots[..] else { continue };
             let Some(layout) = self.mma.get(&dot.results[0]).copied() else {
                 continue;
@@ -137,6 +143,76 @@ impl<'ctx> Gen<'ctx, '_> {
         }
     }
 
+    /// A loop of two `wgmma` dots whose second accumulates into a loop-carried
+    /// value that the next iteration reads only after the first dot
+    /// (attention's `acc = tl.dot(p, v, acc * alpha)` after `s = tl.dot(q,
+    /// k.T)`): the second dot's group stays in flight, and the first dot's
+    /// wait in the next iteration waits for it too, passing the carried
+    /// accumulators through (`TilePlan::tied`). The tensor cores then go
+    /// from one iteration's `p @ v` to the next one's `q @ k.T` while the
+    /// warps wait for and issue copies. The second dot's ring gets one stage
+    /// more: the copies issued at the top of iteration `i + 1` must not land
+    /// in the tile that `i`'s group may still be reading.
+    fn plan_chain(
+        &mut self,
+        l: &Op,
+        body: &tilebook_tir::Region,
+        first: &Op,
+        second: &Op,
+        uses: &HashMap<Value, usize>,
+    ) {
+        let (Some(l1), Some(l2)) = (
+            self.mma.get(&first.results[0]).copied(),
+            self.mma.get(&second.results[0]).copied(),
+        ) else {
+            return;
+        };
+        let at = |op: &Op| body.ops.iter().position(|o| std::ptr::eq(o, op));
+        let (Some(i1), Some(_)) = (at(first), at(second)) else {
+            return;
+        };
+        let Some(y) = body.ops.last().filter(|y| y.kind == OpKind::Yield) else {
+            return;
+        };
+        let r = second.results[0];
+        let Some(j) = y.args.iter().position(|&v| v == r) else {
+            return;
+        };
+        let Some(&carried) = body.args.get(1 + j) else {
+            return;
+        };
+        // Nothing up to and including the first dot reads the carried value.
+        let mut early = false;
+        for op in &body.ops[..=i1] {
+            early |= op.args.contains(&carried);
+            for sub in &op.regions {
+                tilebook_tir::walk_ops(sub, &mut |o| early |= o.args.contains(&carried));
+            }
+        }
+        let roles = &self.tile_plan.roles;
+        let b = self.tile_plan.tile_of(second.args[1]);
+        let eligible =
+            l1.wgmma && l2.wgmma && !early && roles.contains_key(&b) && uses.get(&r) == Some(&1);
+        if !eligible {
+            return;
+        }
+        let plan = &self.tile_plan;
+        let d = plan.distance(b).max(1);
+        let mut stages = plan.stages.clone();
+        let s = stages.entry(l2).or_insert(2);
+        *s = (*s).max(d + 2);
+        let without = async_copy::rings_total(&plan.stages, plan);
+        let with = async_copy::rings_total(&stages, plan);
+        if with > MAX_SHARED || (without <= TWO_BLOCKS_SHARED && with > TWO_BLOCKS_SHARED) {
+            return;
+        }
+        self.tile_plan.stages = stages;
+        self.tile_plan.inflight.insert(r);
+        self.tile_plan.inflight_results.insert(l.results[j]);
+        self.tile_plan.tied.insert(first.results[0], carried);
+        self.tile_plan.chained.insert(r);
+    }
+
     /// After a loop whose dot left its group in flight: wait for it, passing
     /// the accumulators among the loop's results through the wait.
     pub(super) fn wait_inflight(&mut self, results: &[Value]) -> R<()> {
@@ -151,15 +227,19 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
-    /// One warpgroup-MMA dot; returns the new accumulators. With `inflight`,
-    /// its group is left running (the caller's loop waits at its exit).
+    /// One warpgroup-MMA dot (of result `r`); returns the new accumulators.
+    /// In-flight dots (`TilePlan::inflight`) leave their group running (the
+    /// loop waits at its exit).
     pub(super) fn dot_wgmma(
         &mut self,
         l: &MmaLayout,
         ops: WgmmaOperands<'ctx, '_>,
         mut accs: Vec<BasicValueEnum<'ctx>>,
-        inflight: bool,
+        r: Value,
     ) -> R<Vec<BasicValueEnum<'ctx>>> {
+        let plan = &self.tile_plan;
+        let inflight = plan.inflight.contains(&r);
+        let tie = plan.tied.get(&r).copied();
         let WgmmaOperands {
             a_off,
             a_regs,
@@ -288,6 +368,11 @@ impl<'ctx> Gen<'ctx, '_> {
                 accs[range].copy_from_slice(&res);
             }
         }
+        if self.tile_plan.chained.contains(&r) {
+            // Waited for by the next iteration's first dot (`plan_chain`).
+            self.ptx_statement("wgmma.commit_group.sync.aligned;")?;
+            return Ok(accs);
+        }
         if inflight {
             // The previous iteration's group is done after this; this one's
             // accumulators are only read by the next dot or the loop's exit.
@@ -296,7 +381,17 @@ impl<'ctx> Gen<'ctx, '_> {
             )?;
             return Ok(accs);
         }
-        self.wgmma_wait(accs, true, 0)
+        let Some(v) = tie else {
+            return self.wgmma_wait(accs, true, 0);
+        };
+        // The carried accumulators of the loop's in-flight dot pass through
+        // this wait too (`plan_chain`).
+        let n = accs.len();
+        let mut all = accs;
+        all.extend(self.raw(v)?);
+        let mut all = self.wgmma_wait(all, true, 0)?;
+        self.set(v, Reg::B(all.split_off(n)));
+        Ok(all)
     }
 
     /// The descriptor `desc` moved on by `bytes` (a multiple of 16, within
