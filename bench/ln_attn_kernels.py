@@ -27,9 +27,36 @@ def ln_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def ln_bwd_rows(DX, DY, X, W, Mean, Rstd, PartW, PartB, Locks, stride, N,
-                GROUPS: tl.constexpr, BLOCK: tl.constexpr):
-    """dx of one row; the row's dw, db terms are added into partial sums
+def ln_bwd_rows(DX, DY, X, W, Mean, Rstd, PartW, PartB, M, stride, N, BLOCK: tl.constexpr):
+    """dx of rows p, p + P, p + 2P, ... (P programs); the program sums its
+    rows' dw, db terms in registers and writes them as partial row p: no
+    locks, one partial row per program instead of one update per row (the
+    design of the stdlib's `F.layer_norm` backward, stdlib/torch_ops.py)."""
+    p = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    ok = cols < N
+    w = tl.load(W + cols, mask=ok, other=0.).to(tl.float32)
+    dw = tl.zeros([BLOCK], dtype=tl.float32)
+    db = tl.zeros([BLOCK], dtype=tl.float32)
+    for r in range(p, M, tl.num_programs(0)):
+        x = tl.load(X + r * stride + cols, mask=ok, other=0.).to(tl.float32)
+        dy = tl.load(DY + r * stride + cols, mask=ok, other=0.).to(tl.float32)
+        rs = tl.load(Rstd + r)
+        xh = tl.where(ok, (x - tl.load(Mean + r)) * rs, 0.)
+        g = w * dy
+        a = tl.sum(xh * g, axis=0) / N
+        c = tl.sum(g, axis=0) / N
+        tl.store(DX + r * stride + cols, ((g - (xh * a + c)) * rs).to(tl.float16), mask=ok)
+        dw += dy * xh
+        db += dy
+    tl.store(PartW + p * N + cols, dw, mask=ok)
+    tl.store(PartB + p * N + cols, db, mask=ok)
+
+
+@triton.jit
+def ln_bwd_locked(DX, DY, X, W, Mean, Rstd, PartW, PartB, Locks, stride, N,
+                  GROUPS: tl.constexpr, BLOCK: tl.constexpr):
+    """Tutorial 05's way: dx of one row; the row's dw, db terms are added into partial sums
     `PartW/PartB[r % GROUPS]` under a spin lock (Locks[g]), the count of
     rows already in a group at Locks[GROUPS + g]."""
     r = tl.program_id(0)
@@ -102,7 +129,41 @@ def ln_groups(n):
     return 512 if n <= 1024 else (256 if n <= 4096 else (128 if n <= 8192 else 64))
 
 
-def layer_norm_bwd(dy, x, w, mean, rstd):
+def ln_bwd_config(n):
+    """(programs, warps) of `ln_bwd_rows` when the caller names none: a few
+    hundred programs (their partial rows stay in L2 for `ln_bwd_cols`), 32
+    columns a thread."""
+    return (512 if n <= 1024 else 256 if n <= 8192 else 128,
+            min(max(triton.next_power_of_2(n) // 1024, 4), 16))
+
+
+# (programs, warps) of `ln_bwd_rows` tried on both sides at the benchmark's
+# sizes; each side's row takes its best. The best of 128-2048 programs and
+# 4-32 warps on the H200, ours and Triton's, are among them
+# (bench/results/h200-2026-11-28-s36/call1_late_chain_ln.txt, call2_plain_pipeline.txt).
+LN_BWD_CONFIGS = {1024: [(256, 4), (512, 4), (512, 8)],
+                  4096: [(256, 4), (256, 8), (256, 16)],
+                  16384: [(128, 8), (128, 16), (256, 16)]}
+
+
+def layer_norm_bwd(dy, x, w, mean, rstd, cfg=None):
+    M, N = x.shape
+    programs, warps = cfg or ln_bwd_config(N)
+    programs = min(programs, M)
+    dx = torch.empty_like(x)
+    part_w = torch.empty((programs, N), device=x.device, dtype=torch.float32)
+    part_b = torch.empty((programs, N), device=x.device, dtype=torch.float32)
+    dw = torch.empty_like(w)
+    db = torch.empty_like(w)
+    block = triton.next_power_of_2(N)
+    ln_bwd_rows[(programs,)](dx, dy, x, w, mean, rstd, part_w, part_b, M, x.stride(0), N, BLOCK=block,
+                             num_warps=warps)
+    ln_bwd_cols[(triton.cdiv(N, 128),)](part_w, part_b, dw, db, programs, N, BLOCK_G=32, BLOCK_N=128)
+    return dx, dw, db
+
+
+def layer_norm_bwd_locks(dy, x, w, mean, rstd):
+    """Tutorial 05's backward: one program per row, partial sums under locks."""
     M, N = x.shape
     groups = ln_groups(N)
     dx = torch.empty_like(x)
@@ -112,8 +173,8 @@ def layer_norm_bwd(dy, x, w, mean, rstd):
     dw = torch.empty_like(w)
     db = torch.empty_like(w)
     block, nw = ln_warps(N)
-    ln_bwd_rows[(M,)](dx, dy, x, w, mean, rstd, part_w, part_b, locks, x.stride(0), N,
-                      GROUPS=groups, BLOCK=block, num_warps=nw)
+    ln_bwd_locked[(M,)](dx, dy, x, w, mean, rstd, part_w, part_b, locks, x.stride(0), N,
+                        GROUPS=groups, BLOCK=block, num_warps=nw)
     # With fewer rows than groups only the first M partial rows were written.
     ln_bwd_cols[(triton.cdiv(N, 128),)](part_w, part_b, dw, db, min(groups, M), N, BLOCK_G=32, BLOCK_N=128)
     return dx, dw, db
