@@ -47,27 +47,101 @@ pub fn pipeline_loads(k: &mut Kernel, options: PipelineOptions) -> bool {
         }
         _ => {}
     });
+    let roots = PointerRoots::of(k);
     let mut body = std::mem::take(&mut k.body);
-    let changed = visit(k, &mut body, &positive, options);
+    let changed = visit(k, &mut body, &positive, &(options, &roots));
     k.body = body;
     changed
+}
+
+/// Where a kernel's pointer values come from: the operand each
+/// pointer-moving op (`addptr`, `splat`, shape ops) was made from, and the
+/// parameters.
+struct PointerRoots {
+    parent: HashMap<Value, Value>,
+    params: HashSet<Value>,
+}
+
+impl PointerRoots {
+    fn of(k: &Kernel) -> PointerRoots {
+        let mut parent = HashMap::new();
+        walk_ops(&k.body, &mut |op| {
+            let moves = matches!(
+                op.kind,
+                OpKind::AddPtr
+                    | OpKind::Splat
+                    | OpKind::Broadcast
+                    | OpKind::ExpandDims(_)
+                    | OpKind::Reshape
+                    | OpKind::Trans(_)
+            );
+            if let (true, [r], Some(&a)) = (moves, op.results.as_slice(), op.args.first()) {
+                parent.insert(*r, a);
+            }
+        });
+        let params = k.params.iter().map(|p| p.value).collect();
+        PointerRoots { parent, params }
+    }
+
+    /// The parameter `v` points into, if the IR says so.
+    fn root(&self, mut v: Value) -> Option<Value> {
+        for _ in 0..1024 {
+            if self.params.contains(&v) {
+                return Some(v);
+            }
+            v = *self.parent.get(&v)?;
+        }
+        None
+    }
+
+    /// Whether prefetching a loop's loads cannot read what an earlier
+    /// iteration writes: every load and store points into a known
+    /// parameter, no store into one a load reads, and no other op with
+    /// side effects (atomics, barriers, impure inline assembly) in the body.
+    fn loads_independent_of_writes(&self, body: &[Op], loads: &[usize]) -> bool {
+        let mut read = HashSet::new();
+        for &i in loads {
+            match body[i].args.first().and_then(|&p| self.root(p)) {
+                Some(r) => read.insert(r),
+                None => return false,
+            };
+        }
+        let mut ok = true;
+        let mut check = |op: &Op| {
+            if !op.kind.has_side_effects() {
+                return;
+            }
+            let store_root = match op.kind {
+                OpKind::Store { .. } => op.args.first().and_then(|&p| self.root(p)),
+                _ => None,
+            };
+            ok &= store_root.is_some_and(|r| !read.contains(&r));
+        };
+        for op in body {
+            check(op);
+            for sub in &op.regions {
+                walk_ops(sub, &mut check);
+            }
+        }
+        ok
+    }
 }
 
 fn visit(
     k: &mut Kernel,
     r: &mut Region,
     positive: &HashSet<Value>,
-    options: PipelineOptions,
+    ctx: &(PipelineOptions, &PointerRoots),
 ) -> bool {
     let mut changed = false;
     let mut i = 0;
     while i < r.ops.len() {
         for sub in &mut r.ops[i].regions {
-            changed |= visit(k, sub, positive, options);
+            changed |= visit(k, sub, positive, ctx);
         }
         let positive_step = r.ops[i].args.get(2).is_some_and(|s| positive.contains(s));
         if r.ops[i].kind == OpKind::For && positive_step {
-            if let Some(prologue) = pipeline_one(k, &mut r.ops[i], options) {
+            if let Some(prologue) = pipeline_one(k, &mut r.ops[i], ctx) {
                 let n = prologue.len();
                 r.ops.splice(i..i, prologue);
                 i += n;
@@ -128,7 +202,11 @@ fn slice(body: &[Op], roots: &[Value], inside: &HashSet<Value>) -> Option<Vec<us
 }
 
 /// Pipeline one loop; returns the prologue to place before it.
-fn pipeline_one(k: &mut Kernel, for_op: &mut Op, options: PipelineOptions) -> Option<Vec<Op>> {
+fn pipeline_one(
+    k: &mut Kernel,
+    for_op: &mut Op,
+    (options, roots): &(PipelineOptions, &PointerRoots),
+) -> Option<Vec<Op>> {
     let (lb, ub, step) = (for_op.args[0], for_op.args[1], for_op.args[2]);
     let inits: Vec<Value> = for_op.args[3..].to_vec();
     let region = &for_op.regions[0];
@@ -147,8 +225,13 @@ fn pipeline_one(k: &mut Kernel, for_op: &mut Op, options: PipelineOptions) -> Op
         .map(|(i, _)| i)
         .collect();
     // Loops whose loads feed a `dot` (there the tiles wait in shared
-    // memory); others where their blocks fit `plain_budget`.
+    // memory); others where their blocks fit `plain_budget` and no write of
+    // the loop may be what a later iteration's load reads (`x = load(p +
+    // i); store(p + i + 1, x)` must read the stored value).
     if !body.iter().any(|op| matches!(op.kind, OpKind::Dot { .. })) {
+        if !roots.loads_independent_of_writes(body, &loads) {
+            return None;
+        }
         let bytes = loads
             .iter()
             .map(|&i| register_bytes(k.ty(body[i].results[0])))
