@@ -110,3 +110,30 @@ check("carried: new value", out[n:2 * n].cpu(), b, rtol=1e-4)
 check("carried: old value read after the new one was made", out[2 * n:3 * n].cpu(), c, rtol=1e-4)
 check("carried: yielded unchanged", out[3 * n:4 * n].cpu(), x[:n].cpu().double() + 100, rtol=1e-4)
 check("carried: dot accumulator", out[4 * n:].cpu().reshape(n, n), 5 * (mm @ mm), atol=2e-2, rtol=2e-2)
+
+# A loop that loads what its previous iteration stored (not prefetched:
+# the store may be what the next load reads), and a grid-stride row loop
+# whose next row is prefetched (13 rows over 4 programs).
+@triton.jit
+def running_rows(p, n, B: tl.constexpr):
+    o = tl.arange(0, B)
+    for i in range(0, n):
+        x = tl.load(p + i * B + o)
+        tl.store(p + (i + 1) * B + o, x + 1.0)
+
+@triton.jit
+def grid_stride_rows(x_ptr, y_ptr, rows, B: tl.constexpr):
+    o = tl.arange(0, B)
+    for r in range(tl.program_id(0), rows, tl.num_programs(0)):
+        x = tl.load(x_ptr + r * B + o)
+        tl.store(y_ptr + r * B + o, x * 2.0 + tl.sum(x, 0))
+
+p = torch.zeros(9 * 32, device=DEVICE)
+running_rows[(1,)](p, 8, B=32)
+check("loop reads what its previous iteration stored", p.reshape(9, 32)[:, 5].cpu(),
+      torch.tensor([float(i) for i in range(9)]))
+x = torch.randn(13 * 64, device=DEVICE)
+y = torch.zeros_like(x)
+grid_stride_rows[(4,)](x, y, 13, B=64)
+xr = x.cpu().reshape(13, 64)
+check("grid-stride rows", y.cpu().reshape(13, 64), xr * 2 + xr.sum(1, keepdim=True), atol=1e-4, rtol=1e-5)
