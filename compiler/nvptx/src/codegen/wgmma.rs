@@ -191,8 +191,14 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         let roles = &self.tile_plan.roles;
         let b = self.tile_plan.tile_of(second.args[1]);
-        let eligible =
-            l1.wgmma && l2.wgmma && !early && roles.contains_key(&b) && uses.get(&r) == Some(&1);
+        // fp32 accumulators only: they pass through the wait as `f32` operands.
+        let fp32 = self.k.ty(carried).dtype() == Some(DType::F32);
+        let eligible = l1.wgmma
+            && l2.wgmma
+            && fp32
+            && !early
+            && roles.contains_key(&b)
+            && uses.get(&r) == Some(&1);
         if !eligible {
             return;
         }
