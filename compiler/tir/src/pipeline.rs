@@ -16,6 +16,7 @@
 //! ```
 
 use crate::ir::*;
+use crate::provenance::{provenance, Provenance};
 use crate::types::{DType, Elem, Type};
 use std::collections::{HashMap, HashSet};
 
@@ -47,51 +48,20 @@ pub fn pipeline_loads(k: &mut Kernel, options: PipelineOptions) -> bool {
         }
         _ => {}
     });
-    let roots = PointerRoots::of(k);
+    let roots = PointerRoots(provenance(k));
     let mut body = std::mem::take(&mut k.body);
     let changed = visit(k, &mut body, &positive, &(options, &roots));
     k.body = body;
     changed
 }
 
-/// Where a kernel's pointer values come from: the operand each
-/// pointer-moving op (`addptr`, `splat`, shape ops) was made from, and the
-/// parameters.
-struct PointerRoots {
-    parent: HashMap<Value, Value>,
-    params: HashSet<Value>,
-}
+/// The parameters a kernel's pointers point into (`provenance`), to tell
+/// whether a loop's writes may be what its later iterations load.
+struct PointerRoots(Provenance);
 
 impl PointerRoots {
-    fn of(k: &Kernel) -> PointerRoots {
-        let mut parent = HashMap::new();
-        walk_ops(&k.body, &mut |op| {
-            let moves = matches!(
-                op.kind,
-                OpKind::AddPtr
-                    | OpKind::Splat
-                    | OpKind::Broadcast
-                    | OpKind::ExpandDims(_)
-                    | OpKind::Reshape
-                    | OpKind::Trans(_)
-            );
-            if let (true, [r], Some(&a)) = (moves, op.results.as_slice(), op.args.first()) {
-                parent.insert(*r, a);
-            }
-        });
-        let params = k.params.iter().map(|p| p.value).collect();
-        PointerRoots { parent, params }
-    }
-
-    /// The parameter `v` points into, if the IR says so.
-    fn root(&self, mut v: Value) -> Option<Value> {
-        for _ in 0..1024 {
-            if self.params.contains(&v) {
-                return Some(v);
-            }
-            v = *self.parent.get(&v)?;
-        }
-        None
+    fn root(&self, v: Value) -> Option<usize> {
+        self.0.get(&v).copied().flatten()
     }
 
     /// Whether prefetching a loop's loads cannot read what an earlier
