@@ -8,6 +8,7 @@
 
 mod async_copy;
 mod atomic;
+mod bounds;
 mod checked;
 mod control;
 mod gather;
@@ -171,18 +172,7 @@ pub fn emit<'ctx>(
     let func = module.add_function(&k.name, fn_ty, None);
     // PTX_Kernel calling convention: an entry point.
     func.set_call_conventions(71);
-    // Launch bounds (`.maxntid` in the PTX): ptxas then keeps the register
-    // count low enough for `threads` threads per block. Without them a
-    // 16-warp kernel may be given more registers than a block of 512
-    // threads can have, and its launch fails for lack of resources.
-    let bounds = ctx.metadata_node(&[
-        func.as_global_value().as_pointer_value().into(),
-        ctx.metadata_string("maxntidx").into(),
-        ctx.i32_type().const_int(threads as u64, false).into(),
-    ]);
-    module
-        .add_global_metadata("nvvm.annotations", &bounds)
-        .map_err(|e| format!("launch bounds: {e}"))?;
+    bounds::annotate(ctx, module, func, threads)?;
     let entry = ctx.append_basic_block(func, "entry");
     let b = ctx.create_builder();
     b.position_at_end(entry);

@@ -81,7 +81,16 @@ pub(crate) fn two_blocks_ptx(
     let mut out = String::with_capacity(ptx.len() + 20);
     out.push_str(&ptx[..end]);
     out.push_str(".minnctapersm 2\n");
-    out.push_str(&ptx[end..]);
+    // The compiler names the one-block register cap (`.maxnreg`); the
+    // second build's is half of it.
+    let rest = &ptx[end..];
+    match rest.strip_prefix(".maxnreg ") {
+        Some(after) => {
+            out.push_str(&format!(".maxnreg {}\n", (cap / 8 * 8).min(255)));
+            out.push_str(&after[after.find('\n')? + 1..]);
+        }
+        None => out.push_str(rest),
+    }
     Some(out)
 }
 
@@ -116,6 +125,13 @@ mod tests {
         let two = two_blocks_ptx(PTX, 256, 1024, 166, H100).expect("second build");
         assert!(
             two.contains(".maxntid 256, 1, 1\n.minnctapersm 2\n{"),
+            "{two}"
+        );
+        // The compiler's one-block register cap becomes two blocks' cap.
+        let capped = PTX.replace("1, 1\n{", "1, 1\n.maxnreg 255\n{");
+        let two = two_blocks_ptx(&capped, 256, 1024, 166, H100).expect("second build");
+        assert!(
+            two.contains(".maxntid 256, 1, 1\n.minnctapersm 2\n.maxnreg 128\n{"),
             "{two}"
         );
         // Already two blocks by registers, too few threads to matter, too
