@@ -27,6 +27,7 @@ fn ptx_options(
         .unwrap_or_else(|e| panic!("{e}"));
     let launch = tilebook_frontend::kernel::parse_signature_options(signature);
     let mut options = tilebook_nvptx::GpuOptions::new("sm_90", launch.num_warps, launch.num_stages);
+    options.maxnreg = launch.maxnreg;
     set(&mut options);
     tilebook_nvptx::compile(&k, &options)
         .unwrap_or_else(|e| panic!("{e}"))
@@ -36,20 +37,15 @@ fn ptx_options(
 #[test]
 fn vector_add_at_a_16_signature_uses_128_bit_accesses() {
     let text = std::fs::read_to_string(root().join("tutorials/01-vector-add.py")).unwrap();
-    let p = ptx(
-        "01-vector-add.py",
-        &text,
-        "add_kernel",
-        "*fp32:16, *fp32:16, *fp32:16, i32:16, BLOCK_SIZE=1024",
-    );
-    assert!(p.contains(".version 8.5"), "{p}");
-    assert!(p.contains(".target sm_90"), "{p}");
-    assert_eq!(
-        p.matches("ld.global.v4.").count(),
-        4,
-        "two loads of 2 x 4 floats per thread:\n{p}"
-    );
+    let sig = |o: &str| format!("*fp32:16, *fp32:16, *fp32:16, i32:16, BLOCK_SIZE=1024{o}");
+    let add = |o: &str| ptx("01.py", &text, "add_kernel", &sig(o));
+    let (p, capped) = (add(""), add(", maxnreg=40"));
+    let v = p.contains(".version 8.5") && p.contains(".target sm_90");
+    // Two loads of 2 x 4 floats per thread; the block's register cap named.
+    assert!(v && p.matches("ld.global.v4.").count() == 4, "{p}");
     assert_eq!(p.matches("st.global.v4.").count(), 2, "{p}");
+    assert!(p.contains(".maxntid 128, 1, 1\n.maxnreg 255\n"), "{p}");
+    assert!(capped.contains(".maxnreg 40\n"), "{capped}");
 }
 
 #[test]

@@ -132,7 +132,7 @@ import torch
 import triton
 import triton.language as tl
 
-@triton.autotune(configs=[triton.Config({'BLOCK': 16}, num_warps=1), triton.Config({'BLOCK': 64}, num_warps=2)],
+@triton.autotune(configs=[triton.Config({'BLOCK': 16}, num_warps=1), triton.Config({'BLOCK': 64}, num_warps=2, maxnreg=64)],
                  key=['n'], reset_to_zero=['acc_ptr'], warmup=1, rep=2)
 @triton.jit
 def count(acc_ptr, n, BLOCK: tl.constexpr):
@@ -158,6 +158,12 @@ def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         "x = torch.randn(37, device='cuda')\ny = torch.zeros(37, device='cuda')\ncopy[(1,)](x, y, 37)\nprint(torch.allclose(x, y), copy.compile_count)",
     );
     assert_eq!(out, "True 1\n");
+    // `maxnreg` (a register cap on the GPU) is a launch option, kept by the config.
+    let out = ok(&mut s, "c = triton.Config({'BLOCK': 64}, num_warps=2, maxnreg=64)\nprint(c, c.maxnreg, triton.Config({}).maxnreg)\ncount[(1,)](acc, 7, maxnreg=None)");
+    assert_eq!(
+        out,
+        "BLOCK: 64, num_warps: 2, num_stages: 3, maxnreg: 64 64 None\n"
+    );
 }
 
 /// A tensor named in `key` keys the tuning by the object, as in Triton: the

@@ -24,8 +24,10 @@ pub fn compile(
         "llvm" | "ptx" | "sass" => {
             let target = tilebook_nvptx::parse_target(target.unwrap_or("sm_90"))
                 .map_err(|e| format!("tilebook: {e}\n"))?;
-            let options =
-                tilebook_nvptx::GpuOptions::new(&target, launch.num_warps, launch.num_stages);
+            let options = tilebook_nvptx::GpuOptions {
+                maxnreg: launch.maxnreg,
+                ..tilebook_nvptx::GpuOptions::new(&target, launch.num_warps, launch.num_stages)
+            };
             let g =
                 tilebook_nvptx::compile(&k, &options).map_err(|e| format!("tilebook: {e}\n"))?;
             if std::env::var("TILEBOOK_TIME_STAGES").is_ok_and(|v| v == "1") {

@@ -157,6 +157,7 @@ pub fn emit<'ctx>(
     num_warps: u32,
     features: Features,
     check_bounds: bool,
+    maxnreg: Option<u32>,
 ) -> Result<Emitted, String> {
     let threads = 32 * num_warps as usize;
     let mut params = vec![];
@@ -172,7 +173,7 @@ pub fn emit<'ctx>(
     let func = module.add_function(&k.name, fn_ty, None);
     // PTX_Kernel calling convention: an entry point.
     func.set_call_conventions(71);
-    bounds::annotate(ctx, module, func, threads)?;
+    bounds::annotate(ctx, module, func, threads, maxnreg)?;
     let entry = ctx.append_basic_block(func, "entry");
     let b = ctx.create_builder();
     b.position_at_end(entry);

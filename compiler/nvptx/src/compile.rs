@@ -182,6 +182,7 @@ pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel
             options.num_warps,
             features(options),
             options.check_bounds,
+            options.maxnreg,
         )?;
         clock.lap("llvm ir");
         if emitted.over_budget && stages > 2 {

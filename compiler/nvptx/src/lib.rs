@@ -89,6 +89,9 @@ pub struct GpuOptions {
     /// takes the record's address and each parameter's `[lo, hi)` after its
     /// own parameters.
     pub check_bounds: bool,
+    /// Registers a thread may use at most (Triton's `maxnreg`); without it
+    /// the cap is what the block's threads leave each one.
+    pub maxnreg: Option<u32>,
 }
 
 impl GpuOptions {
@@ -101,6 +104,7 @@ impl GpuOptions {
             libdevice: std::env::var("TILEBOOK_LIBDEVICE").map_or(true, |v| v != "off"),
             libdevice_path: None,
             check_bounds: false,
+            maxnreg: None,
         }
     }
 }

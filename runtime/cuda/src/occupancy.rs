@@ -81,13 +81,16 @@ pub(crate) fn two_blocks_ptx(
     let mut out = String::with_capacity(ptx.len() + 20);
     out.push_str(&ptx[..end]);
     out.push_str(".minnctapersm 2\n");
-    // The compiler names the one-block register cap (`.maxnreg`); the
-    // second build's is half of it.
+    // The compiler names a register cap (`.maxnreg`): the block's, or a
+    // lower one a launch asked for. The second build's is at most what two
+    // blocks leave each thread.
     let rest = &ptx[end..];
     match rest.strip_prefix(".maxnreg ") {
         Some(after) => {
-            out.push_str(&format!(".maxnreg {}\n", (cap / 8 * 8).min(255)));
-            out.push_str(&after[after.find('\n')? + 1..]);
+            let eol = after.find('\n')?;
+            let named: u32 = after[..eol].trim().parse().ok()?;
+            out.push_str(&format!(".maxnreg {}\n", named.min(cap / 8 * 8)));
+            out.push_str(&after[eol + 1..]);
         }
         None => out.push_str(rest),
     }
@@ -134,6 +137,9 @@ mod tests {
             two.contains(".maxntid 256, 1, 1\n.minnctapersm 2\n.maxnreg 128\n{"),
             "{two}"
         );
+        let asked = PTX.replace("1, 1\n{", "1, 1\n.maxnreg 96\n{");
+        let two = two_blocks_ptx(&asked, 256, 1024, 166, H100).expect("second build");
+        assert!(two.contains(".minnctapersm 2\n.maxnreg 96\n{"), "{two}");
         // Already two blocks by registers, too few threads to matter, too
         // much shared memory for two, or tensor-core code: no second build.
         assert!(two_blocks_ptx(PTX, 256, 1024, 128, H100).is_none());

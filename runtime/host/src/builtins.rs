@@ -268,10 +268,16 @@ pub fn make_config(a: &Args) -> R<Val> {
         .transpose()?
         .unwrap_or(3);
     let pre_hook = a.kw("pre_hook").filter(|h| !matches!(h, Val::None));
+    let maxnreg = a
+        .kw("maxnreg")
+        .filter(|v| !matches!(v, Val::None))
+        .map(|v| to_int(&v))
+        .transpose()?;
     Ok(Val::Config(Rc::new(Config {
         kwargs,
         num_warps,
         num_stages,
+        maxnreg,
         pre_hook,
     })))
 }
@@ -288,6 +294,7 @@ pub fn value_attr(v: &Val, name: &str) -> R<Val> {
             )))),
             "num_warps" => Ok(Val::Int(c.num_warps)),
             "num_stages" => Ok(Val::Int(c.num_stages)),
+            "maxnreg" => Ok(c.maxnreg.map_or(Val::None, Val::Int)),
             _ => Err(Exc::new(
                 "AttributeError",
                 format!("'Config' object has no attribute '{name}'"),

@@ -43,8 +43,9 @@ The smallest power of two >= n.
     Entry {
         name: "triton.Config",
         f: triton_config,
-        doc: r#"triton.Config(kwargs, num_warps=4, num_stages=3)
-One autotuning candidate: meta-parameter values and launch options.
+        doc: r#"triton.Config(kwargs, num_warps=4, num_stages=3, maxnreg=None, pre_hook=None)
+One autotuning candidate: meta-parameter values and launch options
+(`maxnreg`: at most this many registers a thread, on the GPU).
 "#,
     },
     Entry {

@@ -183,6 +183,9 @@ fn with_config(kwargs: &[(String, Val)], c: &Config) -> R<Vec<(String, Val)>> {
     }
     out.push(("num_warps".into(), Val::Int(c.num_warps)));
     out.push(("num_stages".into(), Val::Int(c.num_stages)));
+    if let Some(n) = c.maxnreg {
+        out.push(("maxnreg".into(), Val::Int(n)));
+    }
     Ok(out)
 }
 

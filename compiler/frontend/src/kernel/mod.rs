@@ -367,6 +367,8 @@ pub struct CompileOptions {
     pub num_stages: u32,
     /// The libdevice file a launch named (`extern_libs={'libdevice': path}`).
     pub libdevice: Option<String>,
+    /// Triton's `maxnreg`: at most this many registers a thread (GPU only).
+    pub maxnreg: Option<u32>,
 }
 
 impl Default for CompileOptions {
@@ -375,6 +377,7 @@ impl Default for CompileOptions {
             num_warps: 4,
             num_stages: 3,
             libdevice: None,
+            maxnreg: None,
         }
     }
 }

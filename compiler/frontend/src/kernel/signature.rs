@@ -1,7 +1,7 @@
 //! Triton's ahead-of-time signature spelling, for `tilebook compile`:
 //! `"*fp16:16, i32, i32:16, i32:1, fp32, BLOCK=128, ACT='leaky_relu'"`.
 //! Positional entries give the non-constexpr parameters in order; `NAME=value`
-//! entries give constexprs (and `num_warps`/`num_stages`).
+//! entries give constexprs (and `num_warps`/`num_stages`/`maxnreg`).
 
 use super::{ArgSpec, CompileOptions, ConstVal, IntSpec, JitFunction};
 use tilebook_tir::DType;
@@ -163,6 +163,14 @@ pub fn parse_signature(
                 match (name, &value) {
                     ("num_warps", ConstVal::Int(n)) => options.num_warps = *n as u32,
                     ("num_stages", ConstVal::Int(n)) => options.num_stages = *n as u32,
+                    ("maxnreg", ConstVal::Int(n)) => {
+                        options.maxnreg = Some(
+                            u32::try_from(*n)
+                                .ok()
+                                .filter(|&n| n > 0)
+                                .ok_or_else(|| format!("maxnreg must be positive, got {n}"))?,
+                        )
+                    }
                     _ => named.push((name.to_string(), value)),
                 }
             }
@@ -206,7 +214,7 @@ pub fn parse_signature(
     Ok((specs, options))
 }
 
-/// Only the launch options (`num_warps=`, `num_stages=`) of a signature.
+/// Only the launch options (`num_warps=`, `num_stages=`, `maxnreg=`) of a signature.
 pub fn parse_signature_options(sig: &str) -> CompileOptions {
     let mut options = CompileOptions::default();
     for e in split_entries(sig) {
@@ -215,6 +223,7 @@ pub fn parse_signature_options(sig: &str) -> CompileOptions {
                 match name.trim() {
                     "num_warps" => options.num_warps = n as u32,
                     "num_stages" => options.num_stages = n as u32,
+                    "maxnreg" if n > 0 => options.maxnreg = u32::try_from(n).ok(),
                     _ => {}
                 }
             }

@@ -26,16 +26,23 @@ pub(crate) fn register_cap(threads: usize) -> u32 {
 /// did not (the same kernel ran at the same speed either way on the H200,
 /// bench/NOTES.md session 37); the cap keeps the two alike, so that
 /// `tilebook compile --emit sass` shows what runs. `TILEBOOK_MAXNREG=0`
-/// leaves it out.
+/// leaves it out, unless a launch asked for a cap (`maxnreg=`, kept within
+/// 16 and the block's cap).
 pub(crate) fn annotate<'ctx>(
     ctx: &'ctx Context,
     module: &Module<'ctx>,
     func: FunctionValue<'ctx>,
     threads: usize,
+    asked: Option<u32>,
 ) -> Result<(), String> {
     let mut notes = vec![("maxntidx", threads as u64)];
-    if std::env::var("TILEBOOK_MAXNREG").map_or(true, |v| v != "0") {
-        notes.push(("maxnreg", register_cap(threads) as u64));
+    let cap = register_cap(threads);
+    match asked {
+        Some(n) => notes.push(("maxnreg", n.clamp(16, cap) as u64)),
+        None if std::env::var("TILEBOOK_MAXNREG").map_or(true, |v| v != "0") => {
+            notes.push(("maxnreg", cap as u64))
+        }
+        None => {}
     }
     for (name, value) in notes {
         let node = ctx.metadata_node(&[

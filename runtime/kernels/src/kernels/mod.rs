@@ -273,6 +273,7 @@ fn gpu_options(arch: &str, p: &Prepared) -> tilebook_nvptx::GpuOptions {
     tilebook_nvptx::GpuOptions {
         libdevice_path: o.libdevice.as_ref().map(Into::into),
         check_bounds: p.check_bounds,
+        maxnreg: o.maxnreg,
         ..tilebook_nvptx::GpuOptions::new(arch, o.num_warps, o.num_stages)
     }
 }

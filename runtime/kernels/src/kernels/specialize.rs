@@ -255,8 +255,8 @@ pub(crate) fn prepare(
                 "num_warps" => options.num_warps = crate::value::to_int(&v)? as u32,
                 "num_stages" => options.num_stages = crate::value::to_int(&v)? as u32,
                 "extern_libs" => extern_libs(s, &v, &mut options)?,
+                "maxnreg" => options.maxnreg = maxnreg(&v)?,
                 "num_ctas"
-                | "maxnreg"
                 | "waves_per_eu"
                 | "matrix_instr_nonkdim"
                 | "enable_fp_fusion"
@@ -486,6 +486,9 @@ fn cache_key(
     if let Some(p) = &options.libdevice {
         let _ = write!(key, "libdevice={p}|");
     }
+    if let Some(n) = options.maxnreg {
+        let _ = write!(key, "maxnreg={n}|");
+    }
     if check_bounds {
         key.push_str("checked|");
     }
@@ -619,4 +622,20 @@ fn extern_libs(s: &mut dyn Host, v: &Val, options: &mut CompileOptions) -> R<()>
         }
     }
     Ok(())
+}
+
+/// `maxnreg=` at a launch (Triton's register cap per thread): `None`
+/// leaves the cap to the block's size.
+fn maxnreg(v: &Val) -> R<Option<u32>> {
+    if matches!(v, Val::None) {
+        return Ok(None);
+    }
+    let n = crate::value::to_int(v)?;
+    match u32::try_from(n) {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err(Exc::new(
+            "ValueError",
+            format!("maxnreg must be a positive number of registers, got {n}"),
+        )),
+    }
 }

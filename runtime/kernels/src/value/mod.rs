@@ -21,6 +21,8 @@ pub struct Config {
     pub kwargs: Vec<(String, Val)>,
     pub num_warps: i64,
     pub num_stages: i64,
+    /// Triton's `maxnreg` launch option (registers a thread, at most).
+    pub maxnreg: Option<i64>,
     /// Called with every argument by name (and the config's values) before
     /// each launch with this config, as Triton does.
     pub pre_hook: Option<Val>,
@@ -216,6 +218,9 @@ impl Val {
                     .collect();
                 parts.push(format!("num_warps: {}", c.num_warps));
                 parts.push(format!("num_stages: {}", c.num_stages));
+                if let Some(n) = c.maxnreg {
+                    parts.push(format!("maxnreg: {n}"));
+                }
                 parts.join(", ")
             }
             Val::Object(o) => {
