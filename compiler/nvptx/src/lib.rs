@@ -173,6 +173,7 @@ pub fn env_settings() -> String {
         "TILEBOOK_INFLIGHT_CHAIN",
         "TILEBOOK_PLAIN_PIPELINE",
         "TILEBOOK_MAXNREG",
+        "TILEBOOK_PRED_STORES",
         "TILEBOOK_LLVM_PASSES",
         "TILEBOOK_LLVM_ARGS",
         "TILEBOOK_CODEGEN_OPT",

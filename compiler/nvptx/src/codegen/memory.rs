@@ -353,6 +353,50 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
+    /// `vals` stored to global `p` where `cond` holds, by one predicated
+    /// `st.global` (Triton's form) instead of a branch around the store.
+    /// Only under `TILEBOOK_PRED_STORES=1`, for measurements (see
+    /// `predicated_load` for why stores keep their branch by default).
+    fn predicated_store(
+        &self,
+        p: PointerValue<'ctx>,
+        cond: IntValue<'ctx>,
+        vals: &[BasicValueEnum<'ctx>],
+        d: DType,
+    ) -> R<()> {
+        let words = self.to_words(vals, d, false)?;
+        let n = words.len();
+        let regs: Vec<String> = (0..n).map(|j| format!("${}", j + 2)).collect();
+        let text = if n == 1 {
+            "@$0 st.global.b32 [$1], $2;".to_string()
+        } else {
+            format!("@$0 st.global.v{n}.b32 [$1], {{{}}};", regs.join(", "))
+        };
+        let constraints = format!("b,l,{},~{{memory}}", vec!["r"; n].join(","));
+        let i32t = self.ctx.i32_type();
+        let i64t = self.ctx.i64_type();
+        let mut args: Vec<inkwell::values::BasicMetadataValueEnum> =
+            vec![cond.into(), self.b.build_ptr_to_int(p, i64t, "")?.into()];
+        args.extend(
+            words
+                .iter()
+                .map(|&w| inkwell::values::BasicMetadataValueEnum::from(w)),
+        );
+        let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> =
+            vec![self.ctx.bool_type().into(), i64t.into()];
+        params.extend(
+            words
+                .iter()
+                .map(|_| inkwell::types::BasicMetadataTypeEnum::from(i32t)),
+        );
+        let fn_ty = self.ctx.void_type().fn_type(&params, false);
+        let asm = self
+            .ctx
+            .create_inline_asm(fn_ty, text, constraints, true, false, None, false);
+        self.b.build_indirect_call(fn_ty, asm, &args, "")?;
+        Ok(())
+    }
+
     /// `w` elements from global `p` where `cond` holds, else `other`, by one
     /// predicated `ld.global` (as Triton emits) rather than a branch around a
     /// load: with a branch LLVM moves each element's conversion into the
@@ -532,6 +576,13 @@ impl<'ctx> Gen<'ctx, '_> {
             let p = ptrs[g0].into_pointer_value();
             let c = self.check_access(op, p, w * esize, c)?;
             let group: Vec<_> = vals[g0..g0 + w].to_vec();
+            let global = p.get_type().get_address_space() == AddressSpace::from(1u16);
+            if let (Some(cond), true) = (c, predicated_stores() && global) {
+                if (w * esize).is_multiple_of(4) && w * esize <= 16 {
+                    self.predicated_store(p, cond, &group, d)?;
+                    continue;
+                }
+            }
             self.guarded(c, vec![], &mut |g| {
                 if w == 1 {
                     let x = g.encode_mem(group[0], d)?;
@@ -843,4 +894,10 @@ impl<'ctx> Gen<'ctx, '_> {
         self.set(r, Reg::B(out));
         Ok(())
     }
+}
+
+/// `TILEBOOK_PRED_STORES=1`: masked global stores predicated, not branched
+/// around (a measurement switch; part of the disk cache's key).
+fn predicated_stores() -> bool {
+    std::env::var("TILEBOOK_PRED_STORES").is_ok_and(|v| v == "1")
 }
