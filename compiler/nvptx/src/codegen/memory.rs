@@ -545,6 +545,7 @@ impl<'ctx> Gen<'ctx, '_> {
         } else {
             (1, None)
         };
+        let predicate = predicated_stores() && (w * esize).is_multiple_of(4) && w * esize <= 16;
         for g0 in (0..n).step_by(w) {
             let mut c = masks.as_ref().map(|m| m[g0].into_int_value());
             if let (Some(cuts), Some(ms)) = (&cuts, &masks) {
@@ -579,11 +580,9 @@ impl<'ctx> Gen<'ctx, '_> {
             let c = self.check_access(op, p, w * esize, c)?;
             let group: Vec<_> = vals[g0..g0 + w].to_vec();
             let global = p.get_type().get_address_space() == AddressSpace::from(1u16);
-            if let (Some(cond), true) = (c, predicated_stores() && global) {
-                if (w * esize).is_multiple_of(4) && w * esize <= 16 {
-                    self.predicated_store(p, cond, &group, d)?;
-                    continue;
-                }
+            if let (Some(cond), true) = (c, predicate && global) {
+                self.predicated_store(p, cond, &group, d)?;
+                continue;
             }
             self.guarded(c, vec![], &mut |g| {
                 if w == 1 {
