@@ -63,3 +63,23 @@ def numeric(f, x, h=1e-6):
         g.reshape(-1)[i] = (up - down) / (2 * h)
     return g
 "#;
+
+/// The GPU backend's code for `kernel` of `source` at an AOT `signature`
+/// (`*fp32:16, BLOCK=1024, num_warps=8, maxnreg=..`), with options `set`
+/// adjusts after the signature's.
+pub fn gpu_kernel(
+    file: &str,
+    source: &str,
+    kernel: &str,
+    signature: &str,
+    set: &dyn Fn(&mut tilebook_nvptx::GpuOptions),
+) -> tilebook_nvptx::GpuKernel {
+    let src = tilebook_frontend::SourceFile::new(file, source);
+    let k = tilebook_frontend::aot::lower_file(&src, kernel, signature)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let launch = tilebook_frontend::kernel::parse_signature_options(signature);
+    let mut options = tilebook_nvptx::GpuOptions::new("sm_90", launch.num_warps, launch.num_stages);
+    options.maxnreg = launch.maxnreg;
+    set(&mut options);
+    tilebook_nvptx::compile(&k, &options).unwrap_or_else(|e| panic!("{e}"))
+}

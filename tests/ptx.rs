@@ -3,35 +3,17 @@
 //! specialization allows them), and every tutorial kernel compiles to PTX.
 
 use tilebook_frontend::SourceFile;
-use tilebook_tests::{golden_source, root};
+use tilebook_tests::{golden_source, gpu_kernel, root};
 
 fn ptx(file: &str, source: &str, kernel: &str, signature: &str) -> String {
     ptx_for("sm_90", file, source, kernel, signature)
 }
 
 fn ptx_for(arch: &str, file: &str, source: &str, kernel: &str, signature: &str) -> String {
-    ptx_options(file, source, kernel, signature, &|o| {
+    gpu_kernel(file, source, kernel, signature, &|o| {
         o.arch = arch.into();
     })
-}
-
-fn ptx_options(
-    file: &str,
-    source: &str,
-    kernel: &str,
-    signature: &str,
-    set: &dyn Fn(&mut tilebook_nvptx::GpuOptions),
-) -> String {
-    let src = SourceFile::new(file, source);
-    let k = tilebook_frontend::aot::lower_file(&src, kernel, signature)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let launch = tilebook_frontend::kernel::parse_signature_options(signature);
-    let mut options = tilebook_nvptx::GpuOptions::new("sm_90", launch.num_warps, launch.num_stages);
-    options.maxnreg = launch.maxnreg;
-    set(&mut options);
-    tilebook_nvptx::compile(&k, &options)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .ptx
+    .ptx
 }
 
 #[test]
@@ -547,9 +529,10 @@ fn checked_mode_guards_every_access_and_keeps_vectors() {
     let text = std::fs::read_to_string(root().join("tutorials/01-vector-add.py")).unwrap();
     let sig = "*fp32:16, *fp32:16, *fp32:16, i32:16, BLOCK_SIZE=1024";
     let plain = ptx("01-vector-add.py", &text, "add_kernel", sig);
-    let checked = ptx_options("01-vector-add.py", &text, "add_kernel", sig, &|o| {
+    let checked = gpu_kernel("01-vector-add.py", &text, "add_kernel", sig, &|o| {
         o.check_bounds = true
-    });
+    })
+    .ptx;
     let params = |p: &str| p.matches(".param .").count();
     assert_eq!(params(&checked), params(&plain) + 1 + 2 * 4, "{checked}");
     assert!(!plain.contains("atom.global.cas"), "{plain}");
@@ -559,15 +542,16 @@ fn checked_mode_guards_every_access_and_keeps_vectors() {
     assert_eq!(checked.matches("st.global.v4.").count(), 2, "{checked}");
     assert!(!checked.contains("tb_in_any"), "{checked}");
     let src = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(a_ptr, out_ptr):\n    i = tl.program_id(0)\n    p = tl.load(a_ptr + i).to(tl.pointer_type(tl.float32))\n    tl.store(out_ptr + i, tl.load(p))\n";
-    let p = ptx_options("addr.py", src, "k", "*i64:16, *fp32:16", &|o| {
+    let p = gpu_kernel("addr.py", src, "k", "*i64:16, *fp32:16", &|o| {
         o.check_bounds = true
-    });
+    })
+    .ptx;
     assert!(p.contains("tb_in_any"), "{p}");
     // Integer division checks its divisor (and a plain build does not).
     let src = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(a_ptr, b_ptr):\n    offs = tl.arange(0, 128)\n    tl.store(a_ptr + offs, tl.load(a_ptr + offs) // tl.load(b_ptr + offs))\n";
     let sig = "*i32:16, *i32:16";
     let plain = ptx("div.py", src, "k", sig);
-    let checked = ptx_options("div.py", src, "k", sig, &|o| o.check_bounds = true);
+    let checked = gpu_kernel("div.py", src, "k", sig, &|o| o.check_bounds = true).ptx;
     // One record per op that can fail: two loads, the division, the store.
     assert_eq!(
         checked.matches("atom.global.cas.b32").count(),
@@ -916,13 +900,15 @@ fn two_dots_sharing_a_with_b_in_different_layouts_share_one_a_tile() {
 #[test]
 fn masked_rows_take_one_compare_per_vector_and_predicated_loads() {
     let text = std::fs::read_to_string(root().join("bench/ln_attn_kernels.py")).unwrap();
-    let p = ptx_for(
-        "sm_90a",
-        "ln_attn_kernels.py",
-        &text,
-        "ln_fwd",
-        "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16, i32:16, fp32, BLOCK=16384, num_warps=8",
-    );
+    let sig = "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, i32:16, i32:16, fp32, BLOCK=16384, num_warps=8";
+    let build = |on| {
+        gpu_kernel("ln_attn_kernels.py", &text, "ln_fwd", sig, &|o| {
+            o.arch = "sm_90a".into();
+            o.predicated_stores = on;
+        })
+    };
+    let (gk, pred) = (build(false), build(true));
+    let p = &gk.ptx;
     // x, w and b: 64 halves per thread each, eight 16-byte vectors.
     let loads = p
         .lines()
@@ -935,6 +921,15 @@ fn masked_rows_take_one_compare_per_vector_and_predicated_loads() {
     assert!(p.contains("+28672], {"), "{p}");
     // One compare per vector and use (per element, as before: 75).
     assert!(p.matches("setp.").count() <= 32, "{p}");
+    // Stores branch by default (`@%pN st.global`, after a space, when asked
+    // for). The runtime builds a kernel that spills again with them
+    // predicated if it stores in a loop, as the backward does.
+    assert_eq!(p.matches(" st.global.v4.b32").count(), 0);
+    assert_eq!(pred.ptx.matches(" st.global.v4.b32").count(), 8);
+    assert!(!gk.branched_stores && !pred.branched_stores);
+    let sig = "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, *fp32:16, *fp32:16, i32, i32:16, i32:16, BLOCK=16384, num_warps=8";
+    let bwd = gpu_kernel("ln.py", &text, "ln_bwd_rows", sig, &|_| {});
+    assert!(bwd.branched_stores);
 }
 
 /// Attention's backward (`dK, dV` of the benchmark's kernel, causal, so two

@@ -92,6 +92,8 @@ struct Gen<'ctx, 'a> {
     /// depth of the conversion (valid until that region ends).
     converted: std::cell::RefCell<Vec<(usize, Value, Vec<BasicValueEnum<'ctx>>)>>,
     depth: usize,
+    /// How many loops enclose the op being emitted.
+    loops: usize,
     /// fp16/bf16 dot operands kept in half registers.
     half_regs: std::collections::HashSet<Value>,
     /// fp8 values used only as dot operands (tile candidates under `wgmma`).
@@ -132,6 +134,13 @@ struct Gen<'ctx, 'a> {
     max_vec: HashMap<usize, usize>,
     /// Checked mode's state (`checked.rs`).
     check: Option<checked::Check<'ctx>>,
+    /// Store masked global runs with a predicated `st.global`
+    /// (`Features::predicated_stores`).
+    predicated_stores: bool,
+    /// Some masked global store in a loop branched around where a
+    /// predicated store was possible (the runtime may then build the
+    /// predicated form too).
+    branched_stores: std::cell::Cell<bool>,
 }
 
 /// What `emit` produced besides the function.
@@ -147,6 +156,9 @@ pub struct Emitted {
     pub register_prefetch: bool,
     /// A one-dot loop's tiles leave room for two blocks per SM.
     pub two_blocks: bool,
+    /// Some masked global store in a loop branched around where a
+    /// predicated store was possible (`Features::predicated_stores` off).
+    pub branched_stores: bool,
 }
 
 /// Emit the kernel into `module`, using the tensor-core instructions `features` allows.
@@ -206,6 +218,7 @@ pub fn emit<'ctx>(
         defs: HashMap::new(),
         converted: std::cell::RefCell::new(vec![]),
         depth: 0,
+        loops: 0,
         half_regs: Default::default(),
         fp8_operands: Default::default(),
         smem_shift: std::cell::Cell::new(None),
@@ -225,6 +238,8 @@ pub fn emit<'ctx>(
         async_used: std::cell::Cell::new(false),
         max_vec: crate::layout::run_limits(k, &operand_sizes),
         check: None,
+        predicated_stores: features.predicated_stores,
+        branched_stores: Default::default(),
     };
     tilebook_tir::walk_ops(&k.body, &mut |op| {
         for &r in &op.results {
@@ -278,6 +293,7 @@ pub fn emit<'ctx>(
         over_budget,
         register_prefetch,
         two_blocks: g.tile_plan.two_blocks,
+        branched_stores: g.branched_stores.get(),
     })
 }
 

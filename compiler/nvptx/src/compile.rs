@@ -90,6 +90,7 @@ fn features(options: &GpuOptions) -> codegen::Features {
         inflight_chain: std::env::var("TILEBOOK_INFLIGHT_CHAIN").map_or(true, |v| v != "0"),
         libdevice: options.libdevice
             && (options.libdevice_path.is_some() || libdevice::bitcode().is_some()),
+        predicated_stores: options.predicated_stores,
     }
 }
 
@@ -240,6 +241,7 @@ pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel
         shared_bytes,
         num_warps: options.num_warps,
         check_bounds: options.check_bounds,
+        branched_stores: emitted.branched_stores,
         stage_seconds: clock.laps,
     })
 }

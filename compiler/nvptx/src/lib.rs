@@ -92,6 +92,13 @@ pub struct GpuOptions {
     /// Registers a thread may use at most (Triton's `maxnreg`); without it
     /// the cap is what the block's threads leave each one.
     pub maxnreg: Option<u32>,
+    /// Masked global stores as one predicated `st.global` each (Triton's
+    /// form) rather than a branch around the store. Off by default: on the
+    /// H200 it costs 6 % where the kernel does not spill and gains 15 % where
+    /// it does (layer-norm backward, bench/NOTES.md session 37), so the
+    /// runtime builds it as a second choice for kernels that spill and
+    /// store in a loop (`GpuKernel::branched_stores`). `TILEBOOK_PRED_STORES=1` turns it on.
+    pub predicated_stores: bool,
 }
 
 impl GpuOptions {
@@ -105,6 +112,7 @@ impl GpuOptions {
             libdevice_path: None,
             check_bounds: false,
             maxnreg: None,
+            predicated_stores: std::env::var("TILEBOOK_PRED_STORES").is_ok_and(|v| v == "1"),
         }
     }
 }
@@ -134,6 +142,10 @@ pub struct GpuKernel {
     /// Built in checked mode (`GpuOptions::check_bounds`): takes the check
     /// record and the bounds after its parameters.
     pub check_bounds: bool,
+    /// Some masked global store in a loop branched around where a
+    /// predicated store was possible: building with
+    /// `GpuOptions::predicated_stores` would give different code there.
+    pub branched_stores: bool,
     /// Seconds spent in each stage of this compilation, in order.
     pub stage_seconds: Vec<(&'static str, f64)>,
 }

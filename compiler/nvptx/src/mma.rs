@@ -76,7 +76,8 @@ pub enum MmaKind {
     E4M3,
 }
 
-/// What the target offers `tl.dot` beyond Ampere's `mma.sync`.
+/// What the target offers `tl.dot` beyond Ampere's `mma.sync`, and the
+/// code generator's other choices.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct Features {
     /// Hopper's `wgmma` (sm_90a).
@@ -89,6 +90,9 @@ pub struct Features {
     pub inflight_chain: bool,
     /// NVIDIA's libdevice is there to link (`libdevice.rs`).
     pub libdevice: bool,
+    /// Masked global stores as one predicated `st.global` each instead of
+    /// a branch around the store (`GpuOptions::predicated_stores`).
+    pub predicated_stores: bool,
 }
 
 impl MmaKind {

@@ -218,7 +218,10 @@ impl<'ctx> Gen<'ctx, '_> {
         let outer = self
             .landed
             .replace(async_copy::Landed::for_body(&region.args));
-        let ys = self.region(region)?;
+        self.loops += 1;
+        let ys = self.region(region);
+        self.loops -= 1;
+        let ys = ys?;
         self.landed.replace(outer);
         let (next, _) = self.flat_to(&ys, &region.args[1..])?;
         let latch = self.current_block()?;
@@ -285,7 +288,10 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.build_conditional_branch(c, body, exit)?;
         self.b.position_at_end(body);
         self.bind(&body_r.args, Self::unflat(&cur, &shape));
-        let ys = self.region(body_r)?;
+        self.loops += 1;
+        let ys = self.region(body_r);
+        self.loops -= 1;
+        let ys = ys?;
         let (next, _) = self.flat_to(&ys, &body_r.args)?;
         let latch = self.current_block()?;
         for (p, v) in phis.iter().zip(&next) {

@@ -355,7 +355,8 @@ impl<'ctx> Gen<'ctx, '_> {
 
     /// `vals` stored to global `p` where `cond` holds, by one predicated
     /// `st.global` (Triton's form) instead of a branch around the store.
-    /// Only under `TILEBOOK_PRED_STORES=1`, for measurements (see
+    /// Only with `Features::predicated_stores`: the runtime's second build
+    /// of a kernel that spills, or `TILEBOOK_PRED_STORES=1` (see
     /// `predicated_load` for why stores keep their branch by default).
     fn predicated_store(
         &self,
@@ -545,7 +546,7 @@ impl<'ctx> Gen<'ctx, '_> {
         } else {
             (1, None)
         };
-        let predicate = predicated_stores() && (w * esize).is_multiple_of(4) && w * esize <= 16;
+        let predicable = (w * esize).is_multiple_of(4) && w * esize <= 16;
         for g0 in (0..n).step_by(w) {
             let mut c = masks.as_ref().map(|m| m[g0].into_int_value());
             if let (Some(cuts), Some(ms)) = (&cuts, &masks) {
@@ -580,9 +581,14 @@ impl<'ctx> Gen<'ctx, '_> {
             let c = self.check_access(op, p, w * esize, c)?;
             let group: Vec<_> = vals[g0..g0 + w].to_vec();
             let global = p.get_type().get_address_space() == AddressSpace::from(1u16);
-            if let (Some(cond), true) = (c, predicate && global) {
-                self.predicated_store(p, cond, &group, d)?;
-                continue;
+            if let (Some(cond), true) = (c, predicable && global) {
+                if self.predicated_stores {
+                    self.predicated_store(p, cond, &group, d)?;
+                    continue;
+                }
+                if self.loops > 0 {
+                    self.branched_stores.set(true);
+                }
             }
             self.guarded(c, vec![], &mut |g| {
                 if w == 1 {
@@ -895,10 +901,4 @@ impl<'ctx> Gen<'ctx, '_> {
         self.set(r, Reg::B(out));
         Ok(())
     }
-}
-
-/// `TILEBOOK_PRED_STORES=1`: masked global stores predicated, not branched
-/// around (a measurement switch; part of the disk cache's key).
-fn predicated_stores() -> bool {
-    std::env::var("TILEBOOK_PRED_STORES").is_ok_and(|v| v == "1")
 }

@@ -44,6 +44,8 @@ pub(super) fn load(s: &mut dyn Host, p: &Prepared) -> Option<(Front, Option<Stor
                 shared_bytes: g.shared_bytes,
                 num_warps: g.num_warps,
                 check_bounds: p.check_bounds,
+                // The stored code is the form the first build chose.
+                branched_stores: false,
                 stage_seconds: vec![],
             };
             Some((gk, cubin))
