@@ -83,13 +83,11 @@ struct Gen<'ctx, 'a> {
     virtual_ops: HashSet<Value>,
     /// Blocked vectors moved into MMA rows (`true`) or columns, like `converted`.
     vectors: std::cell::RefCell<Vec<MovedVector<'ctx>>>,
-    /// A fragments of loop dots whose A is loop-invariant, loaded before
-    /// the loop (`hoist_a_fragments`), by dot result.
+    /// A fragments of loop dots with a loop-invariant A, by dot result (`hoist_a_fragments`).
     hoisted: HashMap<Value, AFragments<'ctx>>,
     /// The op defining each value (for rematerialisation).
     defs: HashMap<Value, &'a Op>,
-    /// MMA values already converted to the blocked layout, with the region
-    /// depth of the conversion (valid until that region ends).
+    /// MMA values converted to the blocked layout, with the region depth (valid until it ends).
     converted: std::cell::RefCell<Vec<(usize, Value, Vec<BasicValueEnum<'ctx>>)>>,
     depth: usize,
     /// How many loops enclose the op being emitted.
@@ -134,12 +132,9 @@ struct Gen<'ctx, 'a> {
     max_vec: HashMap<usize, usize>,
     /// Checked mode's state (`checked.rs`).
     check: Option<checked::Check<'ctx>>,
-    /// Store masked global runs with a predicated `st.global`
-    /// (`Features::predicated_stores`).
+    /// `Features::predicated_stores`.
     predicated_stores: bool,
-    /// Some masked global store in a loop branched around where a
-    /// predicated store was possible (the runtime may then build the
-    /// predicated form too).
+    /// `Emitted::branched_stores`, as the stores are emitted.
     branched_stores: std::cell::Cell<bool>,
 }
 
@@ -149,15 +144,14 @@ pub struct Emitted {
     pub shared_bytes: u32,
     /// Whether the kernel uses `wgmma` (so it needs `sm_90a`).
     pub wgmma: bool,
-    /// Whether a chained `wgmma` dot took the register path for lack of
-    /// shared memory (`plan_mma`): fewer stages would keep it on `wgmma`.
+    /// A chained `wgmma` dot took the register path for lack of shared memory
+    /// (`plan_mma`): fewer stages would keep it on `wgmma`.
     pub over_budget: bool,
     /// Whether a register-path dot reads operands prefetched into registers.
     pub register_prefetch: bool,
     /// A one-dot loop's tiles leave room for two blocks per SM.
     pub two_blocks: bool,
-    /// Some masked global store in a loop branched around where a
-    /// predicated store was possible (`Features::predicated_stores` off).
+    /// A masked global store in a loop branched where it could be predicated.
     pub branched_stores: bool,
 }
 
