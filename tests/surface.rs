@@ -258,8 +258,8 @@ fn softmax_runs_unchanged_with_warmup_occupancy_and_its_benchmark() {
     assert!(d.iter().any(|b| b.iter().any(|(m, _)| m == "text/html")));
 }
 
-#[test]
-fn warmup_reports_registers_shared_memory_and_stage_texts() {
+/// A session with the softmax program's kernel defined (its runs cut).
+fn softmax_session() -> tilebook_session::Session {
     let mut s = session();
     ok(
         &mut s,
@@ -268,11 +268,43 @@ fn warmup_reports_registers_shared_memory_and_stage_texts() {
             .next()
             .unwrap(),
     );
+    s
+}
+
+#[test]
+fn warmup_reports_registers_shared_memory_and_stage_texts() {
+    let mut s = softmax_session();
     let out = ok(
         &mut s,
         "x = torch.randn(8, 100, device='cuda')\ny = torch.empty_like(x)\nk = rows_softmax.warmup(y, x, 100, 100, 8, 100, COLS_P2=128, num_stages=2, num_warps=4, grid=(1,))\nprint(k.n_regs > 0, k.n_spills, k.metadata.shared > 0, 'rows_softmax' in k.asm['ttir'])\nk[(8, 1, 1)](y, x, 100, 100, 8, 100, 128, 2)\nprint(torch.allclose(y, torch.softmax(x, 1), atol=1e-6))",
     );
     assert_eq!(out, "True 0 True True\nTrue\n");
+}
+
+/// As Triton's, `kernel[grid](...)` returns the compiled kernel of the
+/// launch's specialization: the one `warmup` gives, launchable again, with
+/// a one-line repr (a notebook cell ending in a launch shows it).
+#[test]
+fn a_launch_returns_its_compiled_kernel() {
+    let mut s = softmax_session();
+    let args = "y, x, 100, 100, 8, 100, COLS_P2=128, num_stages=2, num_warps=4";
+    let out = ok(
+        &mut s,
+        &format!(
+            "x = torch.randn(8, 100, device='cuda')\ny = torch.empty_like(x)\n\
+             k = rows_softmax[(8,)]({args})\nw = rows_softmax.warmup({args}, grid=(8,))\n\
+             print(k.n_regs == w.n_regs, k.asm['ttir'] == w.asm['ttir'], k.metadata.num_warps)\n\
+             y.zero_()\nk[(8,)]({args})\nprint(torch.allclose(y, torch.softmax(x, 1), atol=1e-6))\n\
+             print(repr(k))\nprint(rows_softmax[(0,)]({args}).n_regs == k.n_regs)"
+        ),
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[..2], ["True True 4", "True"], "{out}");
+    assert!(
+        lines[2].starts_with("<CompiledKernel rows_softmax: ") && lines[2].ends_with(" warps>"),
+        "{out}"
+    );
+    assert_eq!(lines[3], "True", "{out}");
 }
 
 #[test]

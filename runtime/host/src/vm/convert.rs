@@ -95,6 +95,17 @@ pub fn to_py(vm: &VirtualMachine, s: &mut Engine, v: Val) -> PyObjectRef {
         }
         Val::Tensor(_) => handle(vm, s, "Tensor", v),
         Val::Module(_) => handle(vm, s, "Module", v),
+        Val::Object(o) => {
+            let host = s.host.clone();
+            if let Some(p) = host.as_ref().and_then(|h| h.converted(&o)) {
+                return p;
+            }
+            let p = handle(vm, s, "Obj", Val::Object(o.clone()));
+            if let (Some(h), false) = (host, vm.is_none(&p)) {
+                h.remember_converted(o, p.clone());
+            }
+            p
+        }
         other => handle(vm, s, "Obj", other),
     }
 }

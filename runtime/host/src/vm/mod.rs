@@ -64,6 +64,10 @@ pub struct Host {
     pub globals: PyDictRef,
     files: RefCell<HashMap<String, Rc<SourceFile>>>,
     classes: RefCell<HashMap<String, PyObjectRef>>,
+    /// The Python side of the session object converted last, so that the
+    /// same object converts to the same Python object without allocating
+    /// (a launch in a loop returns its `CompiledKernel` each time).
+    last_object: RefCell<Option<(Rc<crate::value::Object>, PyObjectRef)>>,
     interrupts: rustpython_vm::signal::UserSignalSender,
 }
 
@@ -117,6 +121,7 @@ impl Host {
             globals,
             files: RefCell::new(HashMap::new()),
             classes: RefCell::new(HashMap::new()),
+            last_object: RefCell::new(None),
             interrupts: tx,
         })
     }
@@ -134,6 +139,18 @@ impl Host {
 
     pub fn class(&self, name: &str) -> Option<PyObjectRef> {
         self.classes.borrow().get(name).cloned()
+    }
+
+    /// The Python object `o` was converted to last time, if it was the
+    /// last object converted.
+    pub fn converted(&self, o: &Rc<crate::value::Object>) -> Option<PyObjectRef> {
+        let last = self.last_object.borrow();
+        let (k, p) = last.as_ref()?;
+        Rc::ptr_eq(k, o).then(|| p.clone())
+    }
+
+    pub fn remember_converted(&self, o: Rc<crate::value::Object>, p: PyObjectRef) {
+        *self.last_object.borrow_mut() = Some((o, p));
     }
 
     pub fn register_class(&self, name: &str, cls: PyObjectRef) {
@@ -351,7 +368,13 @@ impl Engine {
                 return Ok(Val::None);
             }
             let _ = globals.set_item("_", v.clone(), vm);
-            Ok(to_val(vm, &v))
+            // A cell that ends in a launch shows nothing (Jupyter with Triton
+            // shows the compiled kernel's address); `k = kernel[grid](...)`
+            // keeps the kernel.
+            match to_val(vm, &v) {
+                Val::Object(o) if o.type_name == "CompiledKernel" => Ok(Val::None),
+                v => Ok(v),
+            }
         })
     }
 }

@@ -188,7 +188,11 @@ pub mod _tb {
                 return Ok(Val::Launcher(k.clone(), Box::new(idx)));
             }
             if let Val::Object(o) = &base {
-                if let Some(Val::Kernel(k)) = crate::value::attr_of(o, "__kernel__") {
+                let kernel = crate::value::attr_of(o, "__kernel__");
+                if let Some(k) = kernel
+                    .as_ref()
+                    .and_then(tilebook_kernels::kernels::KernelRef::kernel)
+                {
                     return Ok(Val::Launcher(k, Box::new(idx)));
                 }
             }

@@ -11,7 +11,7 @@ use crate::gpu_fault::GpuFault;
 use crate::value::R;
 use crate::value::{Exc, Val};
 use crate::{Backend, Host};
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Instant;
 use tilebook_cpu::{CpuOptions, LaunchError};
@@ -19,7 +19,10 @@ mod checked;
 mod on_gpu;
 pub(crate) use on_gpu::{finish_pending_check, PendingCheck};
 use on_gpu::{launch_gpus, launch_on};
+mod object;
 mod specialize;
+use object::compiled_value;
+pub use object::{warmup, KernelRef};
 mod stored;
 pub use specialize::const_of;
 use specialize::SessionGlobals;
@@ -212,7 +215,7 @@ pub(crate) fn run_with(
     s.announce_backend();
     let total = grid.iter().map(|&g| g as u64).product::<u64>();
     if total == 0 {
-        return Ok(Val::None);
+        return Ok(compiled_value(k, compiled));
     }
     // Launches inside measurements (autotuning's included) leave the compile
     // time for the cell's own first launch to report.
@@ -237,7 +240,8 @@ pub(crate) fn run_with(
         };
         s.log_launch(&jit.name, grid, compile_s, compiled.from_disk, time);
     }
-    r
+    // As Triton's, a launch returns the compiled kernel.
+    r.map(|_| compiled_value(k, compiled))
 }
 
 /// Whether a CPU kernel accesses memory through pointers of unknown origin
@@ -481,6 +485,7 @@ fn back_end(
         from_disk,
         num_warps: p.options.num_warps,
         on_other_gpus: Default::default(),
+        object: Default::default(),
     };
     if !from_disk {
         stored::store(s, p, &jit.name, &c, &static_out);
@@ -755,67 +760,6 @@ pub fn kernel_attr(_s: &mut dyn Host, k: &Rc<KernelObj>, name: &str) -> R<Val> {
             format!("JITFunction has no attribute '{name}' in tilebook"),
         )),
     }
-}
-
-/// `kernel.warmup(*args, grid=..., **meta)`: compile without launching and
-/// return the compiled kernel (`n_regs`, `n_spills`, `metadata.shared`,
-/// `asm[...]`), which can also be launched as `compiled[grid](...)`.
-pub fn warmup(s: &mut dyn Host, k: &Rc<KernelObj>, a: crate::value::Args) -> R<Val> {
-    let grid = a
-        .kw("grid")
-        .unwrap_or_else(|| Val::tuple(vec![Val::Int(1)]));
-    let kwargs: Vec<(String, Val)> = a.kw.iter().filter(|(n, _)| n != "grid").cloned().collect();
-    let p = prepare(s, k, &grid, a.pos.clone(), kwargs)?;
-    let c = compiled(s, k, &p)?;
-    Ok(compiled_object(k, &c))
-}
-
-/// The compiled-kernel object of one specialization.
-fn compiled_object(k: &Rc<KernelObj>, c: &Compiled) -> Val {
-    let name = k.jit.borrow().name.clone();
-    let mut asm = vec![(Val::str("ttir"), Val::str(&c.tir))];
-    // Registers and spills as the driver reports them. The CPU backend has
-    // no register file: it reports a nominal 32 registers and no spills, and
-    // as shared memory the working memory of one program, so that occupancy
-    // arithmetic in host code (tutorial 02) still runs.
-    let (regs, spills, shared, warps) = match &c.gpu {
-        Some((gk, f)) => {
-            asm.push((Val::str("llir"), Val::str(&gk.llvm_ir)));
-            asm.push((Val::str("ptx"), Val::str(&gk.ptx)));
-            (f.regs, f.local_bytes / 4, gk.shared_bytes, gk.num_warps)
-        }
-        None => {
-            let mut frame = 0;
-            if let Some(cpu) = &c.kernel {
-                asm.push((Val::str("clif"), Val::str(&cpu.clif)));
-                frame = cpu.frame_bytes() as u32;
-            }
-            (32, 0, frame.max(1), c.num_warps)
-        }
-    };
-    let metadata = Val::object(
-        "KernelMetadata",
-        vec![
-            ("name", Val::str(&name)),
-            ("shared", Val::Int(shared as i64)),
-            ("num_warps", Val::Int(warps as i64)),
-        ],
-    );
-    Val::object(
-        "CompiledKernel",
-        vec![
-            ("name", Val::str(&name)),
-            ("n_regs", Val::Int(regs as i64)),
-            ("n_spills", Val::Int(spills as i64)),
-            ("metadata", metadata),
-            ("asm", Val::Dict(Rc::new(RefCell::new(asm)))),
-            (
-                "_init_handles",
-                Val::Builtin(Rc::from("compiled._init_handles")),
-            ),
-            ("__kernel__", Val::Kernel(k.clone())),
-        ],
-    )
 }
 
 /// `TILEBOOK_DUMP_PTX=DIR` (with `TILEBOOK_CHECK_PTX=1`): write each

@@ -33,6 +33,9 @@ pub struct Compiled {
     /// The GPU code loaded on devices other than the backend's, by ordinal
     /// (from the driver's cubin, loaded on a device's first launch).
     pub on_other_gpus: RefCell<Vec<(u32, Rc<tilebook_cuda::GpuFunction>)>>,
+    /// The `CompiledKernel` object a launch returns, made on the first
+    /// launch and shared by the later ones (no allocation per launch).
+    pub object: RefCell<Option<crate::value::Val>>,
 }
 
 impl Compiled {

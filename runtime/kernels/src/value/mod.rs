@@ -223,6 +223,12 @@ impl Val {
                 }
                 parts.join(", ")
             }
+            // An object that says how it prints (`CompiledKernel`).
+            Val::Object(o) if matches!(attr_of(o, "__repr__"), Some(Val::Str(_))) => {
+                attr_of(o, "__repr__")
+                    .map(|r| r.to_str())
+                    .unwrap_or_default()
+            }
             Val::Object(o) => {
                 let attrs: Vec<String> = o
                     .attrs
