@@ -190,6 +190,19 @@ impl Swizzled {
         let off = self.linear(row, col);
         off ^ (((off >> 7) & self.xor_mask()) << 4)
     }
+    /// `offset(row + dr, col + dc) - offset(row, col)` where that is the
+    /// same constant for every `(row, col)`: `dc` a whole number of column
+    /// blocks and the byte move a multiple of the swizzle's period (adding
+    /// it leaves the bits the XOR reads, and the bits it flips, alone).
+    pub fn shift(&self, dr: i64, dc: i64) -> Option<i64> {
+        let bc = self.block_cols() as i64;
+        if dc % bc != 0 {
+            return None;
+        }
+        let d = dr * self.swizzle as i64 + dc / bc * self.block_bytes() as i64;
+        let period = 128 * (self.xor_mask() as i64 + 1);
+        (d % period == 0).then_some(d)
+    }
     /// The descriptor's swizzle-mode field.
     pub fn mode(&self) -> u64 {
         match self.swizzle {
@@ -558,6 +571,42 @@ mod tests {
                     assert_eq!(o - s.offset(r, c - c % 8), (c % 8) * 2);
                 }
             }
+        }
+    }
+
+    /// Where `shift` gives a constant, every element moved by it lands there.
+    #[test]
+    fn shifts_are_constant_offsets() {
+        for (rows, cols, elem) in [
+            (128, 64, 2),
+            (64, 32, 2),
+            (32, 128, 2),
+            (128, 16, 2),
+            (64, 128, 1),
+            (256, 64, 2),
+        ] {
+            let s = Swizzled::new(rows, cols, elem).unwrap();
+            let mut some = 0;
+            for dr in [0i64, 1, 2, 4, 8, 16, 24, 32, 64] {
+                for dc in [0i64, 8, 16, 32, 64] {
+                    let Some(d) = s.shift(dr, dc) else { continue };
+                    some += 1;
+                    for r in 0..rows as i64 - dr {
+                        for c in 0..cols as i64 - dc {
+                            let (a, b) = (
+                                s.offset(r as usize, c as usize),
+                                s.offset((r + dr) as usize, (c + dc) as usize),
+                            );
+                            assert_eq!(
+                                b as i64 - a as i64,
+                                d,
+                                "{rows}x{cols}x{elem}: ({r}, {c}) + ({dr}, {dc})"
+                            );
+                        }
+                    }
+                }
+            }
+            assert!(some > 1, "{rows}x{cols}x{elem}: no shift besides zero");
         }
     }
 

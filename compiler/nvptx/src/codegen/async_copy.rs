@@ -184,12 +184,30 @@ impl<'ctx> Gen<'ctx, '_> {
         let tile_addr = self.smem_u32(tile)?;
         let mut runs = vec![];
         let staged = role.operand == 1 && self.tile_plan.transposed.contains(&role.layout);
+        // A thread's copies whose tile offsets differ by a constant (rows
+        // 8 apart under the swizzle) share one computed offset: ptxas then
+        // addresses them as one register plus immediates.
+        let swizzle = (role.layout.wgmma && !staged).then(|| role.layout.swizzled(role.operand));
+        let mut computed: Vec<([i64; 2], IntValue<'ctx>)> = vec![];
         for g0 in (0..n).step_by(w) {
             let rc = self.elem_coords(&l, g0, &t.shape)?;
+            let k = swizzle.and(coord_consts(&l, g0, &t.shape));
+            let near = k.and_then(|k| {
+                computed.iter().find_map(|(k0, o)| {
+                    let s = swizzle.as_ref()?;
+                    s.shift(k[0] - k0[0], k[1] - k0[1]).map(|d| (*o, d))
+                })
+            });
             let off = if staged {
                 self.staging_offset(&role.layout, rc[0], rc[1])?
+            } else if let Some((o, d)) = near {
+                self.b.build_int_add(o, self.i32c(d), "")?
             } else {
-                self.operand_offset(role, rc[0], rc[1])?
+                let o = self.operand_offset(role, rc[0], rc[1])?;
+                if let Some(k) = k {
+                    computed.push((k, o));
+                }
+                o
             };
             let dst = self.b.build_int_add(tile_addr, off, "")?;
             let p = ptrs[g0].into_pointer_value();
@@ -514,6 +532,20 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         at
     }
+}
+
+/// The constant parts of register `r`'s coordinates in a 2-D block of
+/// layout `l` (what `Gen::elem_coords` adds to the thread's own part), where
+/// the coordinates have that form.
+fn coord_consts(l: &Layout, r: usize, shape: &[usize]) -> Option<[i64; 2]> {
+    let pow2 = !l.replicated() && l.is_pow2() && shape.iter().all(|d| d.is_power_of_two());
+    if !pow2 || shape.len() != 2 {
+        return None;
+    }
+    let c = l.base(r);
+    let cols = shape[1];
+    let row = (c >> cols.trailing_zeros()) & (shape[0] - 1);
+    Some([row as i64, (c & (cols - 1)) as i64])
 }
 
 /// The rings in the order they are placed.
