@@ -307,6 +307,41 @@ fn a_launch_returns_its_compiled_kernel() {
     assert_eq!(lines[3], "True", "{out}");
 }
 
+/// A compiled kernel outlives a redefinition of its kernel: run again with
+/// the same text it launches as before; with other text its launch is
+/// refused with a message (it would otherwise run the new body).
+#[test]
+fn an_old_compiled_kernel_after_a_redefinition() {
+    let mut s = session();
+    ok(
+        &mut s,
+        "import torch\nimport triton\nimport triton.language as tl",
+    );
+    let def = |body: &str| {
+        format!(
+            "@triton.jit\ndef bump(x_ptr, N: tl.constexpr):\n    o = tl.arange(0, N)\n    \
+             tl.store(x_ptr + o, tl.load(x_ptr + o) {body})\n"
+        )
+    };
+    ok(&mut s, &def("+ 1"));
+    ok(
+        &mut s,
+        "x = torch.zeros(4, device='cuda')\nc = bump[(1,)](x, N=4)",
+    );
+    ok(&mut s, &def("+ 1"));
+    let out = ok(&mut s, "c[(1,)](x, N=4)\nprint(x.tolist())");
+    assert_eq!(out, "[2.0, 2.0, 2.0, 2.0]\n");
+    ok(&mut s, &def("+ 10"));
+    let r = s.run_cell("c[(1,)](x, N=4)");
+    assert!(!r.ok, "{}", r.text());
+    assert!(
+        r.text().contains("earlier definition of `bump`"),
+        "{}",
+        r.text()
+    );
+    assert_eq!(ok(&mut s, "print(x.tolist())"), "[2.0, 2.0, 2.0, 2.0]\n");
+}
+
 #[test]
 fn an_old_style_meta_kernel_runs() {
     let mut s = session();

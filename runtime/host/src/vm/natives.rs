@@ -193,7 +193,7 @@ pub mod _tb {
                     .as_ref()
                     .and_then(tilebook_kernels::kernels::KernelRef::kernel)
                 {
-                    return Ok(Val::Launcher(k, Box::new(idx)));
+                    return Ok(Val::Launcher(k?, Box::new(idx)));
                 }
             }
             crate::indexing::get_item(s, &base, &idx)

@@ -7,6 +7,7 @@ use crate::value::{Exc, HostObject, Val, R};
 use crate::Host;
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
+use tilebook_frontend::kernel::JitFunction;
 
 /// `kernel.warmup(*args, grid=..., **meta)`: compile without launching and
 /// return the compiled kernel (`n_regs`, `n_spills`, `metadata.shared`,
@@ -79,22 +80,54 @@ fn compiled_object(k: &Rc<KernelObj>, c: &Compiled) -> Val {
                 Val::Builtin(Rc::from("compiled._init_handles")),
             ),
             // Weak: the object sits in the kernel's own cache.
-            ("__kernel__", Val::Py(Rc::new(KernelRef(Rc::downgrade(k))))),
+            (
+                "__kernel__",
+                Val::Py(Rc::new(KernelRef {
+                    kernel: Rc::downgrade(k),
+                    def: k.jit.borrow().clone(),
+                })),
+            ),
         ],
     )
 }
 
 /// The kernel behind a compiled-kernel object (its `__kernel__`), held
-/// weakly so that the object can live in the kernel's cache.
-pub struct KernelRef(pub Weak<KernelObj>);
+/// weakly so that the object can live in the kernel's cache, and the
+/// definition it was compiled from: a launch through the object after the
+/// kernel was redefined (with other text) would run the new body, so it is
+/// refused instead.
+pub struct KernelRef {
+    pub kernel: Weak<KernelObj>,
+    pub def: Rc<JitFunction>,
+}
 
 impl KernelRef {
-    /// The kernel, while it lives.
-    pub fn kernel(v: &Val) -> Option<Rc<KernelObj>> {
-        match v {
-            Val::Py(p) => p.as_any().downcast_ref::<KernelRef>()?.0.upgrade(),
-            _ => None,
-        }
+    /// The kernel to launch `compiled[grid](...)` through: `None` when `v`
+    /// is not a kernel reference; an error when the kernel is gone or was
+    /// redefined since this object was compiled.
+    pub fn kernel(v: &Val) -> Option<R<Rc<KernelObj>>> {
+        let Val::Py(p) = v else { return None };
+        let r = p.as_any().downcast_ref::<KernelRef>()?;
+        let name = &r.def.name;
+        Some(match r.kernel.upgrade() {
+            // Redefined with the same text (a notebook cell run again):
+            // the same kernel.
+            Some(k) if k.jit.borrow().text == r.def.text => Ok(k),
+            Some(_) => Err(Exc::new(
+                "RuntimeError",
+                format!(
+                    "this CompiledKernel was compiled from an earlier definition of `{name}`, \
+                     which has been redefined since; launch `{name}[grid](...)` or call \
+                     `{name}.warmup(...)` again for the new one"
+                ),
+            )),
+            None => Err(Exc::new(
+                "RuntimeError",
+                format!(
+                    "the kernel `{name}` this CompiledKernel was compiled from no longer exists"
+                ),
+            )),
+        })
     }
 }
 
@@ -103,10 +136,7 @@ impl HostObject for KernelRef {
         "JITFunction".into()
     }
     fn repr(&self) -> String {
-        match self.0.upgrade() {
-            Some(k) => format!("JITFunction({})", k.jit.borrow().name),
-            None => "JITFunction(<deleted>)".into(),
-        }
+        format!("JITFunction({})", self.def.name)
     }
     fn call(&self, _s: &mut dyn Host, _a: Vec<Val>, _kw: Vec<(String, Val)>) -> R<Val> {
         Err(Exc::new(
@@ -118,7 +148,7 @@ impl HostObject for KernelRef {
         other
             .as_any()
             .downcast_ref::<KernelRef>()
-            .is_some_and(|o| o.0.ptr_eq(&self.0))
+            .is_some_and(|o| o.kernel.ptr_eq(&self.kernel) && Rc::ptr_eq(&o.def, &self.def))
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
