@@ -307,9 +307,10 @@ fn a_launch_returns_its_compiled_kernel() {
     assert_eq!(lines[3], "True", "{out}");
 }
 
-/// A compiled kernel outlives a redefinition of its kernel: run again with
-/// the same text it launches as before; with other text its launch is
-/// refused with a message (it would otherwise run the new body).
+/// A compiled kernel takes attributes and outlives a redefinition of its
+/// kernel: run again with the same text it launches as before; with other
+/// text its launch is refused with a message (it would otherwise run the
+/// new body).
 #[test]
 fn an_old_compiled_kernel_after_a_redefinition() {
     let mut s = session();
@@ -327,6 +328,22 @@ fn an_old_compiled_kernel_after_a_redefinition() {
     ok(
         &mut s,
         "x = torch.zeros(4, device='cuda')\nc = bump[(1,)](x, N=4)",
+    );
+    // Attributes can be set on it, as on Triton's; not on a dtype.
+    assert_eq!(
+        ok(
+            &mut s,
+            "c.n_regs = 7\nc.mine = 'a'\nprint(c.n_regs, c.mine)"
+        ),
+        "7 a\n"
+    );
+    let r = s.run_cell("torch.float16.mine = 1");
+    assert!(
+        !r.ok
+            && r.text()
+                .contains("attribute 'mine' of torch.float16 cannot be set"),
+        "{}",
+        r.text()
     );
     ok(&mut s, &def("+ 1"));
     let out = ok(&mut s, "c[(1,)](x, N=4)\nprint(x.tolist())");

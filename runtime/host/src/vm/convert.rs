@@ -129,8 +129,10 @@ fn handle(vm: &VirtualMachine, s: &mut Engine, class: &str, v: Val) -> PyObjectR
     match cls {
         // Tensors carry Python attributes (autograd's `requires_grad`,
         // `grad`, `grad_fn`, and whatever a user sets), so they get a dict;
-        // modules keep the members they were asked for in theirs.
-        Some(cls) if class == "Tensor" || class == "Module" => {
+        // modules keep the members they were asked for in theirs; plain
+        // objects (a `CompiledKernel`, metadata) take attributes as
+        // Triton's do.
+        Some(cls) if class == "Tensor" || class == "Module" || matches!(v, Val::Object(_)) => {
             PyRef::new_ref(Handle { v }, cls, Some(vm.ctx.new_dict())).into()
         }
         Some(cls) => PyRef::new_ref(Handle { v }, cls, None).into(),

@@ -17,6 +17,12 @@ class _Obj(_tb.Handle):
             raise AttributeError(name)
         return _tb.getattr(self, name)
 
+    def __setattr__(self, name, value):
+        try:
+            object.__setattr__(self, name, value)
+        except AttributeError:
+            raise AttributeError("attribute '%s' of %s cannot be set" % (name, _tb.repr(self))) from None
+
     def __repr__(self):
         return _tb.repr(self)
 
