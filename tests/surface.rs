@@ -337,6 +337,14 @@ fn an_old_compiled_kernel_after_a_redefinition() {
         ),
         "7 a\n"
     );
+    // The same Python object comes back after another kernel's launch.
+    let out = ok(
+        &mut s,
+        "@triton.jit\ndef other(x_ptr):\n    tl.store(x_ptr, 0.0)\n\
+         y = torch.ones(1, device='cuda')\nother[(1,)](y)\ne = bump[(1,)](x, N=4)\n\
+         print(e is c, e.mine)\n_ = x.fill_(1.0)",
+    );
+    assert_eq!(out, "True a\n");
     let r = s.run_cell("torch.float16.mine = 1");
     assert!(
         !r.ok

@@ -68,6 +68,11 @@ pub struct Host {
     /// same object converts to the same Python object without allocating
     /// (a launch in a loop returns its `CompiledKernel` each time).
     last_object: RefCell<Option<(Rc<crate::value::Object>, PyObjectRef)>>,
+    /// The Python side of every `CompiledKernel` converted, by the address
+    /// of its session object (held here, so the address is not reused):
+    /// `kernel[grid](...)` returns the same Python object each time, with
+    /// whatever attributes the user set on it, as Triton's does.
+    compiled: RefCell<HashMap<usize, (Rc<crate::value::Object>, PyObjectRef)>>,
     interrupts: rustpython_vm::signal::UserSignalSender,
 }
 
@@ -122,6 +127,7 @@ impl Host {
             files: RefCell::new(HashMap::new()),
             classes: RefCell::new(HashMap::new()),
             last_object: RefCell::new(None),
+            compiled: RefCell::new(HashMap::new()),
             interrupts: tx,
         })
     }
@@ -144,12 +150,23 @@ impl Host {
     /// The Python object `o` was converted to last time, if it was the
     /// last object converted.
     pub fn converted(&self, o: &Rc<crate::value::Object>) -> Option<PyObjectRef> {
-        let last = self.last_object.borrow();
-        let (k, p) = last.as_ref()?;
-        Rc::ptr_eq(k, o).then(|| p.clone())
+        if let Some((k, p)) = self.last_object.borrow().as_ref() {
+            if Rc::ptr_eq(k, o) {
+                return Some(p.clone());
+            }
+        }
+        let key = Rc::as_ptr(o) as usize;
+        self.compiled.borrow().get(&key).map(|(_, p)| p.clone())
     }
 
     pub fn remember_converted(&self, o: Rc<crate::value::Object>, p: PyObjectRef) {
+        if o.type_name == "CompiledKernel" {
+            let mut kept = self.compiled.borrow_mut();
+            // An entry whose object only this map and its own Python side
+            // still hold belongs to a specialization its kernel dropped.
+            kept.retain(|_, (k, _)| Rc::strong_count(k) > 2);
+            kept.insert(Rc::as_ptr(&o) as usize, (o.clone(), p.clone()));
+        }
         *self.last_object.borrow_mut() = Some((o, p));
     }
 

@@ -21,7 +21,9 @@ class _Obj(_tb.Handle):
         try:
             object.__setattr__(self, name, value)
         except AttributeError:
-            raise AttributeError("attribute '%s' of %s cannot be set" % (name, _tb.repr(self))) from None
+            # A tensor's repr can run to many lines: name its type instead.
+            what = "a torch.Tensor" if isinstance(self, Tensor) else _tb.repr(self)
+            raise AttributeError("attribute '%s' of %s cannot be set" % (name, what)) from None
 
     def __repr__(self):
         return _tb.repr(self)
