@@ -21,7 +21,7 @@ mod reduce;
 mod tensor_core;
 mod tile_plan;
 mod transpose;
-mod wgmma;
+pub(crate) mod wgmma;
 
 use crate::layout::Layout;
 pub use crate::mma::Features;

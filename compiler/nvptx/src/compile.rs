@@ -82,6 +82,22 @@ fn llvm_options() {
     });
 }
 
+/// Registers a thread may spend on a rotated loop's carried scores (64
+/// fp32): attention's 128 x 64 blocks over 4 warps, 128 x 128 over 8.
+const ROTATED_BYTES: usize = 256;
+
+/// Whether two-dot loops are rotated: on `wgmma` targets (whose dots run
+/// asynchronously), in blocks of at most 4 warps, unless
+/// `TILEBOOK_ROTATE_DOTS=0`. With 8 warps the second set of scores costs
+/// the registers that let two blocks share an SM: attention's forward at
+/// D = 64, (128, 64, 8, 3) fell from 398 to 302 TFLOPS on the H200 where
+/// the 4-warp configs gained 5-11 % (bench/NOTES.md, session 41).
+fn rotate_dots(options: &GpuOptions) -> bool {
+    wgmma_allowed(options)
+        && options.num_warps <= 4
+        && std::env::var("TILEBOOK_ROTATE_DOTS").map_or(true, |v| v != "0")
+}
+
 /// Tensor-core instructions the target offers beyond Ampere's.
 fn features(options: &GpuOptions) -> codegen::Features {
     codegen::Features {
@@ -125,8 +141,19 @@ fn plain_budget(threads: usize) -> usize {
 
 /// `k` with its loops' loads prefetched `stages - 1` iterations ahead (at
 /// least one): each application of the pass prefetches one more.
-fn pipelined(k: &Kernel, stages: u32, warps: u32) -> Result<Kernel, String> {
+/// Also whether a two-dot loop was rotated (with `rotate`).
+fn pipelined(k: &Kernel, stages: u32, warps: u32, rotate: bool) -> Result<(Kernel, bool), String> {
     let mut k = k.clone();
+    // Two-dot loops (attention) compute the next iteration's first dot
+    // before this iteration's softmax, where the carried scores fit
+    // `ROTATED_BYTES` a thread (see `tilebook_tir::rotate`).
+    let rotated = rotate
+        && tilebook_tir::rotate::rotate_dot_loops(&mut k, 32 * warps as usize, ROTATED_BYTES);
+    if rotated {
+        tilebook_tir::passes::optimize(&mut k);
+        tilebook_tir::verify::verify(&k)
+            .map_err(|e| format!("internal error: rotation produced invalid tile IR: {e}"))?;
+    }
     for i in 0..stages.saturating_sub(1).max(1) {
         let threads = 32 * warps as usize;
         // Loops without a dot: one stage, their blocks in registers.
@@ -141,7 +168,7 @@ fn pipelined(k: &Kernel, stages: u32, warps: u32) -> Result<Kernel, String> {
         tilebook_tir::verify::verify(&k)
             .map_err(|e| format!("internal error: pipelining produced invalid tile IR: {e}"))?;
     }
-    Ok(k)
+    Ok((k, rotated))
 }
 
 pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
@@ -169,12 +196,16 @@ pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel
     // two) rather than on the register path, which is many times slower
     // (attention's backward at D = 128, (64, 128, 4, 3): 26-31 TFLOPS on
     // the register path, 119-135 with two stages; Triton 130-195).
+    // A rotated loop's first dot before the loop takes a tile of its own in
+    // every stage of its ring (`tile_plan::number_streams`); where that
+    // leaves a dot off `wgmma`, the loop is built unrotated first.
     let mut stages = options.num_stages;
+    let mut rotate = rotate_dots(options);
     let (module, k, emitted) = loop {
         let module = context.create_module(&k.name);
         module.set_triple(&triple);
         module.set_data_layout(&machine.get_target_data().get_data_layout());
-        let pipelined = pipelined(k, stages, options.num_warps)?;
+        let (pipelined, rotated) = pipelined(k, stages, options.num_warps, rotate)?;
         clock.lap("gpu pipelining");
         let emitted = codegen::emit(
             &context,
@@ -186,6 +217,11 @@ pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel
             options.maxnreg,
         )?;
         clock.lap("llvm ir");
+        let too_big = emitted.shared_bytes as usize > codegen::wgmma::MAX_SHARED;
+        if rotated && (emitted.over_budget || emitted.register_prefetch || too_big) {
+            rotate = false;
+            continue;
+        }
         if emitted.over_budget && stages > 2 {
             stages -= 1;
             continue;

@@ -183,6 +183,7 @@ pub fn env_settings() -> String {
         "TILEBOOK_WGMMA",
         "TILEBOOK_WGMMA_INFLIGHT",
         "TILEBOOK_INFLIGHT_CHAIN",
+        "TILEBOOK_ROTATE_DOTS",
         "TILEBOOK_PLAIN_PIPELINE",
         "TILEBOOK_MAXNREG",
         "TILEBOOK_PRED_STORES",

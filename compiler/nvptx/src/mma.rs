@@ -518,7 +518,9 @@ pub fn dot_only_operands(
         let before = set.len();
         let snapshot = set.clone();
         set.retain(|v| {
-            let Some(us) = uses.get(v) else { return false };
+            // A value nothing reads qualifies (a rotated loop carries its
+            // first tile unread, `tilebook_tir::rotate`).
+            let Some(us) = uses.get(v) else { return true };
             us.iter().all(|(op, i)| match &op.kind {
                 OpKind::Dot { .. } => *i < 2 && plan.contains_key(&op.results[0]),
                 // `tl.trans(k)` read only as B by `mma.sync` dots, which

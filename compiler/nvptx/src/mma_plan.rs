@@ -81,7 +81,7 @@ pub fn plan(k: &Kernel, o: &PlanOptions) -> Planned {
             }
         }
     });
-    let rows_first = attention_like(&defs);
+    let rows_first = attention_like(&defs, &carried);
     let mut cx = Cx {
         k,
         defs,
@@ -135,25 +135,33 @@ pub fn plan(k: &Kernel, o: &PlanOptions) -> Planned {
     p
 }
 
-/// Whether some dot result reaches, through elementwise ops, a row
-/// reduction or another dot's A operand (a softmax between two dots, a
-/// chained product).
-fn attention_like(defs: &HashMap<Value, &Op>) -> bool {
-    fn from_dot(defs: &HashMap<Value, &Op>, v: Value, depth: usize) -> bool {
-        let Some(op) = defs.get(&v) else {
-            return false;
-        };
-        match &op.kind {
-            OpKind::Dot { .. } => true,
-            k if depth > 0 && mma_elementwise(k) => {
-                op.args.iter().any(|&a| from_dot(defs, a, depth - 1))
+/// Whether some dot result reaches, through elementwise ops and loop-carried
+/// values, a row reduction or another dot's A operand (a softmax between two
+/// dots, a chained product; a rotated loop carries its scores,
+/// `tilebook_tir::rotate`).
+fn attention_like(defs: &HashMap<Value, &Op>, carried: &HashMap<Value, Value>) -> bool {
+    let from_dot = |v: Value| {
+        let mut stack = vec![(v, 8usize)];
+        while let Some((v, depth)) = stack.pop() {
+            let Some(op) = defs.get(&v) else {
+                if let (Some(&y), true) = (carried.get(&v), depth > 0) {
+                    stack.push((y, depth - 1));
+                }
+                continue;
+            };
+            match &op.kind {
+                OpKind::Dot { .. } => return true,
+                k if depth > 0 && mma_elementwise(k) => {
+                    stack.extend(op.args.iter().map(|&a| (a, depth - 1)));
+                }
+                _ => {}
             }
-            _ => false,
         }
-    }
+        false
+    };
     defs.values().any(|op| match op.kind {
-        OpKind::Reduce { axis: 1, .. } => from_dot(defs, op.args[0], 8),
-        OpKind::Dot { .. } => from_dot(defs, op.args[0], 8),
+        OpKind::Reduce { axis: 1, .. } => from_dot(op.args[0]),
+        OpKind::Dot { .. } => from_dot(op.args[0]),
         _ => false,
     })
 }

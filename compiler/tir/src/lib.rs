@@ -18,6 +18,7 @@ pub mod passes;
 pub mod pipeline;
 pub mod print;
 pub mod provenance;
+pub mod rotate;
 pub mod types;
 pub mod verify;
 

@@ -103,15 +103,32 @@ fn visit(
     positive: &HashSet<Value>,
     ctx: &(PipelineOptions, &PointerRoots),
 ) -> bool {
+    rewrite_loops(k, r, &mut |k, op| {
+        let positive_step = op.args.get(2).is_some_and(|s| positive.contains(s));
+        if positive_step {
+            pipeline_one(k, op, ctx)
+        } else {
+            None
+        }
+    })
+}
+
+/// Call `f` on every `for` loop of `r`, inner loops first, and place the
+/// ops it returns (a prologue) right before that loop. Returns whether `f`
+/// changed anything.
+pub(crate) fn rewrite_loops(
+    k: &mut Kernel,
+    r: &mut Region,
+    f: &mut dyn FnMut(&mut Kernel, &mut Op) -> Option<Vec<Op>>,
+) -> bool {
     let mut changed = false;
     let mut i = 0;
     while i < r.ops.len() {
         for sub in &mut r.ops[i].regions {
-            changed |= visit(k, sub, positive, ctx);
+            changed |= rewrite_loops(k, sub, f);
         }
-        let positive_step = r.ops[i].args.get(2).is_some_and(|s| positive.contains(s));
-        if r.ops[i].kind == OpKind::For && positive_step {
-            if let Some(prologue) = pipeline_one(k, &mut r.ops[i], ctx) {
+        if r.ops[i].kind == OpKind::For {
+            if let Some(prologue) = f(k, &mut r.ops[i]) {
                 let n = prologue.len();
                 r.ops.splice(i..i, prologue);
                 i += n;
@@ -124,7 +141,7 @@ fn visit(
 }
 
 /// Clone `ops` (in order) substituting values, giving results fresh values.
-fn clone_ops(k: &mut Kernel, ops: &[Op], subst: &mut HashMap<Value, Value>) -> Vec<Op> {
+pub(crate) fn clone_ops(k: &mut Kernel, ops: &[Op], subst: &mut HashMap<Value, Value>) -> Vec<Op> {
     let mut out = vec![];
     for op in ops {
         let args = op.args.iter().map(|a| *subst.get(a).unwrap_or(a)).collect();
@@ -141,6 +158,16 @@ fn clone_ops(k: &mut Kernel, ops: &[Op], subst: &mut HashMap<Value, Value>) -> V
 /// The ops of `body` (in order) that compute `roots` from `allowed` values.
 /// `None` if some root depends on anything else inside the body.
 fn slice(body: &[Op], roots: &[Value], inside: &HashSet<Value>) -> Option<Vec<usize>> {
+    slice_through(body, roots, inside, false)
+}
+
+/// [`slice`], passing through loads where `loads` is set.
+pub(crate) fn slice_through(
+    body: &[Op],
+    roots: &[Value],
+    inside: &HashSet<Value>,
+    loads: bool,
+) -> Option<Vec<usize>> {
     let def: HashMap<Value, usize> = body
         .iter()
         .enumerate()
@@ -157,8 +184,9 @@ fn slice(body: &[Op], roots: &[Value], inside: &HashSet<Value>) -> Option<Vec<us
             continue;
         };
         let op = &body[i];
-        let pure =
-            op.regions.is_empty() && op.kind.is_pure() && !matches!(op.kind, OpKind::Load { .. });
+        let pure = op.regions.is_empty()
+            && op.kind.is_pure()
+            && (loads || !matches!(op.kind, OpKind::Load { .. }));
         if !pure {
             return None;
         }
@@ -231,7 +259,6 @@ fn pipeline_one(
         .collect();
     let needed_yields: Vec<Value> = needed.iter().map(|&i| yields[i]).collect();
     let yield_slice = slice(body, &needed_yields, &inside)?;
-    let iv_ty = k.ty(iv).dtype().unwrap_or(DType::I32);
     let loc = for_op.loc;
 
     // Prologue: the first iteration's loads, guarded by lb < ub.
@@ -261,33 +288,17 @@ fn pipeline_one(
 
     // Top of the body: next iteration's carried values and loads.
     let mut top = vec![];
-    let iv_next_op = k.op(
-        OpKind::Binary(BinOp::Add),
-        vec![iv, step],
-        vec![Type::scalar(iv_ty)],
-        loc,
-    );
-    let iv_next = iv_next_op.results[0];
-    top.push(iv_next_op);
     // The loop runs forward (positive step) for prefetching; other loops are skipped below.
-    let cond_op = k.op(
-        OpKind::Cmp(CmpPred::Lt),
-        vec![iv_next, ub],
-        vec![Type::scalar(DType::I1)],
-        loc,
-    );
-    let cond = cond_op.results[0];
-    top.push(cond_op);
-    let mut subst_next: HashMap<Value, Value> = HashMap::new();
-    let yield_ops: Vec<Op> = yield_slice.iter().map(|&i| body[i].clone()).collect();
-    let mut ident: HashMap<Value, Value> = HashMap::new();
-    let cloned_yields = clone_ops(k, &yield_ops, &mut ident);
-    top.extend(cloned_yields);
-    for &i in &needed {
-        let y = yields[i];
-        subst_next.insert(carried[i], *ident.get(&y).unwrap_or(&y));
-    }
-    subst_next.insert(iv, iv_next);
+    let next = NextIteration {
+        iv,
+        step,
+        ub,
+        carried: &carried,
+        yields: &yields,
+        needed: &needed,
+        yield_ops: yield_slice.iter().map(|&i| body[i].clone()).collect(),
+    };
+    let (_, cond, subst_next) = next.emit(k, loc, &mut top);
     let mut next_loaded = vec![];
     for (li, sl) in &plans {
         let mut subst = subst_next.clone();
@@ -334,8 +345,61 @@ fn pipeline_one(
     Some(prologue)
 }
 
+/// What the top of a loop body needs to compute the next iteration's
+/// induction variable and the carried values a prefetch reads.
+pub(crate) struct NextIteration<'a> {
+    pub iv: Value,
+    pub step: Value,
+    pub ub: Value,
+    pub carried: &'a [Value],
+    pub yields: &'a [Value],
+    /// Indices of the carried values needed.
+    pub needed: &'a [usize],
+    /// The pure ops computing their yields (cloned here).
+    pub yield_ops: Vec<Op>,
+}
+
+impl NextIteration<'_> {
+    /// Emit `iv + step`, `iv + step < ub` and the needed next values into
+    /// `out`; returns those two values and the substitution taking each
+    /// needed carried value (and `iv`) to its next value.
+    pub(crate) fn emit(
+        &self,
+        k: &mut Kernel,
+        loc: Loc,
+        out: &mut Vec<Op>,
+    ) -> (Value, Value, HashMap<Value, Value>) {
+        let iv_ty = k.ty(self.iv).dtype().unwrap_or(DType::I32);
+        let add = k.op(
+            OpKind::Binary(BinOp::Add),
+            vec![self.iv, self.step],
+            vec![Type::scalar(iv_ty)],
+            loc,
+        );
+        let iv_next = add.results[0];
+        out.push(add);
+        let lt = k.op(
+            OpKind::Cmp(CmpPred::Lt),
+            vec![iv_next, self.ub],
+            vec![Type::scalar(DType::I1)],
+            loc,
+        );
+        let cond = lt.results[0];
+        out.push(lt);
+        let mut ident: HashMap<Value, Value> = HashMap::new();
+        out.extend(clone_ops(k, &self.yield_ops, &mut ident));
+        let mut subst = HashMap::new();
+        for &i in self.needed {
+            let y = self.yields[i];
+            subst.insert(self.carried[i], *ident.get(&y).unwrap_or(&y));
+        }
+        subst.insert(self.iv, iv_next);
+        (iv_next, cond, subst)
+    }
+}
+
 /// Replace uses of values in an op and everything nested in it.
-fn substitute(op: &mut Op, replace: &HashMap<Value, Value>) {
+pub(crate) fn substitute(op: &mut Op, replace: &HashMap<Value, Value>) {
     for a in &mut op.args {
         if let Some(n) = replace.get(a) {
             *a = *n;
@@ -349,7 +413,7 @@ fn substitute(op: &mut Op, replace: &HashMap<Value, Value>) {
 }
 
 /// A copy of `load` whose mask is also ANDed with the scalar `cond`.
-fn guard_load(k: &mut Kernel, load: Op, cond: Value, out: &mut Vec<Op>) -> Op {
+pub(crate) fn guard_load(k: &mut Kernel, load: Op, cond: Value, out: &mut Vec<Op>) -> Op {
     let OpKind::Load { mask, other } = load.kind else {
         return load;
     };

@@ -222,6 +222,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let ys = self.region(region);
         self.loops -= 1;
         let ys = ys?;
+        self.wait_deferred(&ys)?;
         self.landed.replace(outer);
         let (next, _) = self.flat_to(&ys, &region.args[1..])?;
         let latch = self.current_block()?;

@@ -46,6 +46,10 @@ pub(super) struct TilePlan {
     pub tied: HashMap<Value, Value>,
     /// The in-flight dots of `tied`'s loops: committed, not waited for.
     pub chained: HashSet<Value>,
+    /// Dots (by result) of rotated loops (`tilebook_tir::rotate`) whose
+    /// result only the yield reads: committed, and waited for at the yield
+    /// with this many later groups left in flight.
+    pub deferred: HashMap<Value, usize>,
     /// `b.T` operands of K-major-B layouts (`MmaLayout::kt_b`) -> `b`: the
     /// tile is `b`'s, copied as loaded, and the transpose is virtual.
     pub b_source: HashMap<Value, Value>,
@@ -180,6 +184,17 @@ impl<'ctx> Gen<'ctx, '_> {
         for _ in 0..4 {
             for l in &loops {
                 for (arg, init, yielded) in links(l) {
+                    // A rotated loop's first tile (`tilebook_tir::rotate`):
+                    // the dot before the loop reads the init, the loop's
+                    // dot the yielded tile; the argument between them only
+                    // ties them into one stream (one tile per stage).
+                    if let (None, Some(&r), Some(&y)) =
+                        (role.get(&arg), role.get(&init), role.get(&yielded))
+                    {
+                        if r == y {
+                            role.insert(arg, r);
+                        }
+                    }
                     if let Some(&r) = role.get(&arg) {
                         role.entry(init).or_insert(r);
                         role.entry(yielded).or_insert(r);

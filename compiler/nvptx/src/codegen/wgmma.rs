@@ -42,7 +42,7 @@ use crate::mma::Swizzled;
 /// The most dynamic shared memory an sm_90 block may use (bytes); a ring
 /// that would pass it with the extra in-flight stage keeps its stages and
 /// waits for each dot instead.
-pub(super) const MAX_SHARED: usize = 232_448;
+pub(crate) const MAX_SHARED: usize = 232_448;
 /// Shared memory per block that leaves room for a second block on an
 /// H100/H200 SM (228 KB, 1 KB reserved per block).
 pub(super) const TWO_BLOCKS_SHARED: usize = (233_472 - 2 * 1024) / 2;
@@ -92,6 +92,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 if chain {
                     self.plan_chain(l, body, first, second, &uses);
                 }
+                self.plan_deferred(body, first, second, &uses);
                 continue;
             }
             let [dot] = dots[..] else { continue };
@@ -219,6 +220,48 @@ impl<'ctx> Gen<'ctx, '_> {
         self.tile_plan.chained.insert(r);
     }
 
+    /// A rotated loop's first dot (`tilebook_tir::rotate`: it computes the
+    /// next iteration's scores, which only the yield reads) is waited for at
+    /// the yield, so that its group runs while the warps compute this
+    /// iteration's softmax; the second dot's group, where it stays in flight
+    /// (`plan_chain`), is left running by that wait.
+    fn plan_deferred(
+        &mut self,
+        body: &tilebook_tir::Region,
+        first: &Op,
+        second: &Op,
+        uses: &HashMap<Value, usize>,
+    ) {
+        let r = first.results[0];
+        let wgmma = self.mma.get(&r).is_some_and(|l| l.wgmma)
+            && self.mma.get(&second.results[0]).is_some_and(|l| l.wgmma);
+        let yielded = body
+            .ops
+            .last()
+            .is_some_and(|y| y.kind == OpKind::Yield && y.args.contains(&r));
+        let first_at = body.ops.iter().position(|o| std::ptr::eq(o, first));
+        let second_at = body.ops.iter().position(|o| std::ptr::eq(o, second));
+        let before = matches!((first_at, second_at), (Some(a), Some(b)) if a < b);
+        let fp32 = self.k.ty(r).dtype() == Some(DType::F32);
+        if wgmma && yielded && before && fp32 && uses.get(&r) == Some(&1) {
+            let pending = usize::from(self.tile_plan.chained.contains(&second.results[0]));
+            self.tile_plan.deferred.insert(r, pending);
+        }
+    }
+
+    /// Wait for the deferred dots among a loop body's yielded values
+    /// (`plan_deferred`), passing their accumulators through the wait.
+    pub(super) fn wait_deferred(&mut self, yields: &[Value]) -> R<()> {
+        for &y in yields {
+            if let Some(&pending) = self.tile_plan.deferred.get(&y) {
+                let accs = self.raw(y)?;
+                let accs = self.wgmma_wait(accs, false, pending)?;
+                self.set(y, Reg::B(accs));
+            }
+        }
+        Ok(())
+    }
+
     /// After a loop whose dot left its group in flight: wait for it, passing
     /// the accumulators among the loop's results through the wait.
     pub(super) fn wait_inflight(&mut self, results: &[Value]) -> R<()> {
@@ -338,6 +381,17 @@ impl<'ctx> Gen<'ctx, '_> {
         let asm = self
             .ctx
             .create_inline_asm(fn_ty, text, constraints, true, false, None, false);
+        if let (Some(v), true) = (tie, plan.deferred.contains_key(&r)) {
+            // A deferred dot's loop: the previous iteration's in-flight dot,
+            // whose accumulators this iteration's second dot reads, is waited
+            // for before this group starts, with nothing else in flight
+            // (`ptxas` serializes every `wgmma` of a kernel where it cannot
+            // tell that a `wait_group 1` across the loop's back edge retired
+            // the group whose accumulators are read next: C7514).
+            let carried = self.raw(v)?;
+            let carried = self.wgmma_wait(carried, false, 0)?;
+            self.set(v, Reg::B(carried));
+        }
         self.ptx_statement("wgmma.fence.sync.aligned;")?;
         for k0 in (0..l.k).step_by(k_step) {
             let b_at = if k_major {
@@ -373,6 +427,11 @@ impl<'ctx> Gen<'ctx, '_> {
                 let res = self.asm_results(call, per)?;
                 accs[range].copy_from_slice(&res);
             }
+        }
+        if self.tile_plan.deferred.contains_key(&r) {
+            // Waited for at the yield (`plan_deferred`).
+            self.ptx_statement("wgmma.commit_group.sync.aligned;")?;
+            return Ok(accs);
         }
         if self.tile_plan.chained.contains(&r) {
             // Waited for by the next iteration's first dot (`plan_chain`).
