@@ -4,6 +4,7 @@
 //! the CPU cross-check (`TILEBOOK_CHECK_GPU=1`).
 
 use super::*;
+use std::collections::HashMap;
 
 /// The GPUs of a launch: the one that runs it, the owner of each tensor
 /// argument (by position), and whether it is the backend's own device.
@@ -252,21 +253,36 @@ fn launch_gpu(
 }
 
 /// Run the CPU backend on copies of the tensor arguments (the reference).
+/// Arguments that share a storage (tutorial 06 passes its `lse` tensor
+/// again for an unused `Visits`) share one copy, so the CPU backend's
+/// writes through one are seen through the other, as on the GPU.
 fn run_cpu_on_copies(
     jit: &JitFunction,
     c: &Compiled,
     grid: [u32; 3],
     args: &[KernelArg],
 ) -> R<Vec<KernelArg>> {
+    let mut shared: HashMap<*const crate::tensor::Storage, Rc<crate::tensor::Storage>> =
+        HashMap::new();
     let copies: Vec<KernelArg> = args
         .iter()
         .map(|a| match a {
             KernelArg::Tensor(t) => {
-                let storage = crate::tensor::Storage::new(t.storage.bytes());
-                // SAFETY: both storages hold `bytes` bytes.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(t.storage.ptr(), storage.ptr(), t.storage.bytes())
-                };
+                let storage = shared
+                    .entry(Rc::as_ptr(&t.storage))
+                    .or_insert_with(|| {
+                        let storage = crate::tensor::Storage::new(t.storage.bytes());
+                        // SAFETY: both storages hold `bytes` bytes.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                t.storage.ptr(),
+                                storage.ptr(),
+                                t.storage.bytes(),
+                            )
+                        };
+                        storage
+                    })
+                    .clone();
                 let mut copy = (**t).clone();
                 copy.storage = storage;
                 KernelArg::Tensor(Rc::new(copy))
