@@ -83,7 +83,7 @@ fn llvm_options() {
 }
 
 /// Registers a thread may spend on a rotated loop's carried scores (64
-/// fp32): attention's 128 x 64 blocks over 4 warps, 128 x 128 over 8.
+/// fp32): attention's 128 x 64 blocks over 4 warps.
 const ROTATED_BYTES: usize = 256;
 
 /// Whether two-dot loops are rotated: on `wgmma` targets (whose dots run
@@ -196,9 +196,8 @@ pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel
     // two) rather than on the register path, which is many times slower
     // (attention's backward at D = 128, (64, 128, 4, 3): 26-31 TFLOPS on
     // the register path, 119-135 with two stages; Triton 130-195).
-    // A rotated loop's first dot before the loop takes a tile of its own in
-    // every stage of its ring (`tile_plan::number_streams`); where that
-    // leaves a dot off `wgmma`, the loop is built unrotated first.
+    // A rotated build that leaves a dot off `wgmma` or passes the shared
+    // memory limit is built again unrotated before anything else changes.
     let mut stages = options.num_stages;
     let mut rotate = rotate_dots(options);
     let (module, k, emitted) = loop {
