@@ -263,14 +263,7 @@ fn pipeline_one(
 
     // Prologue: the first iteration's loads, guarded by lb < ub.
     let mut prologue = vec![];
-    let first_cond = k.op(
-        OpKind::Cmp(CmpPred::Lt),
-        vec![lb, ub],
-        vec![Type::scalar(DType::I1)],
-        loc,
-    );
-    let first_cond_v = first_cond.results[0];
-    prologue.push(first_cond);
+    let first_cond_v = less_than(k, lb, ub, loc, &mut prologue);
     let mut first_loaded = vec![];
     for (li, sl) in &plans {
         let mut subst: HashMap<Value, Value> =
@@ -378,14 +371,7 @@ impl NextIteration<'_> {
         );
         let iv_next = add.results[0];
         out.push(add);
-        let lt = k.op(
-            OpKind::Cmp(CmpPred::Lt),
-            vec![iv_next, self.ub],
-            vec![Type::scalar(DType::I1)],
-            loc,
-        );
-        let cond = lt.results[0];
-        out.push(lt);
+        let cond = less_than(k, iv_next, self.ub, loc, out);
         let mut ident: HashMap<Value, Value> = HashMap::new();
         out.extend(clone_ops(k, &self.yield_ops, &mut ident));
         let mut subst = HashMap::new();
@@ -396,6 +382,19 @@ impl NextIteration<'_> {
         subst.insert(self.iv, iv_next);
         (iv_next, cond, subst)
     }
+}
+
+/// Append the scalar `a < b` to `out`; returns its value.
+pub(crate) fn less_than(k: &mut Kernel, a: Value, b: Value, loc: Loc, out: &mut Vec<Op>) -> Value {
+    let lt = k.op(
+        OpKind::Cmp(CmpPred::Lt),
+        vec![a, b],
+        vec![Type::scalar(DType::I1)],
+        loc,
+    );
+    let v = lt.results[0];
+    out.push(lt);
+    v
 }
 
 /// Replace uses of values in an op and everything nested in it.

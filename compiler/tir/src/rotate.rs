@@ -27,9 +27,9 @@
 
 use crate::ir::*;
 use crate::pipeline::{
-    clone_ops, guard_load, rewrite_loops, slice_through, substitute, NextIteration,
+    clone_ops, guard_load, less_than, rewrite_loops, slice_through, substitute, NextIteration,
 };
-use crate::types::{DType, Type};
+use crate::types::Type;
 use std::collections::{HashMap, HashSet};
 
 /// Rotate every qualifying loop whose first dot's result takes at most
@@ -184,14 +184,7 @@ fn rotate_one(k: &mut Kernel, for_op: &mut Op, limit: usize) -> Option<Vec<Op>> 
 
     // Prologue: the first iteration's dot, its loads guarded by lb < ub.
     let mut prologue = vec![];
-    let first = k.op(
-        OpKind::Cmp(CmpPred::Lt),
-        vec![lb, ub],
-        vec![Type::scalar(DType::I1)],
-        loc,
-    );
-    let first_cond = first.results[0];
-    prologue.push(first);
+    let first_cond = less_than(k, lb, ub, loc, &mut prologue);
     let mut subst: HashMap<Value, Value> =
         carried.iter().copied().zip(inits.iter().copied()).collect();
     subst.insert(iv, lb);
