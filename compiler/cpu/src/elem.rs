@@ -57,6 +57,10 @@ impl Gen<'_, '_> {
                     UnOp::Not => self.b.ins().bnot(a),
                     UnOp::Abs if float => self.b.ins().fabs(a),
                     UnOp::Abs => self.b.ins().iabs(a),
+                    // `tl.sqrt` in fp32 gives the GPU's `sqrt.approx` bits.
+                    UnOp::SqrtApprox if d == Some(DType::F32) => self
+                        .call("tb_sqrt_approx_f32", &[a])
+                        .expect("helper result"),
                     UnOp::Sqrt | UnOp::SqrtApprox => self.b.ins().sqrt(a),
                     UnOp::Rsqrt => {
                         let s = self.b.ins().sqrt(a);

@@ -18,6 +18,7 @@ mod gather;
 mod lanes;
 mod libm_calls;
 mod narrow;
+pub mod nvmath;
 mod offsets;
 pub mod runtime;
 
@@ -110,6 +111,7 @@ const HELPERS: &[(&str, &[types::Type], Option<types::Type>)] = &[
     ("tb_log2_f32", &[types::F32], Some(types::F32)),
     ("tb_sin_f32", &[types::F32], Some(types::F32)),
     ("tb_cos_f32", &[types::F32], Some(types::F32)),
+    ("tb_sqrt_approx_f32", &[types::F32], Some(types::F32)),
     ("tb_exp_f64", &[types::F64], Some(types::F64)),
     ("tb_exp2_f64", &[types::F64], Some(types::F64)),
     ("tb_log_f64", &[types::F64], Some(types::F64)),

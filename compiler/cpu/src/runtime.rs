@@ -263,10 +263,11 @@ macro_rules! math1 {
 math1! {
     tb_exp_f32: f32 => f32::exp;
     tb_exp2_f32: f32 => f32::exp2;
-    tb_log_f32: f32 => f32::ln;
-    tb_log2_f32: f32 => f32::log2;
-    tb_sin_f32: f32 => f32::sin;
-    tb_cos_f32: f32 => f32::cos;
+    tb_log_f32: f32 => crate::nvmath::logf;
+    tb_log2_f32: f32 => crate::nvmath::log2f;
+    tb_sin_f32: f32 => crate::nvmath::sinf;
+    tb_cos_f32: f32 => crate::nvmath::cosf;
+    tb_sqrt_approx_f32: f32 => crate::nvmath::sqrt_approx;
     tb_exp_f64: f64 => f64::exp;
     tb_exp2_f64: f64 => f64::exp2;
     tb_log_f64: f64 => f64::ln;
@@ -455,6 +456,7 @@ pub fn helper_symbols() -> Vec<(&'static str, *const u8)> {
         ("tb_log2_f32", tb_log2_f32 as *const u8),
         ("tb_sin_f32", tb_sin_f32 as *const u8),
         ("tb_cos_f32", tb_cos_f32 as *const u8),
+        ("tb_sqrt_approx_f32", tb_sqrt_approx_f32 as *const u8),
         ("tb_exp_f64", tb_exp_f64 as *const u8),
         ("tb_exp2_f64", tb_exp2_f64 as *const u8),
         ("tb_log_f64", tb_log_f64 as *const u8),

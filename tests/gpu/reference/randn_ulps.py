@@ -1,7 +1,7 @@
-# How far tilebook's tl.randn is from Triton's on this GPU, in units in the
-# last place (fp32), over 2^20 offsets: run with python3 for Triton's numbers
-# and with `tilebook run --device cuda` for ours; each writes its bits to
-# the file named by $RANDN_OUT.
+# tilebook's tl.randn against Triton's on this GPU over 2^20 offsets: run with
+# python3 for Triton's numbers and with `tilebook run --device cuda` (or
+# `--device cpu`) for ours; each writes its bits to the file named by
+# $RANDN_OUT, and the files must be identical (`cmp`).
 import os
 import torch
 import triton
