@@ -353,6 +353,25 @@ fn an_old_compiled_kernel_after_a_redefinition() {
         "{}",
         r.text()
     );
+    // Deleting: a user attribute goes (the kernel's own shows again); the
+    // kernel's own cannot be deleted, and a missing one names the type.
+    assert_eq!(
+        ok(
+            &mut s,
+            "del c.n_regs\ndel c.mine\nprint(hasattr(c, 'mine'), c.n_regs != 7)"
+        ),
+        "False True\n"
+    );
+    for (cell, want) in [
+        ("del c.n_regs", "attribute 'n_regs' of <CompiledKernel bump"),
+        (
+            "del c.nothing",
+            "'CompiledKernel' object has no attribute 'nothing'",
+        ),
+    ] {
+        let r = s.run_cell(cell);
+        assert!(!r.ok && r.text().contains(want), "{cell}: {}", r.text());
+    }
     ok(&mut s, &def("+ 1"));
     let out = ok(&mut s, "c[(1,)](x, N=4)\nprint(x.tolist())");
     assert_eq!(out, "[2.0, 2.0, 2.0, 2.0]\n");

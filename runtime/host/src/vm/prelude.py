@@ -25,6 +25,15 @@ class _Obj(_tb.Handle):
             what = "a torch.Tensor" if isinstance(self, Tensor) else _tb.repr(self)
             raise AttributeError("attribute '%s' of %s cannot be set" % (name, what)) from None
 
+    def __delattr__(self, name):
+        try:
+            object.__delattr__(self, name)
+        except AttributeError:
+            # Names the native type when it has no such attribute at all.
+            _tb.getattr(self, name)
+            what = "a torch.Tensor" if isinstance(self, Tensor) else _tb.repr(self)
+            raise AttributeError("attribute '%s' of %s cannot be deleted" % (name, what)) from None
+
     def __repr__(self):
         return _tb.repr(self)
 
