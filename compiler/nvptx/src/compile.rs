@@ -92,10 +92,10 @@ const ROTATED_BYTES: usize = 256;
 /// the registers that let two blocks share an SM: attention's forward at
 /// D = 64, (128, 64, 8, 3) fell from 398 to 302 TFLOPS on the H200 where
 /// the 4-warp configs gained 5-11 % (bench/NOTES.md, session 41).
+/// `TILEBOOK_ROTATE_DOTS=all` lifts the warp limit (for measuring).
 fn rotate_dots(options: &GpuOptions) -> bool {
-    wgmma_allowed(options)
-        && options.num_warps <= 4
-        && std::env::var("TILEBOOK_ROTATE_DOTS").map_or(true, |v| v != "0")
+    let setting = std::env::var("TILEBOOK_ROTATE_DOTS").unwrap_or_default();
+    wgmma_allowed(options) && setting != "0" && (options.num_warps <= 4 || setting == "all")
 }
 
 /// Tensor-core instructions the target offers beyond Ampere's.
