@@ -205,12 +205,8 @@ fn pipeline_one(
     for_op: &mut Op,
     (options, roots): &(PipelineOptions, &PointerRoots),
 ) -> Option<Vec<Op>> {
-    let (lb, ub, step) = (for_op.args[0], for_op.args[1], for_op.args[2]);
-    let inits: Vec<Value> = for_op.args[3..].to_vec();
-    let region = &for_op.regions[0];
-    let iv = region.args[0];
-    let carried: Vec<Value> = region.args[1..].to_vec();
-    let body = &region.ops;
+    let head = LoopHead::of(for_op);
+    let body = &for_op.regions[0].ops;
     let yields = body.last()?.args.clone();
     let inside: HashSet<Value> = body
         .iter()
@@ -254,21 +250,17 @@ fn pipeline_one(
             used.extend(body[i].args.iter().copied());
         }
     }
-    let needed: Vec<usize> = (0..carried.len())
-        .filter(|&i| used.contains(&carried[i]))
-        .collect();
+    let needed = head.needed(&used);
     let needed_yields: Vec<Value> = needed.iter().map(|&i| yields[i]).collect();
     let yield_slice = slice(body, &needed_yields, &inside)?;
     let loc = for_op.loc;
 
     // Prologue: the first iteration's loads, guarded by lb < ub.
     let mut prologue = vec![];
-    let first_cond_v = less_than(k, lb, ub, loc, &mut prologue);
+    let first_cond_v = less_than(k, head.lb, head.ub, loc, &mut prologue);
     let mut first_loaded = vec![];
     for (li, sl) in &plans {
-        let mut subst: HashMap<Value, Value> =
-            carried.iter().copied().zip(inits.iter().copied()).collect();
-        subst.insert(iv, lb);
+        let mut subst = head.first_iteration();
         let mut ops: Vec<Op> = sl.iter().map(|&i| body[i].clone()).collect();
         ops.push(body[*li].clone());
         let mut cloned = clone_ops(k, &ops, &mut subst);
@@ -282,15 +274,8 @@ fn pipeline_one(
     // Top of the body: next iteration's carried values and loads.
     let mut top = vec![];
     // The loop runs forward (positive step) for prefetching; other loops are skipped below.
-    let next = NextIteration {
-        iv,
-        step,
-        ub,
-        carried: &carried,
-        yields: &yields,
-        needed: &needed,
-        yield_ops: yield_slice.iter().map(|&i| body[i].clone()).collect(),
-    };
+    let yield_ops = yield_slice.iter().map(|&i| body[i].clone()).collect();
+    let next = head.next_iteration(&yields, &needed, yield_ops);
     let (_, cond, subst_next) = next.emit(k, loc, &mut top);
     let mut next_loaded = vec![];
     for (li, sl) in &plans {
@@ -336,6 +321,69 @@ fn pipeline_one(
         for_op.results.push(r);
     }
     Some(prologue)
+}
+
+/// A `for` op's bounds, induction variable, initial and carried values:
+/// what the loop passes (pipelining, rotation) read before rewriting it.
+pub(crate) struct LoopHead {
+    pub lb: Value,
+    pub ub: Value,
+    pub step: Value,
+    pub iv: Value,
+    pub inits: Vec<Value>,
+    pub carried: Vec<Value>,
+}
+
+impl LoopHead {
+    pub fn of(for_op: &Op) -> Self {
+        let region = &for_op.regions[0];
+        LoopHead {
+            lb: for_op.args[0],
+            ub: for_op.args[1],
+            step: for_op.args[2],
+            iv: region.args[0],
+            inits: for_op.args[3..].to_vec(),
+            carried: region.args[1..].to_vec(),
+        }
+    }
+
+    /// Indices of the carried values among `used`.
+    pub fn needed(&self, used: &HashSet<Value>) -> Vec<usize> {
+        (0..self.carried.len())
+            .filter(|&i| used.contains(&self.carried[i]))
+            .collect()
+    }
+
+    /// The first iteration's values: `iv` is `lb`, carried values their inits.
+    pub fn first_iteration(&self) -> HashMap<Value, Value> {
+        let mut subst: HashMap<Value, Value> = self
+            .carried
+            .iter()
+            .copied()
+            .zip(self.inits.iter().copied())
+            .collect();
+        subst.insert(self.iv, self.lb);
+        subst
+    }
+
+    /// The next iteration's values of the `needed` carried values, from the
+    /// body's `yields` and the pure `yield_ops` computing them.
+    pub fn next_iteration<'a>(
+        &'a self,
+        yields: &'a [Value],
+        needed: &'a [usize],
+        yield_ops: Vec<Op>,
+    ) -> NextIteration<'a> {
+        NextIteration {
+            iv: self.iv,
+            step: self.step,
+            ub: self.ub,
+            carried: &self.carried,
+            yields,
+            needed,
+            yield_ops,
+        }
+    }
 }
 
 /// What the top of a loop body needs to compute the next iteration's

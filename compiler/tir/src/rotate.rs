@@ -27,7 +27,7 @@
 
 use crate::ir::*;
 use crate::pipeline::{
-    clone_ops, guard_load, less_than, rewrite_loops, slice_through, substitute, NextIteration,
+    clone_ops, guard_load, less_than, rewrite_loops, slice_through, substitute, LoopHead,
 };
 use crate::types::Type;
 use std::collections::{HashMap, HashSet};
@@ -125,12 +125,8 @@ fn block_bytes(t: &Type) -> usize {
 
 /// Rotate one loop; returns the prologue to place before it.
 fn rotate_one(k: &mut Kernel, for_op: &mut Op, limit: usize) -> Option<Vec<Op>> {
-    let (lb, ub, step) = (for_op.args[0], for_op.args[1], for_op.args[2]);
-    let inits: Vec<Value> = for_op.args[3..].to_vec();
-    let region = &for_op.regions[0];
-    let iv = region.args[0];
-    let carried: Vec<Value> = region.args[1..].to_vec();
-    let body = &region.ops;
+    let head = LoopHead::of(for_op);
+    let body = &for_op.regions[0].ops;
     let y = body.last().filter(|y| y.kind == OpKind::Yield)?;
     let yields = y.args.clone();
     // Exactly two dots, both at the top level; nothing with side effects.
@@ -174,9 +170,7 @@ fn rotate_one(k: &mut Kernel, for_op: &mut Op, limit: usize) -> Option<Vec<Op>> 
         .iter()
         .flat_map(|&i| body[i].args.iter().copied())
         .collect();
-    let needed: Vec<usize> = (0..carried.len())
-        .filter(|&i| used.contains(&carried[i]))
-        .collect();
+    let needed = head.needed(&used);
     let needed_yields: Vec<Value> = needed.iter().map(|&i| yields[i]).collect();
     let yield_slice = slice_through(body, &needed_yields, &inside, false)?;
     let loc = body[d1].loc;
@@ -184,23 +178,14 @@ fn rotate_one(k: &mut Kernel, for_op: &mut Op, limit: usize) -> Option<Vec<Op>> 
 
     // Prologue: the first iteration's dot, its loads guarded by lb < ub.
     let mut prologue = vec![];
-    let first_cond = less_than(k, lb, ub, loc, &mut prologue);
-    let mut subst: HashMap<Value, Value> =
-        carried.iter().copied().zip(inits.iter().copied()).collect();
-    subst.insert(iv, lb);
+    let first_cond = less_than(k, head.lb, head.ub, loc, &mut prologue);
+    let mut subst = head.first_iteration();
     let (s0, first_loads) = emit_guarded(k, &ops, &mut subst, first_cond, &mut prologue, s_old);
 
     // Top of the body: the next iteration's carried values and dot.
     let mut top = vec![];
-    let next = NextIteration {
-        iv,
-        step,
-        ub,
-        carried: &carried,
-        yields: &yields,
-        needed: &needed,
-        yield_ops: yield_slice.iter().map(|&i| body[i].clone()).collect(),
-    };
+    let yield_ops = yield_slice.iter().map(|&i| body[i].clone()).collect();
+    let next = head.next_iteration(&yields, &needed, yield_ops);
     let (_, cond, mut subst) = next.emit(k, loc, &mut top);
     let (s_next, next_loads) = emit_guarded(k, &ops, &mut subst, cond, &mut top, s_old);
 
