@@ -16,34 +16,95 @@
 /// kernel's `tl.dot` and `torch.matmul` agree bit for bit where the kernel
 /// walks K in blocks of a multiple of four (as they agree on a GPU).
 pub fn dot_kernel(a: &[f32], b: &[f32], out: &mut [f32], m: usize, n: usize, k: usize) {
-    let fits = |len: usize, r: usize, c: usize| r.checked_mul(c).is_some_and(|x| x <= len);
+    if fits(a.len(), m, k) && fits(b.len(), k, n) && fits(out.len(), m, n) {
+        dot_block(a, b, out, (n, k), m, 0..n, 0..k);
+    }
+}
+
+fn fits(len: usize, r: usize, c: usize) -> bool {
+    r.checked_mul(c).is_some_and(|x| x <= len)
+}
+
+/// `out = a @ b` for the host's `torch.matmul` of large operands: the same
+/// summation order as [`dot_kernel`] (so the same bits), computed in blocks
+/// of rows on all cores, and within a block over K in slices of `KB` (a
+/// multiple of four, so the groups of four products stay where they were)
+/// and columns in slices of `NB`, so that the slice of `b` in use stays in
+/// cache. `out` starts as the caller's values (zeros for a plain product).
+pub fn matmul_parallel(a: &[f32], b: &[f32], out: &mut [f32], m: usize, n: usize, k: usize) {
+    const KB: usize = 256;
+    const NB: usize = 512;
     if !(fits(a.len(), m, k) && fits(b.len(), k, n) && fits(out.len(), m, n)) {
         return;
     }
-    let mut done = Done { rows: 0, cols: 0 };
+    if m == 0 || n == 0 || k == 0 {
+        return;
+    }
+    // Rows per task: a multiple of four, about four tasks per core.
+    let tasks = 4 * rayon::current_num_threads().max(1);
+    let rb = (m.div_ceil(tasks).div_ceil(4) * 4).clamp(4, 64);
+    use rayon::prelude::*;
+    out[..m * n]
+        .par_chunks_mut(rb * n)
+        .enumerate()
+        .for_each(|(c, oc)| {
+            let rows = oc.len() / n;
+            let ac = &a[c * rb * k..(c * rb + rows) * k];
+            for k0 in (0..k).step_by(KB) {
+                for j0 in (0..n).step_by(NB) {
+                    dot_block(
+                        ac,
+                        b,
+                        oc,
+                        (n, k),
+                        rows,
+                        j0..(j0 + NB).min(n),
+                        k0..(k0 + KB).min(k),
+                    );
+                }
+            }
+        });
+}
+
+/// `out[0..m, cols] += a[0..m, ks] @ b[ks, cols]` (row strides `k` and `n`);
+/// `ks` starts at a multiple of four. The caller checked the lengths.
+fn dot_block(
+    a: &[f32],
+    b: &[f32],
+    out: &mut [f32],
+    (n, k): (usize, usize),
+    m: usize,
+    cols: std::ops::Range<usize>,
+    ks: std::ops::Range<usize>,
+) {
+    let mut done = Done {
+        rows: 0,
+        cols: cols.start,
+    };
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (and AVX-512 where that kernel runs);
-            // the operands hold at least `m*k`, `k*n` and `m*n` elements.
+            // the operands hold at least `m*k`, `k*n` and `m*n` elements and
+            // `cols.end <= n`, `ks.end <= k`.
             unsafe {
                 let rows = m / 4 * 4;
-                let mut j = 0;
+                let mut j = cols.start;
                 if std::is_x86_feature_detected!("avx512f")
                     && std::is_x86_feature_detected!("avx512vl")
                 {
-                    j = n / 32 * 32;
-                    tile4x32(a, b, out, (n, k), rows, 0, j);
+                    j += cols.len() / 32 * 32;
+                    tile4x32(a, b, out, (n, k), rows, cols.start..j, ks.clone());
                 }
-                let j8 = n / 8 * 8;
-                tile4x8(a, b, out, (n, k), rows, j, j8);
+                let j8 = j + (cols.end - j) / 8 * 8;
+                tile4x8(a, b, out, (n, k), rows, j..j8, ks.clone());
                 done = Done { rows, cols: j8 };
             }
         }
     }
     // What the tiles left: the last rows in full, the last columns above them.
-    scalar(a, b, out, (n, k), done.rows..m, 0..n);
-    scalar(a, b, out, (n, k), 0..done.rows, done.cols..n);
+    scalar(a, b, out, (n, k), done.rows..m, cols.clone(), ks.clone());
+    scalar(a, b, out, (n, k), 0..done.rows, done.cols..cols.end, ks);
 }
 
 /// The rows and columns of `out` the tiled kernels computed (a rectangle
@@ -61,11 +122,12 @@ fn scalar(
     (n, k): (usize, usize),
     rows: std::ops::Range<usize>,
     cols: std::ops::Range<usize>,
+    ks: std::ops::Range<usize>,
 ) {
     for i in rows {
         let arow = &a[i * k..(i + 1) * k];
-        let mut p = 0;
-        while p + 4 <= k {
+        let mut p = ks.start;
+        while p + 4 <= ks.end {
             let (a0, a1, a2, a3) = (arow[p], arow[p + 1], arow[p + 2], arow[p + 3]);
             for j in cols.clone() {
                 let t = a0 * b[p * n + j]
@@ -76,7 +138,7 @@ fn scalar(
             }
             p += 4;
         }
-        while p < k {
+        while p < ks.end {
             let av = arow[p];
             for j in cols.clone() {
                 out[i * n + j] += av * b[p * n + j];
@@ -86,13 +148,14 @@ fn scalar(
     }
 }
 
-/// A kernel over rows `0..rows` (a multiple of `R`) and columns `j0..j1` (a
-/// multiple of `8 * C` apart) holding an `R x 8C` tile of `out` in registers.
+/// A kernel over rows `0..rows` (a multiple of `R`), columns `j0..j1` (a
+/// multiple of `8 * C` apart) and the slice `ks` of K, holding an `R x 8C`
+/// tile of `out` in registers.
 macro_rules! tile_kernel {
     ($name:ident, $features:literal, $r:expr, $c:expr) => {
         /// # Safety
         /// The CPU has the named features; `a`, `b`, `out` hold `rows x k`,
-        /// `k x n` and `rows x n` elements and `j1 <= n`.
+        /// `k x n` and `rows x n` elements, `j1 <= n` and `ks.end <= k`.
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $features)]
         unsafe fn $name(
@@ -101,13 +164,13 @@ macro_rules! tile_kernel {
             out: &mut [f32],
             (n, k): (usize, usize),
             rows: usize,
-            j0: usize,
-            j1: usize,
+            std::ops::Range { start: j0, end: j1 }: std::ops::Range<usize>,
+            ks: std::ops::Range<usize>,
         ) {
             use std::arch::x86_64::*;
             const R: usize = $r;
             const C: usize = $c;
-            let k4 = k / 4 * 4;
+            let k4 = ks.start + (ks.end - ks.start) / 4 * 4;
             let (ap, bp, op) = (a.as_ptr(), b.as_ptr(), out.as_mut_ptr());
             // SAFETY: every index below is inside the bounds the caller promised.
             unsafe {
@@ -121,7 +184,7 @@ macro_rules! tile_kernel {
                                 *x = _mm256_loadu_ps(op.add((i + r) * n + j + 8 * c));
                             }
                         }
-                        let mut p = 0;
+                        let mut p = ks.start;
                         while p < k4 {
                             let mut bv = [[_mm256_setzero_ps(); C]; 4];
                             for (q, brow) in bv.iter_mut().enumerate() {
@@ -151,7 +214,7 @@ macro_rules! tile_kernel {
                             }
                             p += 4;
                         }
-                        while p < k {
+                        while p < ks.end {
                             for (r, row) in acc.iter_mut().enumerate() {
                                 let x = _mm256_broadcast_ss(&*ap.add((i + r) * k + p));
                                 for (c, y) in row.iter_mut().enumerate() {
@@ -184,7 +247,7 @@ mod tests {
 
     /// The summation order, written out once more as plainly as possible.
     fn reference(a: &[f32], b: &[f32], out: &mut [f32], m: usize, n: usize, k: usize) {
-        scalar(a, b, out, (n, k), 0..m, 0..n);
+        scalar(a, b, out, (n, k), 0..m, 0..n, 0..k);
     }
 
     #[test]
@@ -214,5 +277,34 @@ mod tests {
                 .all(|(x, y)| x.to_bits() == y.to_bits());
             assert!(same, "{m}x{n}x{k}");
         }
+    }
+
+    #[test]
+    fn parallel_blocked_product_equals_the_scalar_order_bit_for_bit() {
+        // Past the K and N slices (256, 512), K not a multiple of four,
+        // rows not a multiple of the row block.
+        for &(m, n, k) in &[(70, 530, 517), (3, 9, 1030), (130, 1100, 260), (1, 1, 1)] {
+            let a: Vec<f32> = (0..m * k)
+                .map(|i| ((i * 7 % 13) as f32 - 6.0) * 0.37)
+                .collect();
+            let b: Vec<f32> = (0..k * n)
+                .map(|i| ((i * 5 % 11) as f32 - 5.0) * 0.29)
+                .collect();
+            let mut want = vec![0.0; m * n];
+            reference(&a, &b, &mut want, m, n, k);
+            let mut got = vec![0.0; m * n];
+            matmul_parallel(&a, &b, &mut got, m, n, k);
+            let same = got
+                .iter()
+                .zip(&want)
+                .all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(same, "{m}x{n}x{k}");
+        }
+        // Empty and short operands do nothing.
+        let mut none: Vec<f32> = vec![];
+        matmul_parallel(&[], &[], &mut none, 0, 0, 0);
+        let mut out = vec![1.0; 4];
+        matmul_parallel(&[1.0; 3], &[1.0; 4], &mut out, 2, 2, 2);
+        assert_eq!(out, vec![1.0; 4]);
     }
 }

@@ -374,7 +374,7 @@ pub fn round_tf32(x: f32) -> f32 {
     f32::from_bits(if nan { b } else { rounded })
 }
 
-pub use crate::dot::dot_kernel;
+pub use crate::dot::{dot_kernel, matmul_parallel};
 
 /// `out = acc + a @ b` over row-major `m x k` and `k x n` operands, in i-k-j
 /// order, with `mac(out, a, b)` the multiply-add of one element.

@@ -705,12 +705,23 @@ fn matmul_batched(s: &mut Engine, a: &Tensor, b: &Tensor) -> R<Tensor> {
         }
     }
     crate::tensor::ensure_host_room(total, 8).map_err(|e| Exc::new("MemoryError", e))?;
-    let mut values = Vec::with_capacity(total);
-    for flat in 0..count {
-        let (x, y) = entry(flat);
-        values.extend(matmul_2d(s, &x, &y)?.values());
-    }
-    let out = Tensor::from_scalars(&out_shape, a.dtype, a.device.clone(), values);
+    let out = if a.dtype.is_float() && a.dtype != DType::F64 {
+        // Each product's fp32 values, rounded once to the dtype at the end
+        // (they are already values of the dtype: the round trip is exact).
+        let mut values = Vec::with_capacity(total);
+        for flat in 0..count {
+            let (x, y) = entry(flat);
+            values.extend(matmul_2d(s, &x, &y)?.values_f32());
+        }
+        Tensor::from_f32s(&out_shape, a.dtype, a.device.clone(), &values)
+    } else {
+        let mut values = Vec::with_capacity(total);
+        for flat in 0..count {
+            let (x, y) = entry(flat);
+            values.extend(matmul_2d(s, &x, &y)?.values());
+        }
+        Tensor::from_scalars(&out_shape, a.dtype, a.device.clone(), values)
+    };
     let mut shape = out_shape;
     if b1 {
         shape.pop();
@@ -768,10 +779,17 @@ fn matmul_2d(s: &mut Engine, a: &Tensor, b: &Tensor) -> R<Tensor> {
             t
         });
     }
-    let mut out = vec![0f64; m * n];
+    let mut shape = vec![m, n];
+    if b.shape.len() == 1 {
+        shape.pop();
+    }
+    if a.shape.len() == 1 {
+        shape.remove(0);
+    }
     if d == DType::F64 || d.is_int() {
         let av = a2.values_f64();
         let bv = b2.values_f64();
+        let mut out = vec![0f64; m * n];
         for i in 0..m {
             for p in 0..k {
                 let x = av[i * k + p];
@@ -780,33 +798,27 @@ fn matmul_2d(s: &mut Engine, a: &Tensor, b: &Tensor) -> R<Tensor> {
                 }
             }
         }
-    } else {
-        let av: Vec<f32> = a2.values_f64().into_iter().map(|x| x as f32).collect();
-        let bv: Vec<f32> = b2.values_f64().into_iter().map(|x| x as f32).collect();
-        let mut o = vec![0f32; m * n];
-        tilebook_cpu::runtime::dot_kernel(&av, &bv, &mut o, m, n, k);
-        out = o.into_iter().map(|x| x as f64).collect();
+        let float = d.is_float();
+        return Ok(Tensor::from_scalars(
+            &shape,
+            d,
+            a.device.clone(),
+            out.into_iter().map(|x| {
+                if float {
+                    Scalar::F(x)
+                } else {
+                    Scalar::I(x as i64)
+                }
+            }),
+        ));
     }
-    let mut shape = vec![m, n];
-    if b.shape.len() == 1 {
-        shape.pop();
-    }
-    if a.shape.len() == 1 {
-        shape.remove(0);
-    }
-    let float = d.is_float();
-    Ok(Tensor::from_scalars(
-        &shape,
-        d,
-        a.device.clone(),
-        out.into_iter().map(|x| {
-            if float {
-                Scalar::F(x)
-            } else {
-                Scalar::I(x as i64)
-            }
-        }),
-    ))
+    // fp32 and narrower: fp32 products in the CPU backend's `tl.dot` order,
+    // on every core.
+    let av = a2.values_f32();
+    let bv = b2.values_f32();
+    let mut out = vec![0f32; m * n];
+    tilebook_cpu::runtime::matmul_parallel(&av, &bv, &mut out, m, n, k);
+    Ok(Tensor::from_f32s(&shape, d, a.device.clone(), &out))
 }
 
 // ---------------------------------------------------------------- indexing

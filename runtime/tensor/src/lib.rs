@@ -348,6 +348,65 @@ impl Tensor {
         Some(f(s))
     }
 
+    /// The elements as fp32, row-major (exact for fp16, bf16, fp8 and
+    /// fp32; others rounded as `x as f32` would), with fast paths for
+    /// contiguous fp32, fp16 and bf16 tensors.
+    pub fn values_f32(&self) -> Vec<f32> {
+        if let Some(v) = self.with_f32(|s| s.to_vec()) {
+            return v;
+        }
+        if matches!(self.dtype, DType::F16 | DType::BF16) && self.is_contiguous() {
+            // SAFETY: contiguous 2-byte elements inside the storage.
+            let s = unsafe {
+                std::slice::from_raw_parts(
+                    (self.storage.ptr() as *const u16).add(self.offset),
+                    self.numel(),
+                )
+            };
+            return if self.dtype == DType::F16 {
+                s.iter().map(|&x| f16::from_bits(x).to_f32()).collect()
+            } else {
+                s.iter().map(|&x| bf16::from_bits(x).to_f32()).collect()
+            };
+        }
+        self.offsets()
+            .into_iter()
+            .map(|o| self.get_at(o).f() as f32)
+            .collect()
+    }
+
+    /// A contiguous tensor of dtype `dtype` holding `vals` converted as
+    /// `Tensor.to` converts (fast for fp32, fp16 and bf16). Extra values
+    /// are ignored; missing ones leave the rest unspecified.
+    pub fn from_f32s(shape: &[usize], dtype: DType, device: Device, vals: &[f32]) -> Tensor {
+        let t = Tensor::empty(shape, dtype, device);
+        let n = t.numel().min(vals.len());
+        let p = t.storage.ptr();
+        // SAFETY: the storage is contiguous and holds `numel >= n` elements.
+        unsafe {
+            match dtype {
+                DType::F32 => std::ptr::copy_nonoverlapping(vals.as_ptr(), p as *mut f32, n),
+                DType::F16 | DType::BF16 => {
+                    let out = std::slice::from_raw_parts_mut(p as *mut u16, n);
+                    for (o, &v) in out.iter_mut().zip(vals) {
+                        *o = if dtype == DType::F16 {
+                            f16::from_f32(v).to_bits()
+                        } else {
+                            bf16::from_f32(v).to_bits()
+                        };
+                    }
+                }
+                _ => {
+                    let es = dtype.size_bytes();
+                    for (i, &v) in vals[..n].iter().enumerate() {
+                        write(p.add(i * es), dtype, Scalar::F(v as f64));
+                    }
+                }
+            }
+        }
+        t
+    }
+
     pub fn values_f64(&self) -> Vec<f64> {
         if let Some(v) = self.with_f32(|s| s.iter().map(|&x| x as f64).collect()) {
             return v;
