@@ -250,6 +250,21 @@ mod tests {
         scalar(a, b, out, (n, k), 0..m, 0..n, 0..k);
     }
 
+    /// Row-major `m x k` and `k x n` operands of small varied values.
+    fn operands(m: usize, n: usize, k: usize) -> (Vec<f32>, Vec<f32>) {
+        let a = (0..m * k)
+            .map(|i| ((i * 7 % 13) as f32 - 6.0) * 0.37)
+            .collect();
+        let b = (0..k * n)
+            .map(|i| ((i * 5 % 11) as f32 - 5.0) * 0.29)
+            .collect();
+        (a, b)
+    }
+
+    fn same_bits(x: &[f32], y: &[f32]) -> bool {
+        x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits())
+    }
+
     #[test]
     fn tiled_kernels_equal_the_scalar_order_bit_for_bit() {
         for &(m, n, k) in &[
@@ -260,22 +275,13 @@ mod tests {
             (64, 96, 3),
             (1, 1, 1),
         ] {
-            let a: Vec<f32> = (0..m * k)
-                .map(|i| ((i * 7 % 13) as f32 - 6.0) * 0.37)
-                .collect();
-            let b: Vec<f32> = (0..k * n)
-                .map(|i| ((i * 5 % 11) as f32 - 5.0) * 0.29)
-                .collect();
+            let (a, b) = operands(m, n, k);
             let init: Vec<f32> = (0..m * n).map(|i| (i % 17) as f32 * 0.1).collect();
             let mut want = init.clone();
             reference(&a, &b, &mut want, m, n, k);
             let mut got = init.clone();
             dot_kernel(&a, &b, &mut got, m, n, k);
-            let same = got
-                .iter()
-                .zip(&want)
-                .all(|(x, y)| x.to_bits() == y.to_bits());
-            assert!(same, "{m}x{n}x{k}");
+            assert!(same_bits(&got, &want), "{m}x{n}x{k}");
         }
     }
 
@@ -284,21 +290,12 @@ mod tests {
         // Past the K and N slices (256, 512), K not a multiple of four,
         // rows not a multiple of the row block.
         for &(m, n, k) in &[(70, 530, 517), (3, 9, 1030), (130, 1100, 260), (1, 1, 1)] {
-            let a: Vec<f32> = (0..m * k)
-                .map(|i| ((i * 7 % 13) as f32 - 6.0) * 0.37)
-                .collect();
-            let b: Vec<f32> = (0..k * n)
-                .map(|i| ((i * 5 % 11) as f32 - 5.0) * 0.29)
-                .collect();
+            let (a, b) = operands(m, n, k);
             let mut want = vec![0.0; m * n];
             reference(&a, &b, &mut want, m, n, k);
             let mut got = vec![0.0; m * n];
             matmul_parallel(&a, &b, &mut got, m, n, k);
-            let same = got
-                .iter()
-                .zip(&want)
-                .all(|(x, y)| x.to_bits() == y.to_bits());
-            assert!(same, "{m}x{n}x{k}");
+            assert!(same_bits(&got, &want), "{m}x{n}x{k}");
         }
         // Empty and short operands do nothing.
         let mut none: Vec<f32> = vec![];
