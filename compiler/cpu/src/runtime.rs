@@ -9,7 +9,7 @@
 use half::{bf16, f16};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
-use tilebook_tir::fp8::{decode_fp8, encode_fp8};
+use tilebook_tir::fp8::{decode_fp8_f32, encode_fp8_f32};
 use tilebook_tir::{DType, Loc};
 
 /// Where an error can happen in generated code (a load, store or assert).
@@ -274,8 +274,8 @@ math1! {
     tb_log2_f64: f64 => f64::log2;
     tb_sin_f64: f64 => f64::sin;
     tb_cos_f64: f64 => f64::cos;
-    tb_round_e5: f32 => |x| decode_fp8(encode_fp8(x as f64, DType::F8E5, true), DType::F8E5) as f32;
-    tb_round_e4: f32 => |x| decode_fp8(encode_fp8(x as f64, DType::F8E4NV, true), DType::F8E4NV) as f32;
+    tb_round_e5: f32 => |x| decode_fp8_f32(encode_fp8_f32(x, DType::F8E5, true), DType::F8E5);
+    tb_round_e4: f32 => |x| decode_fp8_f32(encode_fp8_f32(x, DType::F8E4NV, true), DType::F8E4NV);
 }
 
 pub extern "C" fn tb_pow_f32(x: f32, y: f32) -> f32 {
@@ -291,16 +291,16 @@ pub extern "C" fn tb_fmod_f64(x: f64, y: f64) -> f64 {
     x % y
 }
 pub extern "C" fn tb_e5_to_f32(bits: u8) -> f32 {
-    decode_fp8(bits, DType::F8E5) as f32
+    decode_fp8_f32(bits, DType::F8E5)
 }
 pub extern "C" fn tb_e4_to_f32(bits: u8) -> f32 {
-    decode_fp8(bits, DType::F8E4NV) as f32
+    decode_fp8_f32(bits, DType::F8E4NV)
 }
 pub extern "C" fn tb_f32_to_e5(x: f32) -> u8 {
-    encode_fp8(x as f64, DType::F8E5, true)
+    encode_fp8_f32(x, DType::F8E5, true)
 }
 pub extern "C" fn tb_f32_to_e4(x: f32) -> u8 {
-    encode_fp8(x as f64, DType::F8E4NV, true)
+    encode_fp8_f32(x, DType::F8E4NV, true)
 }
 
 thread_local! {
