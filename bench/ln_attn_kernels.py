@@ -206,8 +206,13 @@ def attn_fwd_blocks(acc, l_i, m_i, q, K, V, base, offs_m, lo, hi, qk_scale, D: t
 def attn_fwd(Q, K, V, O, LSE, sm_scale, N_CTX, D: tl.constexpr, BLOCK_M: tl.constexpr,
              BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
     """Program (i, head): query rows [i*BLOCK_M, (i+1)*BLOCK_M) of one head;
-    causal: the blocks left of the diagonal unmasked, the diagonal masked."""
-    i = tl.program_id(0)
+    causal: the blocks left of the diagonal unmasked, the diagonal masked.
+    Causal programs run in reverse (the longest rows first) so that the
+    short ones fill the GPU's last wave."""
+    if CAUSAL:
+        i = tl.num_programs(0) - 1 - tl.program_id(0)
+    else:
+        i = tl.program_id(0)
     base = tl.program_id(1) * N_CTX
     offs_m = i * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, D)
@@ -287,8 +292,12 @@ def attn_bwd_kv(Q, K, V, DO, DK, DV, LSE, Delta, sm_scale, N_CTX, D: tl.constexp
 @triton.jit
 def attn_bwd_q(Q, K, V, DO, DQ, LSE, Delta, sm_scale, N_CTX, D: tl.constexpr,
                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
-    """Program (i, head): dQ of query rows [i*BLOCK_M, (i+1)*BLOCK_M)."""
-    i = tl.program_id(0)
+    """Program (i, head): dQ of query rows [i*BLOCK_M, (i+1)*BLOCK_M);
+    causal ones in reverse, the longest first (as `attn_fwd`)."""
+    if CAUSAL:
+        i = tl.num_programs(0) - 1 - tl.program_id(0)
+    else:
+        i = tl.program_id(0)
     base = tl.program_id(1) * N_CTX
     offs_m = i * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, D)
