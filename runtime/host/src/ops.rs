@@ -705,21 +705,18 @@ fn matmul_batched(s: &mut Engine, a: &Tensor, b: &Tensor) -> R<Tensor> {
         }
     }
     crate::tensor::ensure_host_room(total, 8).map_err(|e| Exc::new("MemoryError", e))?;
+    let mut parts = Vec::with_capacity(count);
+    for flat in 0..count {
+        let (x, y) = entry(flat);
+        parts.push(matmul_2d(s, &x, &y)?);
+    }
     let out = if a.dtype.is_float() && a.dtype != DType::F64 {
-        // Each product's fp32 values, rounded once to the dtype at the end
-        // (they are already values of the dtype: the round trip is exact).
-        let mut values = Vec::with_capacity(total);
-        for flat in 0..count {
-            let (x, y) = entry(flat);
-            values.extend(matmul_2d(s, &x, &y)?.values_f32());
-        }
+        // Each product's values are already values of the dtype, so their
+        // fp32 copies convert back exactly.
+        let values: Vec<f32> = parts.iter().flat_map(|t| t.values_f32()).collect();
         Tensor::from_f32s(&out_shape, a.dtype, a.device.clone(), &values)
     } else {
-        let mut values = Vec::with_capacity(total);
-        for flat in 0..count {
-            let (x, y) = entry(flat);
-            values.extend(matmul_2d(s, &x, &y)?.values());
-        }
+        let values = parts.iter().flat_map(|t| t.values());
         Tensor::from_scalars(&out_shape, a.dtype, a.device.clone(), values)
     };
     let mut shape = out_shape;
