@@ -12,7 +12,7 @@ cuda.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes
 def ck(r, what):
     if r != 0:
         raise RuntimeError(f"{what}: CUDA error {r}")
-CATS = ["cpwait", "bar", "wgwait", "total"]
+CATS = ["cpwait", "bar", "wgwait", "total", "epilogue"]
 def instrument(ptx, name):
     lines = ptx.split("\n")
     out = []
@@ -26,10 +26,13 @@ def instrument(ptx, name):
             cat = 1
         elif s.startswith("wgmma.wait_group.sync.aligned"):
             cat = 2
+        if s.startswith("$L__BB0_3:"):
+            out += [l, "\tmov.u64 %tbx, %clock64;"]
+            continue
         if s == "ret;":
-            out += ["\tmov.u64 %tbt1, %clock64;", "\tsub.u64 %tbt1, %tbt1, %tbt0;", "\tmov.u32 %tbl, %laneid;",
+            out += ["\tmov.u64 %tbt1, %clock64;", "\tsub.u64 %tbx, %tbt1, %tbx;", "\tsub.u64 %tbt1, %tbt1, %tbt0;", "\tmov.u32 %tbl, %laneid;",
                     "\tsetp.eq.u32 %tbp, %tbl, 0;", f"\tld.param.u64 %tbptr, [{name}_prof];", "\tcvta.to.global.u64 %tbptr, %tbptr;"]
-            for k, r in enumerate(["%tba0", "%tba1", "%tba2", "%tbt1"]):
+            for k, r in enumerate(["%tba0", "%tba1", "%tba2", "%tbt1", "%tbx"]):
                 out.append(f"\t@%tbp red.global.add.u64 [%tbptr+{8 * k}], {r};")
             out.append(l)
             continue
@@ -42,8 +45,8 @@ def instrument(ptx, name):
     # An extra parameter, registers, and the start of the clock.
     text, k = re.subn(r"(\.param \.[ub]\d+[^\n]*param_\d+)\n\)", rf"\1,\n\t.param .u64 {name}_prof\n)", text, count=1)
     assert k == 1, "param list"
-    decl = ("\n\t.reg .u64 %tbs, %tbe, %tba0, %tba1, %tba2, %tbt0, %tbt1, %tbptr;\n\t.reg .u32 %tbl;\n\t.reg .pred %tbp;\n"
-            "\tmov.u64 %tba0, 0;\n\tmov.u64 %tba1, 0;\n\tmov.u64 %tba2, 0;\n\tmov.u64 %tbt0, %clock64;\n")
+    decl = ("\n\t.reg .u64 %tbs, %tbe, %tba0, %tba1, %tba2, %tbt0, %tbt1, %tbptr, %tbx;\n\t.reg .u32 %tbl;\n\t.reg .pred %tbp;\n"
+            "\tmov.u64 %tbx, 0;\n\tmov.u64 %tba0, 0;\n\tmov.u64 %tba1, 0;\n\tmov.u64 %tba2, 0;\n\tmov.u64 %tbt0, %clock64;\n")
     i = text.index("{", text.index(".entry"))
     # after the register declarations that open the body
     j = text.index("\n", i)
@@ -57,24 +60,26 @@ b = torch.randn(s, s, device="cuda", dtype=torch.float16)
 c = torch.empty((s, s), device="cuda", dtype=torch.float16)
 tk = matmul_kernel.warmup(a, b, c, s, s, s, s, 1, s, 1, s, 1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64,
                           GROUP_SIZE_M=8, ACTIVATION="", num_warps=8, num_stages=3, grid=(512,))
-prof = torch.zeros(4, device="cuda", dtype=torch.int64)
-kinds = {"ours": (open(".carry/ours_mm.ptx").read(), 196608), "ours_after": (open(".carry/ours_after.ptx").read(), 196608),
-         "ours_t1": (open(".carry/ours_t1.ptx").read(), 196608), "triton": (tk.asm["ptx"], tk.metadata.shared)}
-keep = []
-for name, (ptx, smem) in list(kinds.items()) * 2:
+prof = torch.zeros(5, device="cuda", dtype=torch.int64)
+kinds = {"ours": (open(".carry/ours_mm.ptx").read(), 196608), "triton": (tk.asm["ptx"], tk.metadata.shared)}
+fns = {}
+for name, (ptx, smem) in kinds.items():
     ptx = instrument(ptx.replace(".param .u64 .ptr .global .align 1", ".param .u64"), "matmul_kernel")
     mod = ctypes.c_void_p()
-    r = cuda.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(ptx.encode() + b"\0"))
-    if r != 0:
-        open(f"/tmp/{name}_prof.ptx", "w").write(ptx)
-        raise RuntimeError(f"{name}: load error {r}")
+    ck(cuda.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(ptx.encode() + b"\0")), "load")
     fn = ctypes.c_void_p()
     ck(cuda.cuModuleGetFunction(ctypes.byref(fn), mod, b"matmul_kernel"), "get")
     ck(cuda.cuFuncSetAttribute(fn, 8, smem), "attr")
+    fns[name] = (fn, smem)
+keep = []
+for K in (4096, 16384, 4096, 16384):
+  a = torch.randn(s, K, device="cuda", dtype=torch.float16)
+  b = torch.randn(K, s, device="cuda", dtype=torch.float16)
+  for name, (fn, smem) in fns.items():
     if name.startswith("ours"):
-        vals = [ctypes.c_uint64(t.data_ptr()) for t in (a, b, c)] + [ctypes.c_uint32(x) for x in (s, s, s, s, 1, s, 1, s, 1)]
+        vals = [ctypes.c_uint64(t.data_ptr()) for t in (a, b, c)] + [ctypes.c_uint32(x) for x in (s, s, K, K, 1, s, 1, s, 1)]
     else:
-        vals = [ctypes.c_uint64(t.data_ptr()) for t in (a, b, c)] + [ctypes.c_uint32(x) for x in (s, s, s, s, s, s)] + [ctypes.c_uint64(0), ctypes.c_uint64(0)]
+        vals = [ctypes.c_uint64(t.data_ptr()) for t in (a, b, c)] + [ctypes.c_uint32(x) for x in (s, s, K, K, s, s)] + [ctypes.c_uint64(0), ctypes.c_uint64(0)]
     vals.append(ctypes.c_uint64(prof.data_ptr()))
     params = (ctypes.c_void_p * len(vals))(*[ctypes.addressof(v) for v in vals])
     keep.append((vals, params))
@@ -82,16 +87,16 @@ for name, (ptx, smem) in list(kinds.items()) * 2:
     for _ in range(5):
         f()
     torch.cuda.synchronize()
-    ref = a[:256].float() @ b.float()
-    err = (c[:256].float() - ref).abs().max().item()
+    ref = a[:128].float() @ b.float()
+    err = (c[:128].float() - ref).abs().max().item()
     e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     prof.zero_()
     e0.record()
     for _ in range(20):
         f()
     e1.record(); torch.cuda.synchronize()
-    tf = 2 * s ** 3 * 20 / (e0.elapsed_time(e1) * 1e-3) / 1e12
+    tf = 2 * s * s * K * 20 / (e0.elapsed_time(e1) * 1e-3) / 1e12
     v = prof.tolist()
     tot = v[3]
-    print(f"{name}: err {err:.3f}, {tf:.0f} TFLOPS instrumented; share of warp cycles: " +
-          ", ".join(f"{CATS[k]} {v[k] / tot:.3f}" for k in range(3)) + f"; cycles per warp per launch {tot / (20 * 512 * 8):.0f}", flush=True)
+    print(f"K={K} {name}: err {err:.3f}, {tf:.0f} TFLOPS instrumented; share of warp cycles: " +
+          ", ".join(f"{CATS[k]} {v[k] / tot:.3f}" for k in range(3)) + f"; cycles per warp per tile {tot / (20 * 512 * 8):.0f}, epilogue {v[4] / (20 * 512 * 8):.0f}, outside waits per K step {(tot - v[0] - v[1] - v[2] - v[4]) / (20 * 512 * 8) / (K // 64):.0f}", flush=True)
