@@ -30,3 +30,28 @@ NCU=/usr/local/cuda/bin/ncu
 timeout 120 python3 .carry/harness45.py 8 2>&1 | tee $OUT/harness.txt | grep -v "^\s*$" | tail -12
 timeout 200 $NCU --kernel-name matmul_kernel --launch-count 4 --metrics sm__cycles_elapsed.avg,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,smsp__inst_executed.sum python3 .carry/harness45.py 1 > $OUT/ncu5m.txt 2>&1
 grep -E "matmul_kernel|cycles_elapsed|tensor_cycles|dispatch|inst_executed" $OUT/ncu5m.txt | grep -v PROF
+set -u
+NCU=/usr/local/cuda/bin/ncu
+python3 - <<'PY'
+import sys, os, torch
+sys.path.insert(0, "tests/ir")
+from matmul import matmul_kernel
+s = 4096
+a = torch.randn(s, s, device="cuda", dtype=torch.float16); b = torch.randn(s, s, device="cuda", dtype=torch.float16); c = torch.empty_like(a)
+tk = matmul_kernel.warmup(a, b, c, s, s, s, s, 1, s, 1, s, 1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION="", num_warps=8, num_stages=3, grid=(512,))
+open(os.environ["OUT"] + "/triton_mm.ptx", "w").write(tk.asm["ptx"])
+PY
+timeout 300 $NCU --kernel-name matmul_kernel --launch-count 3 --section SourceCounters --section WarpStateStats --page source --print-source sass --csv python3 .carry/harness45.py 1 > $OUT/ncu6.csv 2>&1
+echo "ncu rc=$?"
+timeout 200 $NCU --kernel-name matmul_kernel --launch-count 3 --metrics sm__cycles_elapsed.avg,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,smsp__inst_executed.sum python3 .carry/harness45.py 1 > $OUT/ncu6m.txt 2>&1
+grep -E "matmul_kernel|cycles_elapsed|tensor_cycles|dispatch|inst_executed" $OUT/ncu6m.txt | grep -v PROF
+xz -T4 -6 $OUT/ncu6.csv
+set -u
+NCU=/usr/local/cuda/bin/ncu
+B=$(python3 -c "import triton,os;print(os.path.join(os.path.dirname(triton.__file__),'backends/nvidia/bin'))")
+timeout 120 python3 .carry/harness45.py 6 2>&1 | grep -v "^\s*$" | tail -6 | tee $OUT/harness.txt
+for f in /tmp/ours*.cubin /tmp/triton_ptx.cubin; do $B/cuobjdump -sass $f > $OUT/$(basename $f .cubin).sass; done
+timeout 300 $NCU --kernel-name matmul_kernel --launch-count 3 --section SourceCounters --section WarpStateStats --page source --print-source sass --csv python3 .carry/harness45.py 1 > $OUT/ncu7.csv 2>&1
+timeout 200 $NCU --kernel-name matmul_kernel --launch-count 3 --metrics sm__cycles_elapsed.avg,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,smsp__inst_executed.sum python3 .carry/harness45.py 1 > $OUT/ncu7m.txt 2>&1
+grep -E "matmul_kernel|cycles_elapsed|tensor_cycles|dispatch|inst_executed" $OUT/ncu7m.txt | grep -v PROF
+xz -T4 -6 $OUT/ncu7.csv $OUT/*.sass
