@@ -16,6 +16,38 @@ fn run(cell: &str) -> String {
 }
 
 #[test]
+fn batched_matmul_keeps_each_dtype_and_every_batch_entry() {
+    // Each entry is written into the output as it is made: fp16 products
+    // keep fp16 (sums of small integers, exact), int64 products stay exact
+    // integers, a 1-D right operand drops its dimension, and every entry of
+    // a broadcast batch lands in its own place.
+    let out = run(r#"
+import torch
+a = torch.arange(2 * 3 * 2 * 4).reshape(2, 3, 2, 4) % 7
+b = torch.arange(3 * 4 * 5).reshape(3, 4, 5) % 5
+c = torch.matmul(a, b)
+ok = c.dtype == torch.int64 and tuple(c.shape) == (2, 3, 2, 5)
+for i in range(2):
+    for j in range(3):
+        for r in range(2):
+            for q in range(5):
+                ok = ok and c[i, j, r, q].item() == sum(a[i, j, r, t].item() * b[j, t, q].item() for t in range(4))
+print("int64", ok)
+h = torch.matmul(a.to(torch.float16), b.to(torch.float16))
+print("fp16", h.dtype, torch.equal(h.to(torch.int64), c))
+v = torch.arange(4) - 2
+w = a @ v
+print("vector", tuple(w.shape), all(w[i, j, r].item() == sum(a[i, j, r, t].item() * (t - 2) for t in range(4))
+                                   for i in range(2) for j in range(3) for r in range(2)))
+"#);
+    assert_eq!(
+        out.trim(),
+        "int64 True\nfp16 torch.float16 True\nvector (2, 3, 2) True",
+        "{out}"
+    );
+}
+
+#[test]
 fn batched_matmul_masks_and_triangles_match_their_definitions() {
     let out = run(r#"
 import torch

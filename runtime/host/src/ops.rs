@@ -704,21 +704,17 @@ fn matmul_batched(s: &mut Engine, a: &Tensor, b: &Tensor) -> R<Tensor> {
             return Ok(out.view(&shape).unwrap_or(out));
         }
     }
-    crate::tensor::ensure_host_room(total, 8).map_err(|e| Exc::new("MemoryError", e))?;
-    let mut parts = Vec::with_capacity(count);
+    // Each product is written into the output as it is made, so only one
+    // product besides the output is in memory at a time.
+    let out = Tensor::try_empty(&out_shape, a.dtype, a.device.clone())
+        .map_err(|(kind, m)| Exc::new(kind, format!("matmul: {m}")))?;
     for flat in 0..count {
         let (x, y) = entry(flat);
-        parts.push(matmul_2d(s, &x, &y)?);
+        let part = matmul_2d(s, &x, &y)?;
+        for (j, v) in part.values().into_iter().enumerate() {
+            out.set_flat(flat * m * n + j, v);
+        }
     }
-    let out = if a.dtype.is_float() && a.dtype != DType::F64 {
-        // Each product's values are already values of the dtype, so their
-        // fp32 copies convert back exactly.
-        let values: Vec<f32> = parts.iter().flat_map(|t| t.values_f32()).collect();
-        Tensor::from_f32s(&out_shape, a.dtype, a.device.clone(), &values)
-    } else {
-        let values = parts.iter().flat_map(|t| t.values());
-        Tensor::from_scalars(&out_shape, a.dtype, a.device.clone(), values)
-    };
     let mut shape = out_shape;
     if b1 {
         shape.pop();
