@@ -58,25 +58,26 @@ impl Loader {
             .unwrap_or_else(|first| first))
     }
 
-    /// The build of `ptx` that fits two blocks per SM, if `first` (its
-    /// plain build) fits one by its registers alone and the second build
-    /// spills little (see `occupancy`); `first` otherwise.
+    /// The build of `ptx` that fits more blocks per SM (two where
+    /// registers keep `first`, its plain build, at one; more for dot-free
+    /// code), if ptxas fitted it within its spill budget (see
+    /// `occupancy`); `first` otherwise.
     fn second_block(
         &self,
         first: GpuFunction,
         ptx: &str,
         name: &str,
     ) -> Result<GpuFunction, GpuFunction> {
-        use crate::occupancy::{keep_second, two_blocks_ptx};
+        use crate::occupancy::{keep_second, second_build};
         let (threads, shared) = (first.threads, first.shared_bytes);
-        let Some(two) = two_blocks_ptx(ptx, threads, shared, first.regs, self.sm) else {
+        let Some(build) = second_build(ptx, threads, shared, first.regs, self.sm) else {
             return Err(first);
         };
-        let second = crate::link::ptx_to_cubin(&two)
+        let second = crate::link::ptx_to_cubin(&build.ptx)
             .ok()
             .and_then(|c| self.load_cubin(c.into(), name, shared, threads).ok());
         match second {
-            Some(f) if keep_second(ptx, threads, f.regs, f.local_bytes, self.sm) => Ok(f),
+            Some(f) if keep_second(&build, threads, f.regs, f.local_bytes, self.sm) => Ok(f),
             _ => Err(first),
         }
     }

@@ -18,9 +18,35 @@
 //! keeps its second build only without any spill (fp8 matmul at 128 x 128
 //! x 128, 8 warps: 147 registers in the first build, Triton's 104 and two
 //! blocks per SM).
+//!
+//! A kernel without tensor-core instructions that registers hold to a few
+//! blocks (two or more) is compiled again for `TARGET_WARPS` warps per SM
+//! (`.minnctapersm`), when that costs a thread at most `MORE_EXCESS`
+//! registers, and the second build is kept only if ptxas fitted it without
+//! any spill: the layer-norm forward at 4096 columns, 8 warps, takes 56
+//! registers (4 blocks, 32 warps) where 40 fit six blocks, and runs 11 %
+//! faster so (2674 -> 2967 GB/s on the H200, bench/NOTES.md session 45).
 
-/// Local memory per thread (bytes) a second build may use for spills.
+/// Local memory per thread (bytes) a second build for two blocks may use
+/// for spills.
 pub(crate) const SPILL_BUDGET: u32 = 128;
+
+/// Warps per SM a second build of a dot-free kernel asks for (three
+/// quarters of an H100's or H200's 64).
+pub(crate) const TARGET_WARPS: u32 = 48;
+
+/// Registers a thread may give up for that build; past this a second JIT
+/// would only spill.
+pub(crate) const MORE_EXCESS: u32 = 24;
+
+/// A second build to try: its PTX, the blocks per SM it asks for, and the
+/// spill (bytes per thread) under which it is kept.
+#[derive(Debug)]
+pub(crate) struct SecondBuild {
+    pub ptx: String,
+    pub blocks: u32,
+    pub spill_budget: u32,
+}
 
 /// The compiler's mark on tensor-core PTX whose tiles fit two blocks per SM
 /// (`tilebook_nvptx::TWO_BLOCKS_MARK`, the same text).
@@ -42,34 +68,60 @@ pub(crate) struct Sm {
     pub threads: u32,
 }
 
-/// The PTX of a second build asking for two blocks per SM, if the first
-/// build (`regs` registers per thread) leaves room for only one by its
-/// registers while two would fit by threads and shared memory; `None`
+/// Registers ptxas gives one block of `threads` at `regs` a thread: whole
+/// warps, in units of 8 registers a thread (256 a warp).
+fn block_regs(regs: u32, threads: u32) -> Option<u32> {
+    let per_thread = regs.checked_add(7)? / 8 * 8;
+    per_thread.checked_mul(threads.checked_add(31)? / 32 * 32)
+}
+
+/// The second build worth trying for a kernel whose first build takes
+/// `regs` registers per thread: two blocks per SM where registers keep it
+/// at one (`SPILL_BUDGET`, see the module text), more blocks for dot-free
+/// code that registers keep below `TARGET_WARPS` (no spill); `None`
 /// otherwise (including PTX not in the shape tilebook emits).
-pub(crate) fn two_blocks_ptx(
+pub(crate) fn second_build(
     ptx: &str,
     threads: u32,
     shared: u32,
     regs: u32,
     sm: Sm,
-) -> Option<String> {
-    if threads < 256 || (tensor_core(ptx) && !ptx.starts_with(TWO_BLOCKS_MARK)) {
+) -> Option<SecondBuild> {
+    if ptx.contains(".minnctapersm") || threads == 0 {
         return None;
     }
+    let tensor = tensor_core(ptx);
     let per_block = shared.checked_add(sm.reserved_shared)?;
-    let fits_two = threads.checked_mul(2)? <= sm.threads && per_block.checked_mul(2)? <= sm.shared;
-    let one_by_regs = regs.checked_mul(threads)?.checked_mul(2)? > sm.regs;
-    if !(fits_two && one_by_regs) || ptx.contains(".minnctapersm") {
-        return None;
-    }
-    // Registers two blocks leave each thread, and whether the second build
-    // could plausibly spill within the budget: ptxas spilled about half of
-    // the excess as 4-byte slots (layer-norm forward: 166 -> 128, 76
-    // bytes; backward: 255 -> 128, 880 bytes), so an excess past twice the
-    // budget's registers is not worth a second JIT (the backward's took
-    // 250 ms of driver time, cold, only to be refused).
-    let cap = sm.regs / threads.checked_mul(2)?;
-    if regs.saturating_sub(cap) > 2 * SPILL_BUDGET / 4 {
+    let room = (sm.threads / threads).min(sm.shared.checked_div(per_block)?);
+    let by_regs = sm.regs / block_regs(regs, threads)?.max(1);
+    let (blocks, spill_budget) = if by_regs <= 1 {
+        if threads < 256 || (tensor && !ptx.starts_with(TWO_BLOCKS_MARK)) || room < 2 {
+            return None;
+        }
+        (2, if tensor { 0 } else { SPILL_BUDGET })
+    } else {
+        let want = TARGET_WARPS.div_ceil(threads.div_ceil(32)).min(room);
+        if tensor || by_regs >= want {
+            return None;
+        }
+        (want, 0)
+    };
+    // Registers the asked blocks leave each thread, and whether the build
+    // could plausibly stay within its spill budget: ptxas spilled about
+    // half of the excess as 4-byte slots when asked for two blocks
+    // (layer-norm forward: 166 -> 128, 76 bytes; backward: 255 -> 128, 880
+    // bytes), so an excess past twice the budget's registers (or, for a
+    // build that may not spill, past `MORE_EXCESS`) is not worth a second
+    // JIT (the backward's took 250 ms of driver time, cold, only to be
+    // refused).
+    let cap = sm.regs / threads.checked_mul(blocks)? / 8 * 8;
+    let excess = regs.saturating_sub(cap);
+    let limit = if blocks == 2 {
+        2 * SPILL_BUDGET / 4
+    } else {
+        MORE_EXCESS
+    };
+    if excess > limit {
         return None;
     }
     // One entry point with its launch bounds on their own line.
@@ -80,32 +132,39 @@ pub(crate) fn two_blocks_ptx(
     let end = at + ptx[at..].find('\n')? + 1;
     let mut out = String::with_capacity(ptx.len() + 20);
     out.push_str(&ptx[..end]);
-    out.push_str(".minnctapersm 2\n");
+    out.push_str(&format!(".minnctapersm {blocks}\n"));
     // The compiler names a register cap (`.maxnreg`): the block's, or a
-    // lower one a launch asked for. The second build's is at most what two
-    // blocks leave each thread.
+    // lower one a launch asked for. The second build's is at most what the
+    // asked blocks leave each thread.
     let rest = &ptx[end..];
     match rest.strip_prefix(".maxnreg ") {
         Some(after) => {
             let eol = after.find('\n')?;
             let named: u32 = after[..eol].trim().parse().ok()?;
-            out.push_str(&format!(".maxnreg {}\n", named.min(cap / 8 * 8)));
+            out.push_str(&format!(".maxnreg {}\n", named.min(cap)));
             out.push_str(&after[eol + 1..]);
         }
         None => out.push_str(rest),
     }
-    Some(out)
+    Some(SecondBuild {
+        ptx: out,
+        blocks,
+        spill_budget,
+    })
 }
 
-/// Whether the second build is the one to keep: ptxas fitted two blocks'
-/// registers, spilling at most `SPILL_BUDGET` bytes per thread (nothing,
-/// for tensor-core code).
-pub(crate) fn keep_second(ptx: &str, threads: u32, regs: u32, local_bytes: u32, sm: Sm) -> bool {
-    let budget = if tensor_core(ptx) { 0 } else { SPILL_BUDGET };
-    local_bytes <= budget
-        && regs
-            .checked_mul(threads)
-            .and_then(|r| r.checked_mul(2))
+/// Whether the second build is the one to keep: ptxas fitted the asked
+/// blocks' registers, spilling at most the build's budget.
+pub(crate) fn keep_second(
+    build: &SecondBuild,
+    threads: u32,
+    regs: u32,
+    local_bytes: u32,
+    sm: Sm,
+) -> bool {
+    local_bytes <= build.spill_budget
+        && block_regs(regs, threads)
+            .and_then(|r| r.checked_mul(build.blocks))
             .is_some_and(|r| r <= sm.regs)
 }
 
@@ -122,6 +181,13 @@ mod tests {
 
     const PTX: &str =
         ".version 8.0\n.target sm_90a\n.visible .entry k(\n)\n.maxntid 256, 1, 1\n{\n\tret;\n}\n";
+
+    /// The second build's text, if one is asked for.
+    fn two_blocks_ptx(ptx: &str, threads: u32, shared: u32, regs: u32, sm: Sm) -> Option<String> {
+        second_build(ptx, threads, shared, regs, sm)
+            .filter(|b| b.blocks == 2)
+            .map(|b| b.ptx)
+    }
 
     #[test]
     fn asks_for_two_blocks_only_where_registers_keep_one() {
@@ -142,36 +208,84 @@ mod tests {
         assert!(two.contains(".minnctapersm 2\n.maxnreg 96\n{"), "{two}");
         // Already two blocks by registers, too few threads to matter, too
         // much shared memory for two, or tensor-core code: no second build.
-        assert!(two_blocks_ptx(PTX, 256, 1024, 128, H100).is_none());
-        assert!(two_blocks_ptx(PTX, 128, 1024, 255, H100).is_none());
-        assert!(two_blocks_ptx(PTX, 256, 120 * 1024, 166, H100).is_none());
+        assert!(second_build(PTX, 256, 1024, 128, H100).is_none());
+        assert!(second_build(PTX, 128, 1024, 255, H100).is_none());
+        assert!(second_build(PTX, 256, 120 * 1024, 166, H100).is_none());
         let mma = PTX.replace(
             "ret;",
             "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 x;",
         );
-        assert!(two_blocks_ptx(&mma, 256, 1024, 166, H100).is_none());
+        assert!(second_build(&mma, 256, 1024, 166, H100).is_none());
         // Tensor-core code the compiler marked (tiles fit two blocks): asked.
         let marked = format!(
             "{TWO_BLOCKS_MARK}\n{}",
             mma.replace("mma.sync", "wgmma.mma_async")
         );
         assert!(two_blocks_ptx(&marked, 256, 96 * 1024, 147, H100).is_some());
-        assert!(two_blocks_ptx(&marked, 256, 128 * 1024, 147, H100).is_none());
+        assert!(second_build(&marked, 256, 128 * 1024, 147, H100).is_none());
         // Too far above two blocks' registers to fit without a large spill.
         assert!(two_blocks_ptx(PTX, 256, 1024, 192, H100).is_some());
-        assert!(two_blocks_ptx(PTX, 256, 1024, 200, H100).is_none());
+        assert!(second_build(PTX, 256, 1024, 200, H100).is_none());
         // Sizes that would overflow are refused, not wrapped.
-        assert!(two_blocks_ptx(PTX, u32::MAX, 0, 166, H100).is_none());
+        assert!(second_build(PTX, u32::MAX, 0, 166, H100).is_none());
+        assert!(second_build(PTX, 0, 0, 166, H100).is_none());
+    }
+
+    #[test]
+    fn asks_dot_free_code_for_three_quarters_of_the_warps() {
+        // The layer-norm forward at 4096 columns: 8 warps at 56 registers
+        // hold 4 blocks (32 warps); six blocks leave 40 registers.
+        let b = second_build(PTX, 256, 1024, 56, H100).expect("second build");
+        assert_eq!((b.blocks, b.spill_budget), (6, 0));
+        assert!(
+            b.ptx.contains(".maxntid 256, 1, 1\n.minnctapersm 6\n{"),
+            "{}",
+            b.ptx
+        );
+        let capped = PTX.replace("1, 1\n{", "1, 1\n.maxnreg 255\n{");
+        let b = second_build(&capped, 256, 1024, 56, H100).expect("second build");
+        assert!(
+            b.ptx.contains(".minnctapersm 6\n.maxnreg 40\n{"),
+            "{}",
+            b.ptx
+        );
+        // Four warps ask for twelve blocks (42 registers, 40 in units of 8).
+        let four = PTX.replace(".maxntid 256", ".maxntid 128");
+        assert_eq!(
+            second_build(&four, 128, 1024, 56, H100).map(|b| b.blocks),
+            Some(12)
+        );
+        // Already there, too far above (an excess past MORE_EXCESS would
+        // only spill), shared memory for no more, or tensor-core code: none.
+        assert!(second_build(PTX, 256, 1024, 40, H100).is_none());
+        assert!(second_build(PTX, 256, 1024, 72, H100).is_none());
+        assert!(second_build(PTX, 256, 56 * 1024, 56, H100).is_none());
+        let wgmma = PTX.replace("ret;", "wgmma.mma_async.sync.aligned x;");
+        assert!(second_build(&wgmma, 256, 1024, 56, H100).is_none());
+        // Shared memory for five blocks: five asked (48 registers).
+        let b = second_build(PTX, 256, 44 * 1024, 56, H100).expect("second build");
+        assert_eq!(b.blocks, 5);
+        assert!(b.ptx.contains(".minnctapersm 5\n"));
     }
 
     #[test]
     fn keeps_the_second_build_within_the_spill_budget() {
-        assert!(keep_second(PTX, 256, 128, 80, H100));
-        assert!(!keep_second(PTX, 256, 128, 536, H100));
-        assert!(!keep_second(PTX, 256, 136, 0, H100));
+        let two = second_build(PTX, 256, 1024, 166, H100).expect("second build");
+        assert!(keep_second(&two, 256, 128, 80, H100));
+        assert!(!keep_second(&two, 256, 128, 536, H100));
+        assert!(!keep_second(&two, 256, 136, 0, H100));
         // Tensor-core code: no spill at all.
-        let wgmma = PTX.replace("ret;", "wgmma.mma_async.sync.aligned x;");
-        assert!(keep_second(&wgmma, 256, 128, 0, H100));
-        assert!(!keep_second(&wgmma, 256, 128, 8, H100));
+        let wgmma = format!(
+            "{TWO_BLOCKS_MARK}\n{}",
+            PTX.replace("ret;", "wgmma.mma_async.sync.aligned x;")
+        );
+        let two = second_build(&wgmma, 256, 1024, 166, H100).expect("second build");
+        assert!(keep_second(&two, 256, 128, 0, H100));
+        assert!(!keep_second(&two, 256, 128, 8, H100));
+        // More blocks for dot-free code: fitted and no spill.
+        let six = second_build(PTX, 256, 1024, 56, H100).expect("second build");
+        assert!(keep_second(&six, 256, 40, 0, H100));
+        assert!(!keep_second(&six, 256, 40, 8, H100));
+        assert!(!keep_second(&six, 256, 48, 0, H100));
     }
 }
