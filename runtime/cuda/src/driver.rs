@@ -539,6 +539,7 @@ impl Gpu {
             reserved_shared: get(A::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK)
                 .unwrap_or(1024),
             threads: get(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR).unwrap_or(0),
+            blocks: get(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR).unwrap_or(32),
         }
     }
 

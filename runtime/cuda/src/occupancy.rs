@@ -66,6 +66,8 @@ pub(crate) struct Sm {
     pub reserved_shared: u32,
     /// Threads one SM holds at most.
     pub threads: u32,
+    /// Blocks one SM holds at most.
+    pub blocks: u32,
 }
 
 /// Registers ptxas gives one block of `threads` at `regs` a thread: whole
@@ -92,7 +94,9 @@ pub(crate) fn second_build(
     }
     let tensor = tensor_core(ptx);
     let per_block = shared.checked_add(sm.reserved_shared)?;
-    let room = (sm.threads / threads).min(sm.shared.checked_div(per_block)?);
+    let room = (sm.threads / threads)
+        .min(sm.shared.checked_div(per_block)?)
+        .min(sm.blocks);
     let by_regs = sm.regs / block_regs(regs, threads)?.max(1);
     let (blocks, spill_budget) = if by_regs <= 1 {
         if threads < 256 || (tensor && !ptx.starts_with(TWO_BLOCKS_MARK)) || room < 2 {
@@ -177,6 +181,7 @@ mod tests {
         shared: 233472,
         reserved_shared: 1024,
         threads: 2048,
+        blocks: 32,
     };
 
     const PTX: &str =
@@ -262,6 +267,12 @@ mod tests {
         assert!(second_build(PTX, 256, 56 * 1024, 56, H100).is_none());
         let wgmma = PTX.replace("ret;", "wgmma.mma_async.sync.aligned x;");
         assert!(second_build(&wgmma, 256, 1024, 56, H100).is_none());
+        // One warp a block: 48 would exceed the 32 blocks an SM holds, so
+        // 32 are asked (64 registers).
+        let one = PTX.replace(".maxntid 256", ".maxntid 32");
+        let b = second_build(&one, 32, 0, 72, H100).expect("second build");
+        assert_eq!(b.blocks, 32);
+        assert!(second_build(&one, 32, 0, 64, H100).is_none());
         // Shared memory for five blocks: five asked (48 registers).
         let b = second_build(PTX, 256, 44 * 1024, 56, H100).expect("second build");
         assert_eq!(b.blocks, 5);
