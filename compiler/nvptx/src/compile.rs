@@ -2,7 +2,8 @@
 //! the target machine and the knobs that the environment sets.
 
 use crate::{
-    codegen, libdevice, GpuKernel, GpuOptions, DEFAULT_PASSES, PTX_FEATURES, TWO_BLOCKS_MARK,
+    codegen, libdevice, peephole, GpuKernel, GpuOptions, DEFAULT_PASSES, PTX_FEATURES,
+    TWO_BLOCKS_MARK,
 };
 use inkwell::context::Context;
 use inkwell::passes::PassBuilderOptions;
@@ -263,6 +264,9 @@ pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel
         .write_to_memory_buffer(&module, FileType::Assembly)
         .map_err(|e| e.to_string())?;
     let mut ptx = String::from_utf8_lossy(buf.as_slice()).into_owned();
+    if emitted.wgmma {
+        ptx = peephole::unfuse_wide_shifts(&ptx);
+    }
     if emitted.two_blocks {
         // Read by the runtime's occupancy rule (`tilebook_cuda::occupancy`),
         // which then may build the kernel for two blocks per SM.

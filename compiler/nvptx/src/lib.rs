@@ -26,6 +26,8 @@ pub mod libdevice;
 mod mma;
 #[cfg(feature = "llvm")]
 mod mma_plan;
+#[cfg(feature = "llvm")]
+mod peephole;
 pub mod sass;
 
 use tilebook_tir::Kernel;
