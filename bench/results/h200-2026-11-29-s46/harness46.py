@@ -15,14 +15,21 @@ def ck(r, what):
         raise RuntimeError(f"{what}: CUDA error {r}")
 s = int(os.environ.get("S", "4096"))
 torch.manual_seed(0)
+# DT=fp8: e5m2 with b pre-transposed (tutorial 03's fp8 run; strides (1, s)); BM/BN/BK the tile.
+fp8 = os.environ.get("DT") == "fp8"
+BM, BN, BK = (int(os.environ.get(k, d)) for k, d in (("BM", 128), ("BN", 256), ("BK", 64)))
 a = torch.randn(s, s, device="cuda", dtype=torch.float16)
 b = torch.randn(s, s, device="cuda", dtype=torch.float16)
+if fp8:
+    a, b = a.to(torch.float8_e5m2), b.T.to(torch.float8_e5m2)
 c = torch.empty((s, s), device="cuda", dtype=torch.float16)
-grid = (s // 128) * (s // 256)
-tk = matmul_kernel.warmup(a, b, c, s, s, s, s, 1, s, 1, s, 1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64,
+grid = (s // BM) * (s // BN)
+tk = matmul_kernel.warmup(a, b, c, s, s, s, a.stride(0), a.stride(1), b.stride(0), b.stride(1), s, 1, BLOCK_SIZE_M=BM, BLOCK_SIZE_N=BN, BLOCK_SIZE_K=BK,
                           GROUP_SIZE_M=8, ACTIVATION="", num_warps=8, num_stages=3, grid=(grid,))
 variants = {os.path.basename(f)[:-4]: open(f).read() for f in sorted(glob.glob(os.environ.get("VDIR", ".carry/s46") + "/*.ptx"))}
 variants["triton_ptx"] = tk.asm["ptx"]
+if os.environ.get("PTX_OUT"):
+    open(os.environ["PTX_OUT"], "w").write(tk.asm["ptx"])
 B = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin")
 for n, p in variants.items():
     open(f"/tmp/{n}.ptx", "w").write(p)
@@ -52,7 +59,7 @@ def load(ptx, smem):
     ck(cuda.cuModuleGetFunction(ctypes.byref(fn), mod, b"matmul_kernel"), "get")
     ck(cuda.cuFuncSetAttribute(fn, 8, smem), "attr")
     return fn
-ours_vals = [ctypes.c_uint64(t.data_ptr()) for t in (a, b, c)] + [ctypes.c_uint32(x) for x in (s, s, s, s, 1, s, 1, s, 1)]
+ours_vals = [ctypes.c_uint64(t.data_ptr()) for t in (a, b, c)] + [ctypes.c_uint32(x) for x in (s, s, s, a.stride(0), a.stride(1), b.stride(0), b.stride(1), s, 1)]
 tri_vals = [ctypes.c_uint64(t.data_ptr()) for t in (a, b, c)] + [ctypes.c_uint32(x) for x in (s, s, s, s, s, s)] + [ctypes.c_uint64(0), ctypes.c_uint64(0)]
 keep = []
 def launcher(name, smem):
@@ -63,8 +70,8 @@ def launcher(name, smem):
     return lambda: ck(cuda.cuLaunchKernel(fn, grid, 1, 1, 256, 1, 1, smem, None, params, None), "launch")
 runs = {}
 for n in variants:
-    runs[n] = launcher(n, tk.metadata.shared if n == "triton_ptx" else 196608)
-runs["triton/native"] = lambda: matmul_kernel[(grid,)](a, b, c, s, s, s, s, 1, s, 1, s, 1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION="", num_warps=8, num_stages=3)
+    runs[n] = launcher(n, tk.metadata.shared if n == "triton_ptx" else int(os.environ.get("SMEM", 196608)))
+runs["triton/native"] = lambda: matmul_kernel[(grid,)](a, b, c, s, s, s, a.stride(0), a.stride(1), b.stride(0), b.stride(1), s, 1, BLOCK_SIZE_M=BM, BLOCK_SIZE_N=BN, BLOCK_SIZE_K=BK, GROUP_SIZE_M=8, ACTIVATION="", num_warps=8, num_stages=3)
 ref = (a.float() @ b.float())
 for n, f in runs.items():
     c.zero_(); f(); torch.cuda.synchronize()
