@@ -260,38 +260,6 @@ fn tutorial_matmul_on_hopper_uses_wgmma_on_swizzled_tiles() {
     assert!(v4, "{p}");
 }
 
-/// `mul.wide` lines with a power-of-two multiplier, as LLVM writes an `i32`
-/// index's byte offset.
-fn wide_shifts(p: &str) -> usize {
-    p.lines()
-        .filter(|l| {
-            let l = l.trim();
-            l.starts_with("mul.wide.") && {
-                let m = l.trim_end_matches(';').rsplit(", ").next().unwrap_or("");
-                m.parse::<u64>().is_ok_and(|m| m > 1 && m.is_power_of_two())
-            }
-        })
-        .count()
-}
-
-#[test]
-fn wgmma_kernels_keep_byte_offsets_as_64_bit_shifts() {
-    // ptxas redoes a `mul.wide` offset inside the K loop as an `IMAD.WIDE`
-    // with the pointer it is added to, which stalled the copy phase
-    // (`compiler/nvptx/src/peephole.rs`); `cvt` + `shl` keeps it a 64-bit
-    // register. The B tile's eight runs a thread copies each add one.
-    let sig = "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8, num_stages=3";
-    let src = golden_source("matmul.py");
-    let p = ptx("matmul.py", &src, "matmul_kernel", sig);
-    assert!(p.contains("wgmma.mma_async"), "{p}");
-    assert_eq!(wide_shifts(&p), 0, "{p}");
-    assert!(p.matches("shl.b64").count() >= 8, "{p}");
-    // Without `wgmma` (the `mma.sync` path of sm_80) LLVM's form stays.
-    let old = ptx_for("sm_80", "matmul.py", &src, "matmul_kernel", sig);
-    assert!(!old.contains("wgmma"), "{old}");
-    assert!(wide_shifts(&old) > 0, "{old}");
-}
-
 #[test]
 fn in_flight_wgmma_needs_room_for_its_extra_stage() {
     // 128 x N x 64 fp16 tiles: 16 + N / 8 KB a stage. N = 256: 3 stages and the in-flight one fit

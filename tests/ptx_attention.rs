@@ -1,9 +1,17 @@
-//! Golden PTX checks of attention's forward loop on `wgmma` (no GPU needed):
-//! the next key block's `q @ k.T` is issued before this block's softmax
-//! (`tilebook_tir::rotate`) in 4-warp blocks, and waited for at the end of
-//! the iteration with the `p @ v` group left running.
+//! Golden PTX checks of `wgmma` kernels and attention's kernels (no GPU
+//! needed): attention's forward issues the next key block's `q @ k.T` before
+//! this block's softmax (`tilebook_tir::rotate`) in 4-warp blocks, and waits
+//! for it at the end of the iteration with the `p @ v` group left running;
+//! byte offsets stay 64-bit shifts; row sums stay in registers and shuffles.
 
-use tilebook_tests::{gpu_kernel, root};
+use tilebook_tests::{golden_source, gpu_kernel, root};
+
+fn ptx_for(arch: &str, file: &str, source: &str, kernel: &str, signature: &str) -> String {
+    gpu_kernel(file, source, kernel, signature, &|o| {
+        o.arch = arch.into();
+    })
+    .ptx
+}
 
 fn attention_ptx(d: usize, block: (usize, usize, usize, usize), causal: bool) -> String {
     let text = std::fs::read_to_string(root().join("bench/ln_attn_kernels.py")).unwrap();
@@ -49,4 +57,58 @@ fn short_diagonal_loops_and_eight_warp_blocks_stay_unrotated() {
     // 8 warps (two warpgroups, 4 instructions a dot): two dots, no third.
     let wide = attention_ptx(64, (128, 64, 8, 3), false);
     assert_eq!(wide.matches("wgmma.mma_async").count(), 8, "{wide}");
+}
+
+/// `mul.wide` lines with a power-of-two multiplier, as LLVM writes an `i32`
+/// index's byte offset.
+fn wide_shifts(p: &str) -> usize {
+    p.lines()
+        .filter(|l| {
+            let l = l.trim();
+            l.starts_with("mul.wide.") && {
+                let m = l.trim_end_matches(';').rsplit(", ").next().unwrap_or("");
+                m.parse::<u64>().is_ok_and(|m| m > 1 && m.is_power_of_two())
+            }
+        })
+        .count()
+}
+
+#[test]
+fn wgmma_kernels_keep_byte_offsets_as_64_bit_shifts() {
+    // ptxas redoes a `mul.wide` offset inside the K loop as an `IMAD.WIDE`
+    // with the pointer it is added to, which stalled the copy phase
+    // (`compiler/nvptx/src/peephole.rs`); `cvt` + `shl` keeps it a 64-bit
+    // register. The B tile's eight runs a thread copies each add one.
+    let sig = "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8, num_stages=3";
+    let src = golden_source("matmul.py");
+    let p = ptx_for("sm_90", "matmul.py", &src, "matmul_kernel", sig);
+    assert!(p.contains("wgmma.mma_async"), "{p}");
+    assert_eq!(wide_shifts(&p), 0, "{p}");
+    assert!(p.matches("shl.b64").count() >= 8, "{p}");
+    // Without `wgmma` (the `mma.sync` path of sm_80) LLVM's form stays.
+    let old = ptx_for("sm_80", "matmul.py", &src, "matmul_kernel", sig);
+    assert!(!old.contains("wgmma"), "{old}");
+    assert!(wide_shifts(&old) > 0, "{old}");
+}
+
+#[test]
+fn row_sums_of_a_blocked_tile_stay_in_registers_and_shuffles() {
+    // Attention's backward `delta`: a [64, 64] product summed over its rows.
+    // Each row is 8 runs of 8 across 8 lanes: a 3-step butterfly, then one
+    // word per row through shared memory (the general path wrote all 4096
+    // products there and read 64 per row).
+    let text = std::fs::read_to_string(root().join("bench/ln_attn_kernels.py")).unwrap();
+    let sig = "*fp16:16, *fp16:16, *fp32:16, D=64, BLOCK_M=64, num_warps=4";
+    let p = gpu_kernel("ln_attn_kernels.py", &text, "attn_bwd_delta", sig, &|_| {}).ptx;
+    assert_eq!(p.matches("shfl.sync.bfly").count(), 4 * 3, "{p}");
+    let stores = p
+        .lines()
+        .filter(|l| l.trim_start().starts_with("st.shared"))
+        .count();
+    assert_eq!(stores, 4, "{p}");
+    let loads = p
+        .lines()
+        .filter(|l| l.trim_start().starts_with("ld.shared"))
+        .count();
+    assert_eq!(loads, 1, "{p}");
 }

@@ -26,6 +26,10 @@
 //! any spill: the layer-norm forward at 4096 columns, 8 warps, takes 56
 //! registers (4 blocks, 32 warps) where 40 fit six blocks, and runs 11 %
 //! faster so (2674 -> 2967 GB/s on the H200, bench/NOTES.md session 45).
+//! Tensor-core code that registers hold to two or more blocks asks for one
+//! block more, under the same conditions: attention's backward `dk`/`dv`
+//! kernel at 64 x 64, 4 warps, takes 185 registers (two blocks) where
+//! Triton's 168 run three (bench/NOTES.md session 46).
 
 /// Local memory per thread (bytes) a second build for two blocks may use
 /// for spills.
@@ -104,8 +108,16 @@ pub(crate) fn second_build(
         }
         (2, if tensor { 0 } else { SPILL_BUDGET })
     } else {
-        let want = TARGET_WARPS.div_ceil(threads.div_ceil(32)).min(room);
-        if tensor || by_regs >= want {
+        // Tensor-core code asks for one block more than its registers hold
+        // (its accumulators leave little to give up), other code for
+        // `TARGET_WARPS`.
+        let want = if tensor {
+            by_regs.saturating_add(1)
+        } else {
+            TARGET_WARPS.div_ceil(threads.div_ceil(32))
+        }
+        .min(room);
+        if by_regs >= want {
             return None;
         }
         (want, 0)
@@ -261,12 +273,29 @@ mod tests {
             Some(12)
         );
         // Already there, too far above (an excess past MORE_EXCESS would
-        // only spill), shared memory for no more, or tensor-core code: none.
+        // only spill), or shared memory for no more: none.
         assert!(second_build(PTX, 256, 1024, 40, H100).is_none());
         assert!(second_build(PTX, 256, 1024, 72, H100).is_none());
         assert!(second_build(PTX, 256, 56 * 1024, 56, H100).is_none());
+        // Tensor-core code asks for one block more, without spill: 56
+        // registers hold four blocks of 8 warps, five leave 48.
         let wgmma = PTX.replace("ret;", "wgmma.mma_async.sync.aligned x;");
-        assert!(second_build(&wgmma, 256, 1024, 56, H100).is_none());
+        let b = second_build(&wgmma, 256, 1024, 56, H100).expect("second build");
+        assert_eq!((b.blocks, b.spill_budget), (5, 0));
+        // Attention's backward dk/dv kernel (4 warps, 58.4 KB of tiles): 185
+        // registers hold two blocks, three leave 168; shared memory holds
+        // no fourth.
+        let four = wgmma.replace(".maxntid 256", ".maxntid 128");
+        let b = second_build(&four, 128, 59_770, 185, H100).expect("second build");
+        assert_eq!(b.blocks, 3);
+        assert!(
+            b.ptx.contains(".maxntid 128, 1, 1\n.minnctapersm 3\n{"),
+            "{}",
+            b.ptx
+        );
+        assert!(second_build(&four, 128, 59_770, 168, H100).is_none());
+        // More than MORE_EXCESS registers above the next block's share: none.
+        assert!(second_build(&four, 128, 59_770, 200, H100).is_none());
         // One warp a block: 48 would exceed the 32 blocks an SM holds, so
         // 32 are asked (64 registers).
         let one = PTX.replace(".maxntid 256", ".maxntid 32");

@@ -94,6 +94,9 @@ impl<'ctx> Gen<'ctx, '_> {
         if shuffleable {
             return self.reduce_to_scalar(op, combine);
         }
+        if self.reduce_rows(op, axis, combine, simple)? {
+            return Ok(());
+        }
         // General path: every output element reads its row from shared memory.
         let mut base_bytes = 0;
         self.barrier()?;
@@ -214,6 +217,103 @@ impl<'ctx> Gen<'ctx, '_> {
             );
         }
         Ok(())
+    }
+
+    /// A reduction over the last axis where each row's elements sit in runs
+    /// of whole `vec`s across `g = n / vec` neighbouring lanes of one warp
+    /// (the blocked layout of a `[rows, n]` block with `n <= 32 * vec`):
+    /// each thread combines its runs, a butterfly over the `g` lanes
+    /// combines the row, one lane per row writes it to shared memory and
+    /// every thread reads its result registers back, `rows` words in all.
+    /// The general path writes the whole block to shared memory and reads
+    /// `n` words per result (attention's backward `delta`, a `[64, 64]`
+    /// row sum: 140 us for Triton's 35 on the H200, bench/NOTES.md session
+    /// 46). Returns false (nothing emitted) where the layout does not fit.
+    fn reduce_rows(&mut self, op: &Op, axis: usize, combine: Combine, simple: bool) -> R<bool> {
+        let [src] = op.args[..] else {
+            return Ok(false);
+        };
+        let st = self.ty(src).clone();
+        let rt = self.ty(op.results[0]).clone();
+        let d = st.dtype();
+        let l = self.layout(&st);
+        let n = st.shape.get(axis).copied().unwrap_or(0);
+        let word = matches!(
+            scalar_type(self.ctx, d.unwrap_or(DType::F64)),
+            t if t == self.ctx.f32_type().into() || t == self.ctx.i32_type().into()
+        );
+        let fits = simple
+            && word
+            && rt.is_block()
+            && axis + 1 == st.shape.len()
+            && op.results.len() == 1
+            && l.threads == self.threads
+            && !l.replicated()
+            && l.is_pow2()
+            && n.is_power_of_two()
+            && n % l.vec == 0
+            && n / l.vec <= 32;
+        if !fits {
+            return Ok(false);
+        }
+        let g = n / l.vec;
+        let regs = self.regs(src, l.regs())?;
+        let mut sums = vec![];
+        for (j, run) in regs.chunks(l.vec).enumerate() {
+            let mut acc = run[0];
+            for &x in &run[1..] {
+                acc = self.combine(combine, acc, x, d)?;
+            }
+            let name = if acc.get_type() == self.ctx.f32_type().into() {
+                "llvm.nvvm.shfl.sync.bfly.f32"
+            } else {
+                "llvm.nvvm.shfl.sync.bfly.i32"
+            };
+            let full = self.ctx.i32_type().const_all_ones();
+            let mut off = g / 2;
+            while off > 0 {
+                let other = self.intrinsic(
+                    name,
+                    &[],
+                    &[
+                        full.into(),
+                        acc,
+                        self.i32c(off as i64).into(),
+                        self.i32c(31).into(),
+                    ],
+                )?;
+                acc = self.combine(combine, acc, other, d)?;
+                off /= 2;
+            }
+            let e = self.elem_index(&l, j * l.vec)?;
+            let row =
+                self.b
+                    .build_right_shift(e, self.i32c(n.trailing_zeros() as i64), false, "")?;
+            sums.push((row, acc));
+        }
+        let lead = self.b.build_and(self.tid, self.i32c(g as i64 - 1), "")?;
+        let lead = self
+            .b
+            .build_int_compare(IntPredicate::EQ, lead, self.i32c(0), "")?;
+        self.barrier()?;
+        let elem = rt.elem;
+        self.guarded(Some(lead), vec![], &mut |g| {
+            for &(row, acc) in &sums {
+                g.smem_store(0, row, elem, acc)?;
+            }
+            Ok(vec![])
+        })?;
+        self.need_smem(rt.numel() * self.slot_size(elem));
+        self.barrier()?;
+        let lo = self.layout(&rt);
+        let mut out = vec![];
+        for r in 0..lo.regs() {
+            let e = self.elem_index(&lo, r)?;
+            out.push(self.smem_load(0, e, elem)?);
+        }
+        self.barrier()?;
+        self.set(op.results[0], Reg::B(out));
+        Ok(true)
     }
 
     /// A whole 1-D block to a scalar: registers, then a butterfly across the
