@@ -70,6 +70,7 @@ const CASES: &[&str] = &[
     "math_ops.py",
     "casts.py",
     "reductions.py",
+    "row_reductions.py",
     "dot.py",
     "control.py",
     "constexpr.py",
@@ -98,6 +99,7 @@ cases! {
     math_ops => "math_ops.py";
     casts => "casts.py";
     reductions => "reductions.py";
+    row_reductions => "row_reductions.py";
     dot => "dot.py";
     control => "control.py";
     constexpr => "constexpr.py";
