@@ -219,6 +219,36 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
+    /// `acc` combined over aligned groups of `lanes` lanes (a power of two
+    /// up to 32) by butterfly shuffles; every lane of a group gets the result.
+    fn butterfly(
+        &mut self,
+        mut acc: BasicValueEnum<'ctx>,
+        lanes: usize,
+        combine: Combine,
+        d: Option<DType>,
+    ) -> R<BasicValueEnum<'ctx>> {
+        let name = if acc.get_type() == self.ctx.f32_type().into() {
+            "llvm.nvvm.shfl.sync.bfly.f32"
+        } else {
+            "llvm.nvvm.shfl.sync.bfly.i32"
+        };
+        let full = self.ctx.i32_type().const_all_ones();
+        let mut off = lanes / 2;
+        while off > 0 {
+            let args = [
+                full.into(),
+                acc,
+                self.i32c(off as i64).into(),
+                self.i32c(31).into(),
+            ];
+            let other = self.intrinsic(name, &[], &args)?;
+            acc = self.combine(combine, acc, other, d)?;
+            off /= 2;
+        }
+        Ok(acc)
+    }
+
     /// A reduction over the last axis where each row's elements sit in runs
     /// of whole `vec`s across `g = n / vec` neighbouring lanes of one warp
     /// (the blocked layout of a `[rows, n]` block with `n <= 32 * vec`):
@@ -264,27 +294,7 @@ impl<'ctx> Gen<'ctx, '_> {
             for &x in &run[1..] {
                 acc = self.combine(combine, acc, x, d)?;
             }
-            let name = if acc.get_type() == self.ctx.f32_type().into() {
-                "llvm.nvvm.shfl.sync.bfly.f32"
-            } else {
-                "llvm.nvvm.shfl.sync.bfly.i32"
-            };
-            let full = self.ctx.i32_type().const_all_ones();
-            let mut off = g / 2;
-            while off > 0 {
-                let other = self.intrinsic(
-                    name,
-                    &[],
-                    &[
-                        full.into(),
-                        acc,
-                        self.i32c(off as i64).into(),
-                        self.i32c(31).into(),
-                    ],
-                )?;
-                acc = self.combine(combine, acc, other, d)?;
-                off /= 2;
-            }
+            acc = self.butterfly(acc, g, combine, d)?;
             let e = self.elem_index(&l, j * l.vec)?;
             let row =
                 self.b
@@ -328,26 +338,7 @@ impl<'ctx> Gen<'ctx, '_> {
         for &x in &regs[1..] {
             acc = self.combine(combine, acc, x, d)?;
         }
-        let is_f = acc.get_type() == self.ctx.f32_type().into();
-        let name = if is_f {
-            "llvm.nvvm.shfl.sync.bfly.f32"
-        } else {
-            "llvm.nvvm.shfl.sync.bfly.i32"
-        };
-        let full = self.ctx.i32_type().const_all_ones();
-        for off in [16, 8, 4, 2, 1] {
-            let other = self.intrinsic(
-                name,
-                &[],
-                &[
-                    full.into(),
-                    acc,
-                    self.i32c(off).into(),
-                    self.i32c(31).into(),
-                ],
-            )?;
-            acc = self.combine(combine, acc, other, d)?;
-        }
+        acc = self.butterfly(acc, 32, combine, d)?;
         let warps = self.threads / 32;
         if warps > 1 {
             let warp = self.b.build_int_unsigned_div(self.tid, self.i32c(32), "")?;
