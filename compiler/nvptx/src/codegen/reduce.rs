@@ -90,7 +90,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let shuffleable = simple
             && !rt.is_block()
             && !l_in.replicated()
-            && matches!(scalar_type(self.ctx, dtype.unwrap_or(DType::F32)), t if t == self.ctx.f32_type().into() || t == self.ctx.i32_type().into());
+            && self.shuffles(dtype.unwrap_or(DType::F32));
         if shuffleable {
             return self.reduce_to_scalar(op, combine);
         }
@@ -219,6 +219,13 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(())
     }
 
+    /// Whether values of `d` travel through one 32-bit warp shuffle (fp32,
+    /// int32 and what is held as them).
+    fn shuffles(&self, d: DType) -> bool {
+        let t = scalar_type(self.ctx, d);
+        t == self.ctx.f32_type().into() || t == self.ctx.i32_type().into()
+    }
+
     /// `acc` combined over aligned groups of `lanes` lanes (a power of two
     /// up to 32) by butterfly shuffles; every lane of a group gets the result.
     fn butterfly(
@@ -268,12 +275,8 @@ impl<'ctx> Gen<'ctx, '_> {
         let d = st.dtype();
         let l = self.layout(&st);
         let n = st.shape.get(axis).copied().unwrap_or(0);
-        let word = matches!(
-            scalar_type(self.ctx, d.unwrap_or(DType::F64)),
-            t if t == self.ctx.f32_type().into() || t == self.ctx.i32_type().into()
-        );
         let fits = simple
-            && word
+            && d.is_some_and(|d| self.shuffles(d))
             && rt.is_block()
             && axis + 1 == st.shape.len()
             && op.results.len() == 1
