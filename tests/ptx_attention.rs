@@ -112,3 +112,27 @@ fn row_sums_of_a_blocked_tile_stay_in_registers_and_shuffles() {
         .count();
     assert_eq!(loads, 1, "{p}");
 }
+
+#[test]
+fn attention_epilogue_reuses_the_rings_once_q_is_dead() {
+    // q's tile is read by every iteration of the key loops (two when causal),
+    // so the rings stay reserved until the last of them ends; the epilogue's
+    // layout change then reuses them. D = 128, 64 x 64 blocks, 3 stages:
+    // q 16 KB + 3 x (16 + 16) KB = 112 KB, two blocks per SM (the epilogue's
+    // 17 KB after the rings made it one; H200: 248 -> 337 TFLOPS at N = 1024).
+    let text = std::fs::read_to_string(root().join("bench/ln_attn_kernels.py")).unwrap();
+    for causal in [0, 1] {
+        let sig = format!(
+            "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, fp32, i32:16, D=128, BLOCK_M=64, \
+             BLOCK_N=64, CAUSAL={causal}, num_warps=4, num_stages=3"
+        );
+        let k = gpu_kernel("ln_attn_kernels.py", &text, "attn_fwd", &sig, &|_| {});
+        assert_eq!(k.shared_bytes, 112 * 1024, "causal={causal}");
+    }
+    // The backward's `dk`/`dv` kernel holds k and v as fixed A tiles the same
+    // way: 96 KB + 256 bytes at D = 128, 64 x 64 (was 113 KB: one block per SM).
+    let sig = "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, \
+               fp32, i32:16, D=128, BLOCK_M=64, BLOCK_N=64, CAUSAL=1, num_warps=4, num_stages=2";
+    let k = gpu_kernel("ln_attn_kernels.py", &text, "attn_bwd_kv", sig, &|_| {});
+    assert_eq!(k.shared_bytes, 96 * 1024 + 256);
+}

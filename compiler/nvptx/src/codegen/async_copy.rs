@@ -496,7 +496,8 @@ impl<'ctx> Gen<'ctx, '_> {
         self.ptx_statement("cp.async.wait_all;")?;
         self.barrier()?;
         // A fixed A tile may still be read by a later loop.
-        if self.tile_plan.fixed_a.is_empty() {
+        let last = op.regions[0].args.first().copied();
+        if self.tile_plan.fixed_a.is_empty() || last == self.tile_plan.fixed_a_last {
             self.scratch = 0;
         }
         Ok(())

@@ -58,6 +58,11 @@ pub(super) struct TilePlan {
     /// ring holds those A tiles and then `stages` stages of B tiles, and the
     /// rings are kept to the end of the kernel.
     pub fixed_a: HashSet<MmaLayout>,
+    /// The top-level loop (by its first region argument) after which no
+    /// dot reads a `fixed_a` tile: once it retires, scratch may overlap the
+    /// rings again (attention's epilogue). `None` where the last reader is
+    /// not such a loop.
+    pub fixed_a_last: Option<Value>,
     /// Tiles per stage of each layout's operand (`TileRole::index` counts
     /// up to it); 0 where the layout has none of its own.
     pub counts: HashMap<(MmaLayout, usize), usize>,
@@ -327,9 +332,41 @@ impl<'ctx> Gen<'ctx, '_> {
             .filter(|(l, (_, outside))| *outside && plan.stages.contains_key(l))
             .map(|(l, _)| l)
             .collect();
+        plan.fixed_a_last = self.last_fixed_a_loop(&plan.fixed_a);
         plan.counts = number_streams(&mut role, &loops, &links);
         plan.roles = role;
         plan
+    }
+
+    /// The last top-level op whose dots read a `fixed_a` tile, if it is a
+    /// loop: its first region argument.
+    fn last_fixed_a_loop(&self, fixed: &HashSet<MmaLayout>) -> Option<Value> {
+        if fixed.is_empty() {
+            return None;
+        }
+        let reads = |op: &Op| {
+            let mut found = false;
+            let mut visit = |o: &Op| {
+                if matches!(o.kind, OpKind::Dot { .. })
+                    && self
+                        .mma
+                        .get(&o.results[0])
+                        .is_some_and(|l| fixed.contains(l))
+                {
+                    found = true;
+                }
+            };
+            visit(op);
+            for r in &op.regions {
+                tilebook_tir::walk_ops(r, &mut visit);
+            }
+            found
+        };
+        let last = self.k.body.ops.iter().rev().find(|op| reads(op))?;
+        match last.kind {
+            OpKind::For => last.regions.first()?.args.first().copied(),
+            _ => None,
+        }
     }
 
     /// One pass of `plan_tiles`: drop roles whose producer is ineligible
