@@ -47,6 +47,12 @@ pub(crate) const MAX_SHARED: usize = 232_448;
 /// H100/H200 SM (228 KB, 1 KB reserved per block).
 pub(super) const TWO_BLOCKS_SHARED: usize = (233_472 - 2 * 1024) / 2;
 
+/// Blocks per H100/H200 SM that `bytes` of shared memory a block leave room
+/// for (228 KB, 1 KB reserved per block).
+fn blocks_by_shared(bytes: usize) -> usize {
+    233_472 / (bytes + 1024)
+}
+
 /// Where one `wgmma` dot's operands are: A's tile (or its fragments in
 /// registers), B's tile, and whether the accumulator starts at zero.
 pub(super) struct WgmmaOperands<'ctx, 'a> {
@@ -210,7 +216,10 @@ impl<'ctx> Gen<'ctx, '_> {
         *s = (*s).max(d + 2);
         let without = async_copy::rings_total(&plan.stages, plan);
         let with = async_copy::rings_total(&stages, plan);
-        if with > MAX_SHARED || (without <= TWO_BLOCKS_SHARED && with > TWO_BLOCKS_SHARED) {
+        // The extra stage must not cost a block per SM: attention at D = 64
+        // with 64 x 64 blocks and 3 stages runs four 4-warp blocks without it
+        // (56 KB), three with it (64 KB).
+        if with > MAX_SHARED || blocks_by_shared(with) < blocks_by_shared(without) {
             return;
         }
         self.tile_plan.stages = stages;
