@@ -497,7 +497,9 @@ impl<'ctx> Gen<'ctx, '_> {
         self.barrier()?;
         // A fixed A tile may still be read by a later loop.
         let last = op.regions[0].args.first().copied();
-        if self.tile_plan.fixed_a.is_empty() || last == self.tile_plan.fixed_a_last {
+        if self.tile_plan.fixed_a.is_empty()
+            || (last.is_some() && last == self.tile_plan.fixed_a_last)
+        {
             self.scratch = 0;
         }
         Ok(())

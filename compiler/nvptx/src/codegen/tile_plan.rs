@@ -56,7 +56,8 @@ pub(super) struct TilePlan {
     /// Layouts whose A tiles are all loaded once, before the loops whose
     /// dots read them (attention's `q`; `k` and `v` in its backward): their
     /// ring holds those A tiles and then `stages` stages of B tiles, and the
-    /// rings are kept to the end of the kernel.
+    /// rings are kept until the last loop that reads them retires
+    /// (`fixed_a_last`).
     pub fixed_a: HashSet<MmaLayout>,
     /// The top-level loop (by its first region argument) after which no
     /// dot reads a `fixed_a` tile: once it retires, scratch may overlap the

@@ -42,15 +42,18 @@ use crate::mma::Swizzled;
 /// The most dynamic shared memory an sm_90 block may use (bytes); a ring
 /// that would pass it with the extra in-flight stage keeps its stages and
 /// waits for each dot instead.
-pub(crate) const MAX_SHARED: usize = 232_448;
+pub(crate) const MAX_SHARED: usize = SM_SHARED - BLOCK_RESERVED;
+/// Shared memory of an H100/H200 SM, and what each resident block reserves.
+const SM_SHARED: usize = 233_472;
+const BLOCK_RESERVED: usize = 1024;
 /// Shared memory per block that leaves room for a second block on an
-/// H100/H200 SM (228 KB, 1 KB reserved per block).
-pub(super) const TWO_BLOCKS_SHARED: usize = (233_472 - 2 * 1024) / 2;
+/// H100/H200 SM.
+pub(super) const TWO_BLOCKS_SHARED: usize = (SM_SHARED - 2 * BLOCK_RESERVED) / 2;
 
 /// Blocks per H100/H200 SM that `bytes` of shared memory a block leave room
-/// for (228 KB, 1 KB reserved per block).
+/// for.
 fn blocks_by_shared(bytes: usize) -> usize {
-    233_472 / (bytes + 1024)
+    SM_SHARED / (bytes + BLOCK_RESERVED)
 }
 
 /// Where one `wgmma` dot's operands are: A's tile (or its fragments in
