@@ -59,7 +59,8 @@ fn a_rotated_attention_loop_gives_the_same_bits() {
     assert!(tilebook_tir::rotate::rotate_dot_loops(
         &mut rotated,
         128,
-        1024
+        1024,
+        0
     ));
     tilebook_tir::passes::optimize(&mut rotated);
     tilebook_tir::verify::verify(&rotated).expect("verifies");

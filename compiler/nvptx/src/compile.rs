@@ -99,6 +99,21 @@ fn rotate_dots(options: &GpuOptions) -> bool {
     wgmma_allowed(options) && setting != "0" && (options.num_warps <= 4 || setting == "all")
 }
 
+/// Rows of scores a rotated loop's first dot needs: two `m64` row blocks
+/// per warpgroup. With one (attention's 64 x 64 blocks over 4 warps) the
+/// rotation lost on the H200 in 5 of 6 shapes, 4-9 % (D = 64 causal N =
+/// 1024 257.5 -> 238.2 TFLOPS, D = 128 causal N = 4096 395 -> 366; +4 % at
+/// D = 64 non-causal N = 1024), while 128-row blocks gained up to 5 %
+/// (bench/NOTES.md, session 48). Our reading: two or four such blocks
+/// share an SM, and their warps already overlap one block's softmax with
+/// another's dots. `TILEBOOK_ROTATE_DOTS=all` lifts it.
+fn rotated_rows(warps: u32) -> usize {
+    if std::env::var("TILEBOOK_ROTATE_DOTS").is_ok_and(|v| v == "all") {
+        return 0;
+    }
+    128 * (warps as usize / 4).max(1)
+}
+
 /// Tensor-core instructions the target offers beyond Ampere's.
 fn features(options: &GpuOptions) -> codegen::Features {
     codegen::Features {
@@ -149,7 +164,12 @@ fn pipelined(k: &Kernel, stages: u32, warps: u32, rotate: bool) -> Result<(Kerne
     // before this iteration's softmax, where the carried scores fit
     // `ROTATED_BYTES` a thread (see `tilebook_tir::rotate`).
     let rotated = rotate
-        && tilebook_tir::rotate::rotate_dot_loops(&mut k, 32 * warps as usize, ROTATED_BYTES);
+        && tilebook_tir::rotate::rotate_dot_loops(
+            &mut k,
+            32 * warps as usize,
+            ROTATED_BYTES,
+            rotated_rows(warps),
+        );
     if rotated {
         tilebook_tir::passes::optimize(&mut k);
         tilebook_tir::verify::verify(&k)

@@ -32,10 +32,11 @@ use crate::pipeline::{
 use crate::types::Type;
 use std::collections::{HashMap, HashSet};
 
-/// Rotate every qualifying loop whose first dot's result takes at most
-/// `max_bytes` of registers per thread over `threads` threads (the rotated
-/// loop holds two of them at once). Returns whether anything changed.
-pub fn rotate_dot_loops(k: &mut Kernel, threads: usize, max_bytes: usize) -> bool {
+/// Rotate every qualifying loop whose first dot's result has at least
+/// `min_rows` rows and takes at most `max_bytes` of registers per thread
+/// over `threads` threads (the rotated loop holds two of them at once).
+/// Returns whether anything changed.
+pub fn rotate_dot_loops(k: &mut Kernel, threads: usize, max_bytes: usize, min_rows: usize) -> bool {
     let mut defs = Defs::default();
     walk_ops(&k.body, &mut |op| {
         if let [r] = op.results.as_slice() {
@@ -52,14 +53,24 @@ pub fn rotate_dot_loops(k: &mut Kernel, threads: usize, max_bytes: usize) -> boo
             }
         }
     });
-    let limit = max_bytes.saturating_mul(threads.max(1));
+    let limit = Limits {
+        bytes: max_bytes.saturating_mul(threads.max(1)),
+        rows: min_rows,
+    };
     let mut body = std::mem::take(&mut k.body);
-    let changed = visit(k, &mut body, &defs, limit);
+    let changed = visit(k, &mut body, &defs, &limit);
     k.body = body;
     if changed {
         crate::passes::dce(k);
     }
     changed
+}
+
+/// Which first dots a rotated loop may carry: at most `bytes` of scores
+/// over the block, at least `rows` rows of them.
+struct Limits {
+    bytes: usize,
+    rows: usize,
 }
 
 /// Integer constants and sums and products of the kernel's values, to
@@ -99,7 +110,7 @@ impl Defs {
 /// little softmax to overlap (a causal diagonal block runs once or twice).
 const MIN_TRIPS: i64 = 3;
 
-fn visit(k: &mut Kernel, r: &mut Region, defs: &Defs, limit: usize) -> bool {
+fn visit(k: &mut Kernel, r: &mut Region, defs: &Defs, limit: &Limits) -> bool {
     rewrite_loops(k, r, &mut |k, op| {
         let step = op.args.get(2).and_then(|s| defs.ints.get(s)).copied()?;
         let (lb, ub) = (op.args[0], op.args[1]);
@@ -124,7 +135,7 @@ fn block_bytes(t: &Type) -> usize {
 }
 
 /// Rotate one loop; returns the prologue to place before it.
-fn rotate_one(k: &mut Kernel, for_op: &mut Op, limit: usize) -> Option<Vec<Op>> {
+fn rotate_one(k: &mut Kernel, for_op: &mut Op, limit: &Limits) -> Option<Vec<Op>> {
     let head = LoopHead::of(for_op);
     let body = &for_op.regions[0].ops;
     let y = body.last().filter(|y| y.kind == OpKind::Yield)?;
@@ -152,7 +163,8 @@ fn rotate_one(k: &mut Kernel, for_op: &mut Op, limit: usize) -> Option<Vec<Op>> 
         return None;
     }
     let s_old = body[d1].results[0];
-    if block_bytes(k.ty(s_old)) > limit {
+    let rows = k.ty(s_old).shape.first().copied().unwrap_or(1);
+    if block_bytes(k.ty(s_old)) > limit.bytes || rows < limit.rows {
         return None;
     }
     let inside: HashSet<Value> = body
@@ -291,7 +303,7 @@ kernel @k(%0: *fp16 {div=16} \"a\", %1: *fp16 {div=16} \"o\") {
     #[test]
     fn the_first_dot_moves_to_the_top_of_the_next_iteration() {
         let mut k = two_dot_loop();
-        assert!(rotate_dot_loops(&mut k, 128, 1024));
+        assert!(rotate_dot_loops(&mut k, 128, 1024, 16));
         crate::verify::verify(&k).expect("rotated kernel verifies");
         let text = crate::print::print_kernel(&k);
         // One dot before the loop, two in it; the loop carries the score.
@@ -335,7 +347,10 @@ kernel @k(%0: *fp16 {div=16} \"a\", %1: *fp16 {div=16} \"o\") {
     fn wide_scores_and_loops_with_stores_are_left_alone() {
         let mut k = two_dot_loop();
         // 16 x 16 fp32 over 128 threads is 8 bytes a thread.
-        assert!(!rotate_dot_loops(&mut k, 128, 4));
+        assert!(!rotate_dot_loops(&mut k, 128, 4, 16));
+        assert_eq!(k, two_dot_loop());
+        // 16 rows where 32 are asked for.
+        assert!(!rotate_dot_loops(&mut k, 128, 1024, 32));
         assert_eq!(k, two_dot_loop());
     }
 }
