@@ -347,9 +347,15 @@ def attention_bwd(do, q, k, v, o, lse, causal, sm_scale, cfg):
 # side's rows take its best. Forward: each side's best of eight configs per
 # head dim on the H100 is in the list (call2_groups_attn_configs.txt in
 # bench/results/h100-2026-11-28-s34/); (128, 64, 4, 2) at D = 64 since
-# session 41 (tilebook's best there once its loop is rotated).
-FWD_CONFIGS = {64: [(128, 64, 4, 3), (128, 64, 8, 3), (64, 64, 4, 3), (128, 64, 4, 2)],
-               128: [(128, 64, 8, 3), (128, 32, 4, 3), (64, 64, 4, 3), (128, 128, 8, 2)]}
+# session 41 (tilebook's best there once its loop is rotated). Since session
+# 48, from 18 configs outside the list timed on both sides on the H200
+# (bench/results/h200-2026-11-29-s48/): at D = 64 (128, 128, 4, 3) and
+# (128, 64, 4, 4), at D = 128 (256, 64, 8, 2), (128, 64, 8, 2) and
+# (128, 64, 4, 2) (Triton's best of the 18 at D = 128).
+FWD_CONFIGS = {64: [(128, 64, 4, 3), (128, 64, 8, 3), (64, 64, 4, 3), (128, 64, 4, 2), (128, 128, 4, 3),
+                    (128, 64, 4, 4)],
+               128: [(128, 64, 8, 3), (128, 32, 4, 3), (64, 64, 4, 3), (128, 128, 8, 2), (256, 64, 8, 2),
+                     (128, 64, 8, 2), (128, 64, 4, 2)]}
 # Backward: (64, 64, 4, 2) was each side's best of nine on the H100 at
 # almost every shape (call3_bwd_configs.txt there).
 BWD_CONFIGS = {64: [(64, 64, 4, 3), (32, 64, 4, 3), (64, 128, 8, 3), (64, 64, 4, 2)],
