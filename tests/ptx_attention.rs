@@ -155,3 +155,32 @@ fn attention_shared_memory_leaves_room_for_more_blocks() {
     let k = gpu_kernel("ln_attn_kernels.py", &text, "attn_bwd_kv", sig, &|_| {});
     assert_eq!(k.shared_bytes, 96 * 1024 + 256);
 }
+
+#[test]
+fn backward_dots_run_while_the_warps_compute() {
+    // `dk`/`dv` over query blocks: `dv += p.T @ do` is left running while
+    // `v @ do.T` is issued (`wgmma::plan_lazy`), both waited for before
+    // `ds`; `dv`'s group is waited for at the yield, behind two later ones.
+    let text = std::fs::read_to_string(root().join("bench/ln_attn_kernels.py")).unwrap();
+    let sig = "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, \
+               fp32, i32:16, D=64, BLOCK_M=64, BLOCK_N=64, CAUSAL=0, num_warps=4, num_stages=2";
+    let p = gpu_kernel("ln_attn_kernels.py", &text, "attn_bwd_kv", sig, &|_| {}).ptx;
+    // The loader may build it again with every group waited for at once.
+    assert!(p.starts_with(tilebook_nvptx::LAZY_WAITS_MARK), "{p}");
+    let body = &p[p.find("$L__BB0_1:").expect("loop")..];
+    let body = &body[..body.find("cp.async.wait_all").expect("the loop's end")];
+    let softmax = body.find("ex2.approx").expect("the softmax");
+    let after = &body[softmax..];
+    let first_wait = after.find("wgmma.wait_group").expect("a wait");
+    assert_eq!(
+        after[..first_wait].matches("wgmma.commit_group").count(),
+        2,
+        "{p}"
+    );
+    assert_eq!(
+        body.matches("wgmma.wait_group.sync.aligned 2;").count(),
+        1,
+        "{p}"
+    );
+    assert_eq!(body.matches("wgmma.commit_group").count(), 4, "{p}");
+}

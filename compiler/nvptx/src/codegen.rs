@@ -151,6 +151,8 @@ pub struct Emitted {
     pub register_prefetch: bool,
     /// A one-dot loop's tiles leave room for two blocks per SM.
     pub two_blocks: bool,
+    /// Some `wgmma` group is waited for at its result's first reader.
+    pub lazy_waits: bool,
     /// A masked global store in a loop branched where it could be predicated.
     pub branched_stores: bool,
 }
@@ -287,6 +289,7 @@ pub fn emit<'ctx>(
         over_budget,
         register_prefetch,
         two_blocks: g.tile_plan.two_blocks,
+        lazy_waits: !g.tile_plan.lazy.is_empty(),
         branched_stores: g.branched_stores.get(),
     })
 }
@@ -487,33 +490,6 @@ impl<'ctx> Gen<'ctx, '_> {
             });
         }
         Ok(out)
-    }
-
-    fn region(&mut self, r: &Region) -> R<Vec<Value>> {
-        self.depth += 1;
-        let result = (|| {
-            for op in &r.ops {
-                if op.kind == OpKind::Yield || !op.regions.is_empty() {
-                    // Recorded tile copies are issued before control flow
-                    // and at the end of the region that recorded them.
-                    self.flush_copies_guarded()?;
-                }
-                if op.kind == OpKind::Yield {
-                    return Ok(op.args.clone());
-                }
-                self.op(op)?;
-            }
-            self.flush_copies_guarded()?;
-            Ok(vec![])
-        })();
-        // Conversions made inside this region do not dominate what follows it.
-        let d = self.depth;
-        self.converted
-            .borrow_mut()
-            .retain(|(depth, _, _)| *depth < d);
-        self.vectors.borrow_mut().retain(|(depth, ..)| *depth < d);
-        self.depth -= 1;
-        result
     }
 
     fn set(&mut self, v: Value, r: Reg<'ctx>) {

@@ -2,8 +2,8 @@
 //! the target machine and the knobs that the environment sets.
 
 use crate::{
-    codegen, libdevice, peephole, GpuKernel, GpuOptions, DEFAULT_PASSES, PTX_FEATURES,
-    TWO_BLOCKS_MARK,
+    codegen, libdevice, peephole, GpuKernel, GpuOptions, DEFAULT_PASSES, LAZY_WAITS_MARK,
+    PTX_FEATURES, TWO_BLOCKS_MARK,
 };
 use inkwell::context::Context;
 use inkwell::passes::PassBuilderOptions;
@@ -286,6 +286,11 @@ pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel
     let mut ptx = String::from_utf8_lossy(buf.as_slice()).into_owned();
     if emitted.wgmma {
         ptx = peephole::unfuse_wide_shifts(&ptx);
+    }
+    if emitted.lazy_waits {
+        // Read by the same rule, which then may try the kernel with every
+        // group waited for at its commit (fewer registers).
+        ptx.insert_str(0, &format!("{LAZY_WAITS_MARK}\n"));
     }
     if emitted.two_blocks {
         // Read by the runtime's occupancy rule (`tilebook_cuda::occupancy`),

@@ -132,6 +132,14 @@ impl Default for GpuOptions {
 /// same text).
 pub const TWO_BLOCKS_MARK: &str = "// tilebook: tiles sized for two blocks per SM";
 
+/// The first line of a kernel's PTX when some `wgmma` group is left running
+/// past its dot and waited for before the result's first reader
+/// (attention's backward): the loader may then also try a build in which
+/// every group is waited for as it is committed, which takes fewer
+/// registers, where that fits one block more per SM
+/// (`runtime/cuda/src/occupancy.rs` matches the same text).
+pub const LAZY_WAITS_MARK: &str = "// tilebook: wgmma groups waited for at their first reader";
+
 /// A compiled kernel: its stage texts and what a launch needs.
 #[derive(Clone, Debug)]
 pub struct GpuKernel {

@@ -160,6 +160,39 @@ impl<'ctx> Gen<'ctx, '_> {
 
     // ------------------------------------------------------------ control flow
 
+    /// Generate a region's ops; returns the values its yield passes on.
+    /// Lazy dots (`wgmma::plan_lazy`) are waited for before their first
+    /// reader, and all of them before a yield, an op with regions or the
+    /// region's end.
+    pub(super) fn region(&mut self, r: &Region) -> R<Vec<Value>> {
+        self.depth += 1;
+        let result = (|| {
+            for op in &r.ops {
+                if op.kind == OpKind::Yield || !op.regions.is_empty() {
+                    // Recorded tile copies are issued before control flow
+                    // and at the end of the region that recorded them.
+                    self.flush_copies_guarded()?;
+                }
+                self.wait_lazy(Some(op))?;
+                if op.kind == OpKind::Yield {
+                    return Ok(op.args.clone());
+                }
+                self.op(op)?;
+            }
+            self.wait_lazy(None)?;
+            self.flush_copies_guarded()?;
+            Ok(vec![])
+        })();
+        // Conversions made inside this region do not dominate what follows it.
+        let d = self.depth;
+        self.converted
+            .borrow_mut()
+            .retain(|(depth, _, _)| *depth < d);
+        self.vectors.borrow_mut().retain(|(depth, ..)| *depth < d);
+        self.depth -= 1;
+        result
+    }
+
     pub(super) fn bind(&mut self, args: &[Value], vals: Vec<Reg<'ctx>>) {
         for (&a, v) in args.iter().zip(vals) {
             self.set(a, v);

@@ -69,6 +69,13 @@ pub(super) struct TilePlan {
     pub counts: HashMap<(MmaLayout, usize), usize>,
     /// A one-dot loop's rings fit two blocks per SM (`wgmma::plan_inflight`).
     pub two_blocks: bool,
+    /// Dots (by result) of loops with three or more dots whose group runs
+    /// until the first op that reads the result (`wgmma::plan_lazy`).
+    pub lazy: HashSet<Value>,
+    /// `wgmma` groups committed so far in the generated code, and the lazy
+    /// dots still running with their group's number.
+    pub groups: usize,
+    pub running: Vec<(Value, usize)>,
 }
 
 impl TilePlan {

@@ -97,6 +97,10 @@ impl<'ctx> Gen<'ctx, '_> {
                     dots.push(op);
                 }
             });
+            if dots.len() >= 3 && enabled {
+                self.plan_lazy(body, &dots);
+                continue;
+            }
             if let [first, second] = dots[..] {
                 if chain {
                     self.plan_chain(l, body, first, second, &uses);
@@ -259,6 +263,47 @@ impl<'ctx> Gen<'ctx, '_> {
             let pending = usize::from(self.tile_plan.chained.contains(&second.results[0]));
             self.tile_plan.deferred.insert(r, pending);
         }
+    }
+
+    /// Loops of three or more dots (attention's backward, after
+    /// `tilebook_tir::schedule` moved independent dots up): each `wgmma` dot
+    /// at the body's top level leaves its group running and is waited for
+    /// right before the first op that reads its result (`wait_lazy`), so
+    /// the tensor cores work on it, and on the dot issued after it, while
+    /// the warps compute what does not need it.
+    fn plan_lazy(&mut self, body: &tilebook_tir::Region, dots: &[&Op]) {
+        for d in dots {
+            let r = d.results[0];
+            let top = body.ops.iter().any(|o| std::ptr::eq(o, *d));
+            let wgmma = self.mma.get(&r).is_some_and(|l| l.wgmma);
+            let fp32 = self.k.ty(r).dtype() == Some(DType::F32);
+            if top && wgmma && fp32 {
+                self.tile_plan.lazy.insert(r);
+            }
+        }
+    }
+
+    /// Wait for the running lazy dots that `op` reads, or for all of them
+    /// before a yield, an op with regions, or a region's end (`None`): the
+    /// count of later groups left running is only known in straight-line
+    /// code. Each dot's accumulators pass through its wait.
+    pub(super) fn wait_lazy(&mut self, op: Option<&Op>) -> R<()> {
+        if self.tile_plan.running.is_empty() {
+            return Ok(());
+        }
+        let all = op.is_none_or(|op| op.kind == OpKind::Yield || !op.regions.is_empty());
+        let running = std::mem::take(&mut self.tile_plan.running);
+        let (now, later): (Vec<_>, Vec<_>) = running
+            .into_iter()
+            .partition(|(v, _)| all || op.is_some_and(|op| op.args.contains(v)));
+        self.tile_plan.running = later;
+        for (v, group) in now {
+            let pending = self.tile_plan.groups.saturating_sub(group + 1);
+            let accs = self.raw(v)?;
+            let accs = self.wgmma_wait(accs, false, pending)?;
+            self.set(v, Reg::B(accs));
+        }
+        Ok(())
     }
 
     /// Wait for the deferred dots among a loop body's yielded values
@@ -439,6 +484,15 @@ impl<'ctx> Gen<'ctx, '_> {
                 let res = self.asm_results(call, per)?;
                 accs[range].copy_from_slice(&res);
             }
+        }
+        // Every path below commits this dot's group, once.
+        self.tile_plan.groups += 1;
+        if self.tile_plan.lazy.contains(&r) {
+            // Waited for before its first reader (`wait_lazy`).
+            self.ptx_statement("wgmma.commit_group.sync.aligned;")?;
+            let group = self.tile_plan.groups - 1;
+            self.tile_plan.running.push((r, group));
+            return Ok(accs);
         }
         if self.tile_plan.deferred.contains_key(&r) {
             // Waited for at the yield (`plan_deferred`).
