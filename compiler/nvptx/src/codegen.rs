@@ -151,7 +151,8 @@ pub struct Emitted {
     pub register_prefetch: bool,
     /// A one-dot loop's tiles leave room for two blocks per SM.
     pub two_blocks: bool,
-    /// Some `wgmma` group is waited for at its result's first reader.
+    /// Some `wgmma` group is waited for at its result's first reader with
+    /// later groups running.
     pub lazy_waits: bool,
     /// A masked global store in a loop branched where it could be predicated.
     pub branched_stores: bool,
@@ -289,7 +290,7 @@ pub fn emit<'ctx>(
         over_budget,
         register_prefetch,
         two_blocks: g.tile_plan.two_blocks,
-        lazy_waits: !g.tile_plan.lazy.is_empty(),
+        lazy_waits: g.tile_plan.overlapped,
         branched_stores: g.branched_stores.get(),
     })
 }

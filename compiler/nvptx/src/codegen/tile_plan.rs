@@ -76,6 +76,8 @@ pub(super) struct TilePlan {
     /// dots still running with their group's number.
     pub groups: usize,
     pub running: Vec<(Value, usize)>,
+    /// Some lazy dot was waited for with later groups still running.
+    pub overlapped: bool,
 }
 
 impl TilePlan {
