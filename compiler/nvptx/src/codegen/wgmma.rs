@@ -269,13 +269,12 @@ impl<'ctx> Gen<'ctx, '_> {
         }
     }
 
-    /// Loops of three or more dots (attention's backward, after
-    /// `tilebook_tir::schedule` moved independent dots up): each `wgmma` dot
+    /// Loops of three or more dots (attention's backward): each `wgmma` dot
     /// at the body's top level leaves its group running and is waited for
     /// right before the first op that reads its result (`wait_lazy`), so
     /// the tensor cores work on it, and on the dot issued after it, while
-    /// the warps compute what does not need it.
-    /// A running group's accumulators stay in registers until its wait, so
+    /// the warps compute what does not need it (the backward's `dv` group
+    /// runs while `v @ do.T` is issued). A running group's accumulators stay in registers until its wait, so
     /// only dots of at most `LAZY_ACC_REGS` accumulators a thread qualify:
     /// at D = 128 the backward's `dv` (64 a thread) pushed kernels already at
     /// 255 registers into spills (32 -> 68 bytes) and ran 1-8 % slower on
