@@ -190,3 +190,16 @@ fn backward_dots_run_while_the_warps_compute() {
     assert!(!p.starts_with(tilebook_nvptx::LAZY_WAITS_MARK), "{p}");
     assert!(!p.contains("wgmma.wait_group.sync.aligned 2;"), "{p}");
 }
+
+#[test]
+fn the_loader_reads_the_marks_the_compiler_writes() {
+    // The runtime does not depend on the compiler, so each names the text.
+    assert_eq!(
+        tilebook_cuda::LAZY_WAITS_MARK,
+        tilebook_nvptx::LAZY_WAITS_MARK
+    );
+    assert_eq!(
+        tilebook_cuda::TWO_BLOCKS_MARK,
+        tilebook_nvptx::TWO_BLOCKS_MARK
+    );
+}

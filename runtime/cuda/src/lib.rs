@@ -48,6 +48,11 @@ mod remote;
 mod worker;
 #[cfg(feature = "driver")]
 pub use facade::*;
+/// The compiler's marks the loader reads (the same text as
+/// `tilebook_nvptx`'s, which this crate does not depend on; a test in
+/// `tests/` holds the two equal).
+#[cfg(feature = "driver")]
+pub use occupancy::{LAZY_WAITS_MARK, TWO_BLOCKS_MARK};
 #[cfg(feature = "driver")]
 pub use remote::{probe_worker, serve_from_this_binary, worker_enabled};
 #[cfg(feature = "driver")]

@@ -54,11 +54,11 @@ pub(crate) struct SecondBuild {
 
 /// The compiler's mark on tensor-core PTX whose tiles fit two blocks per SM
 /// (`tilebook_nvptx::TWO_BLOCKS_MARK`, the same text).
-const TWO_BLOCKS_MARK: &str = "// tilebook: tiles sized for two blocks per SM";
+pub const TWO_BLOCKS_MARK: &str = "// tilebook: tiles sized for two blocks per SM";
 
 /// The compiler's mark on PTX that leaves `wgmma` groups running past their
 /// dot (`tilebook_nvptx::LAZY_WAITS_MARK`, the same text).
-const LAZY_WAITS_MARK: &str = "// tilebook: wgmma groups waited for at their first reader";
+pub const LAZY_WAITS_MARK: &str = "// tilebook: wgmma groups waited for at their first reader";
 
 /// `ptx` with every `wgmma` group waited for as it is committed: the same
 /// results (a wait for all groups is never too early; the later waits
