@@ -11,8 +11,9 @@ import sys
 import torch
 import triton
 
-from ln_attn_kernels import (BWD_CONFIGS, FWD_CONFIGS, LN_BWD_CONFIGS, attention_bwd, attention_fwd,
-                             layer_norm_bwd, layer_norm_bwd_locks, layer_norm_fwd)
+from ln_attn_kernels import (BWD_KV_CONFIGS, BWD_Q_CONFIGS, FWD_CONFIGS, LN_BWD_CONFIGS, attention_bwd,
+                             attention_bwd_delta, attention_bwd_kv, attention_bwd_q, attention_fwd, layer_norm_bwd,
+                             layer_norm_bwd_locks, layer_norm_fwd)
 
 QUICK = "--full" not in sys.argv
 # `--check`: only the correctness checks, at small sizes (runs on the CPU backend too).
@@ -139,12 +140,14 @@ for D in (64, 128):
                 err = (o[0, h].float() - refs[h][0]).abs().max().item()
                 assert err < 2e-2, f"attention forward D={D} causal={causal} {cfg}: error {err}"
         o, lse = attention_fwd(q, k, v, causal, sm_scale, FWD_CONFIGS[D][0])
-        for cfg in BWD_CONFIGS[D]:
-            grads = attention_bwd(do, q, k, v, o, lse, causal, sm_scale, cfg)
+        pairs = ([(kv, BWD_Q_CONFIGS[D][0]) for kv in BWD_KV_CONFIGS[D]] +
+                 [(BWD_KV_CONFIGS[D][0], qc) for qc in BWD_Q_CONFIGS[D][1:]])
+        for kv_cfg, q_cfg in pairs:
+            grads = attention_bwd(do, q, k, v, o, lse, causal, sm_scale, kv_cfg, q_cfg)
             for h in range(H):
                 for name, got, want in zip("qkv", grads, refs[h][1:]):
                     err = (got[0, h].float() - want).abs().max().item()
-                    assert err < 5e-2, f"attention d{name} D={D} causal={causal} {cfg}: error {err}"
+                    assert err < 5e-2, f"attention d{name} D={D} causal={causal} {kv_cfg} {q_cfg}: error {err}"
         print(f"attention D={D} causal={causal}: forward and backward match, every config")
 if CHECK:
     sys.exit(0)
@@ -164,11 +167,22 @@ for D in (64, 128):
                 best = ms if best is None else min(best, ms)
             row("attention_fwd", N, "TFLOPS", flops / best / 1e9, D=D, causal=int(causal))
             o, lse = attention_fwd(q, k, v, causal, sm_scale, FWD_CONFIGS[D][0])
-            best = None
-            for cfg in BWD_CONFIGS[D]:
-                ms = bench_slow(lambda: attention_bwd(do, q, k, v, o, lse, causal, sm_scale, cfg))
-                print(f"attention bwd D={D} causal={causal} N={N} {cfg}: {2.5 * flops / ms / 1e9:.1f} TFLOPS",
-                      flush=True)
-                best = ms if best is None else min(best, ms)
-            row("attention_bwd", N, "TFLOPS", 2.5 * flops / best / 1e9, D=D, causal=int(causal))
-            del q, k, v, do, o, lse
+            # Each kernel's config alone (its own time), then the whole backward with the two best.
+            delta = attention_bwd_delta(o, do)
+            tag = f"D={D} causal={causal} N={N}"
+            picked = []
+            for name, part, configs in (
+                    ("dk/dv", lambda c: attention_bwd_kv(do, q, k, v, lse, delta, causal, sm_scale, c),
+                     BWD_KV_CONFIGS[D]),
+                    ("dq", lambda c: attention_bwd_q(do, q, k, v, lse, delta, causal, sm_scale, c), BWD_Q_CONFIGS[D])):
+                best = None
+                for cfg in configs:
+                    ms = bench_slow(lambda: part(cfg))
+                    print(f"attention bwd {name} {tag} {cfg}: {ms:.3f} ms", flush=True)
+                    if best is None or ms < best[0]:
+                        best = (ms, cfg)
+                picked.append(best[1])
+            ms = bench_slow(lambda: attention_bwd(do, q, k, v, o, lse, causal, sm_scale, *picked))
+            print(f"attention bwd {tag} {picked[0]} {picked[1]}: {2.5 * flops / ms / 1e9:.1f} TFLOPS", flush=True)
+            row("attention_bwd", N, "TFLOPS", 2.5 * flops / ms / 1e9, D=D, causal=int(causal))
+            del q, k, v, do, o, lse, delta

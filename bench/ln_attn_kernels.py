@@ -330,16 +330,37 @@ def attention_fwd(q, k, v, causal, sm_scale, cfg):
     return o, lse
 
 
-def attention_bwd(do, q, k, v, o, lse, causal, sm_scale, cfg):
+def attention_bwd_delta(o, do):
+    Z, H, N, D = o.shape
+    delta = torch.empty((Z, H, N), device=o.device, dtype=torch.float32)
+    attn_bwd_delta[(Z * H * N // 64,)](o, do, delta, D=D, BLOCK_M=64)
+    return delta
+
+
+def attention_bwd_kv(do, q, k, v, lse, delta, causal, sm_scale, cfg):
     bm, bn, nw, ns = cfg
     Z, H, N, D = q.shape
-    delta = torch.empty_like(lse)
-    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-    attn_bwd_delta[(Z * H * N // 64,)](o, do, delta, D=D, BLOCK_M=64)
+    dk, dv = torch.empty_like(k), torch.empty_like(v)
     attn_bwd_kv[(N // bn, Z * H)](q, k, v, do, dk, dv, lse, delta, sm_scale, N, D=D, BLOCK_M=bm, BLOCK_N=bn,
                                   CAUSAL=causal, num_warps=nw, num_stages=ns)
+    return dk, dv
+
+
+def attention_bwd_q(do, q, k, v, lse, delta, causal, sm_scale, cfg):
+    bm, bn, nw, ns = cfg
+    Z, H, N, D = q.shape
+    dq = torch.empty_like(q)
     attn_bwd_q[(N // bm, Z * H)](q, k, v, do, dq, lse, delta, sm_scale, N, D=D, BLOCK_M=bm, BLOCK_N=bn,
                                  CAUSAL=causal, num_warps=nw, num_stages=ns)
+    return dq
+
+
+def attention_bwd(do, q, k, v, o, lse, causal, sm_scale, kv_cfg, q_cfg):
+    """dq, dk, dv; `kv_cfg` and `q_cfg` are the tile configs of the two
+    kernels (each tuned on its own, as `@triton.autotune` on each would)."""
+    delta = attention_bwd_delta(o, do)
+    dk, dv = attention_bwd_kv(do, q, k, v, lse, delta, causal, sm_scale, kv_cfg)
+    dq = attention_bwd_q(do, q, k, v, lse, delta, causal, sm_scale, q_cfg)
     return dq, dk, dv
 
 
@@ -356,7 +377,15 @@ FWD_CONFIGS = {64: [(128, 64, 4, 3), (128, 64, 8, 3), (64, 64, 4, 3), (128, 64, 
                     (128, 64, 4, 4)],
                128: [(128, 64, 8, 3), (128, 32, 4, 3), (64, 64, 4, 3), (128, 128, 8, 2), (256, 64, 8, 2),
                      (128, 64, 8, 2), (128, 64, 4, 2)]}
-# Backward: (64, 64, 4, 2) was each side's best of nine on the H100 at
-# almost every shape (call3_bwd_configs.txt there).
-BWD_CONFIGS = {64: [(64, 64, 4, 3), (32, 64, 4, 3), (64, 128, 8, 3), (64, 64, 4, 2)],
-               128: [(64, 64, 4, 3), (32, 64, 4, 3), (64, 64, 8, 3), (64, 64, 4, 2)]}
+# Backward: the `dk`/`dv` kernel and the `dq` kernel each take their own
+# config (BLOCK_M, BLOCK_N, warps, stages); each side's row times its best
+# of each list alone, then the whole backward with the two. From each
+# kernel timed alone over 6 / 8 configs on both sides on the H200 (session
+# 49, bench/results/h200-2026-11-30-s49/call3/): (64, 64, 4, 2) is both
+# sides' best `dk`/`dv` config at almost every shape; the `dq` kernel is
+# 1-8 % faster with 128 query rows ((128, 64, 4, 2) at D = 64, (128, 64, 8,
+# 2-3) at D = 128) on both sides. The first entry is the default.
+BWD_KV_CONFIGS = {64: [(64, 64, 4, 2), (64, 64, 4, 3), (32, 128, 4, 3), (32, 64, 4, 3)],
+                  128: [(64, 64, 4, 2), (64, 128, 8, 2), (32, 64, 4, 3), (64, 64, 4, 3)]}
+BWD_Q_CONFIGS = {64: [(64, 64, 4, 2), (128, 64, 4, 2), (128, 64, 8, 3), (64, 128, 4, 2), (64, 64, 4, 3)],
+                 128: [(64, 64, 4, 2), (128, 64, 8, 2), (128, 64, 8, 3), (128, 32, 4, 3), (64, 64, 4, 3)]}
