@@ -95,6 +95,26 @@ fn whole_tensor_sums_agree_on_every_layout() {
 }
 
 #[test]
+fn isclose_and_allclose_decide_as_torch_does() {
+    // `equal_nan=` was ignored, `isclose` called infinities apart and
+    // zipped tensors of different shapes instead of broadcasting them.
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nnan, inf = float('nan'), float('inf')\n\
+         a = torch.tensor([1.0, inf, nan, -inf, 2.0])\nb = torch.tensor([1.0, inf, nan, inf, 2.0000001])\n\
+         print(torch.isclose(a, b).tolist(), torch.isclose(a, b, equal_nan=True).tolist())\n\
+         print(torch.allclose(a[:3], b[:3]), torch.allclose(a[:3], b[:3], equal_nan=True), torch.allclose(a, b, equal_nan=True))\n\
+         print(torch.isclose(a, torch.tensor(2.0)).tolist())",
+    );
+    assert_eq!(
+        out,
+        "[True, True, False, False, True] [True, True, True, False, True]\n\
+         False True False\n[False, False, False, False, True]\n"
+    );
+}
+
+#[test]
 fn dir_of_a_tensor_lists_what_getattr_answers() {
     // `dir(x)` came from a list of its own and had drifted from the
     // methods (no `sort`, `tan`, `itemsize`, ...).

@@ -238,28 +238,49 @@ pub fn softmax(t: &Tensor, dim: i64) -> R<Tensor> {
     Ok(res.transpose(d as usize, t.shape.len() - 1).contiguous())
 }
 
-pub fn allclose(a: &Tensor, b: &Tensor, rtol: f64, atol: f64) -> R<bool> {
-    // As torch.isclose: equal values are close; otherwise the difference
-    // must be finite and within the tolerance (inf is not close to -inf).
-    let close = |p: f64, q: f64| {
-        let d = (p - q).abs();
-        p == q || (d.is_finite() && d <= atol + rtol * q.abs())
-    };
+/// Whether `p` is close to `q` as torch.isclose decides: equal values
+/// (infinities included) are close; otherwise the difference must be finite
+/// and within `atol + rtol * |q|` (inf is not close to -inf); NaN is close
+/// only to NaN, and only with `equal_nan`.
+pub fn close(p: f64, q: f64, rtol: f64, atol: f64, equal_nan: bool) -> bool {
+    let d = (p - q).abs();
+    p == q
+        || (d.is_finite() && d <= atol + rtol * q.abs())
+        || (equal_nan && p.is_nan() && q.is_nan())
+}
+
+/// `close` elementwise over the broadcast shape of `a` and `b`.
+pub fn isclose(a: &Tensor, b: &Tensor, tol: Tolerance) -> R<(Vec<usize>, Vec<bool>)> {
+    let shape = crate::tensor::broadcast_shape(&a.shape, &b.shape)
+        .ok_or_else(|| Exc::new("RuntimeError", "isclose: shapes do not broadcast"))?;
+    let x = a.expand(&shape).expect("broadcast").values_f64();
+    let y = b.expand(&shape).expect("broadcast").values_f64();
+    let (rtol, atol, nan) = tol;
+    let v = x
+        .iter()
+        .zip(&y)
+        .map(|(&p, &q)| close(p, q, rtol, atol, nan))
+        .collect();
+    Ok((shape, v))
+}
+
+pub fn allclose(a: &Tensor, b: &Tensor, tol: Tolerance) -> R<bool> {
+    let (rtol, atol, nan) = tol;
     if a.shape == b.shape {
         // Two contiguous fp32 tensors of one shape (the usual check of a
         // kernel's output): compared in place, nothing materialised.
         let same = a.with_f32(|x| {
-            b.with_f32(|y| x.iter().zip(y).all(|(&p, &q)| close(p as f64, q as f64)))
+            b.with_f32(|y| {
+                x.iter()
+                    .zip(y)
+                    .all(|(&p, &q)| close(p as f64, q as f64, rtol, atol, nan))
+            })
         });
         if let Some(Some(r)) = same {
             return Ok(r);
         }
     }
-    let shape = crate::tensor::broadcast_shape(&a.shape, &b.shape)
-        .ok_or_else(|| Exc::new("RuntimeError", "allclose: shapes do not broadcast"))?;
-    let x = a.expand(&shape).expect("broadcast").values_f64();
-    let y = b.expand(&shape).expect("broadcast").values_f64();
-    Ok(x.iter().zip(&y).all(|(&p, &q)| close(p, q)))
+    Ok(isclose(a, b, tol)?.1.into_iter().all(|c| c))
 }
 
 pub fn unary_tensor(t: &Tensor, f: impl Fn(f64) -> f64) -> Tensor {
@@ -413,20 +434,26 @@ pub fn softmax_call(s: &mut Engine, t: &Tensor, dim: i64) -> R<Val> {
     Ok(Val::tensor(softmax(t, dim)?))
 }
 
-/// `rtol=` and `atol=` of `allclose`/`isclose`, with torch's defaults.
-pub fn tolerances(a: &Args) -> R<(f64, f64)> {
+/// `(rtol, atol, equal_nan)` of `allclose`/`isclose`.
+pub type Tolerance = (f64, f64, bool);
+
+/// `rtol=`, `atol=` and `equal_nan=` of `allclose`/`isclose`, with torch's defaults.
+pub fn tolerances(a: &Args) -> R<Tolerance> {
     let get = |n: &str, d: f64| {
         a.kw(n)
             .map(|v| to_f64(&v))
             .transpose()
             .map(|v| v.unwrap_or(d))
     };
-    Ok((get("rtol", 1e-5)?, get("atol", 1e-8)?))
+    let nan = match a.kw("equal_nan") {
+        None | Some(Val::None) => false,
+        Some(v) => v.truth()?,
+    };
+    Ok((get("rtol", 1e-5)?, get("atol", 1e-8)?, nan))
 }
 
 pub fn allclose_call(x: &Tensor, y: &Tensor, a: &Args) -> R<bool> {
-    let (rtol, atol) = tolerances(a)?;
-    allclose(x, y, rtol, atol)
+    allclose(x, y, tolerances(a)?)
 }
 
 pub fn creation(s: &mut Engine, kind: &str, a: &Args) -> R<Val> {

@@ -392,8 +392,8 @@ Sum of all elements, or along a dimension.
     Entry {
         name: "torch.allclose",
         f: torch_allclose,
-        doc: r#"torch.allclose(a, b, rtol=1e-05, atol=1e-08)
-Whether |a - b| <= atol + rtol * |b| everywhere.
+        doc: r#"torch.allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False)
+Whether |a - b| <= atol + rtol * |b| everywhere (equal values, infinities included, are close; NaN only to NaN with `equal_nan`).
 "#,
     },
     Entry {
@@ -404,7 +404,7 @@ Whether |a - b| <= atol + rtol * |b| everywhere.
     Entry {
         name: "torch.isclose",
         f: torch_isclose,
-        doc: "torch.isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False)\nA bool tensor: |input - other| <= atol + rtol * |other|, elementwise.\n",
+        doc: "torch.isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False)\nA bool tensor: |input - other| <= atol + rtol * |other|, elementwise, broadcast (equal values, infinities included, are close; NaN only to NaN with `equal_nan`).\n",
     },
     Entry {
         name: "torch.matmul",
@@ -679,8 +679,8 @@ fn torch_allclose(s: &mut Engine, name: &str, a: Args) -> R<Val> {
     let x = tensor_arg(&a.req(0, "input")?, name)?;
     let y = tensor_arg(&a.req(1, "other")?, name)?;
     if x.shape == y.shape {
-        let (rtol, atol) = crate::tensor_lib::tolerances(&a)?;
-        if let Some(n) = crate::device_ops::mismatches(s, &x, &y, rtol, atol, false)? {
+        let (rtol, atol, nan) = crate::tensor_lib::tolerances(&a)?;
+        if let Some(n) = crate::device_ops::mismatches(s, &x, &y, rtol, atol, nan)? {
             return Ok(Val::Bool(n == 0));
         }
     }
@@ -696,15 +696,10 @@ fn torch_equal(_s: &mut Engine, name: &str, a: Args) -> R<Val> {
 fn torch_isclose(_s: &mut Engine, name: &str, a: Args) -> R<Val> {
     let x = tensor_arg(&a.req(0, "input")?, name)?;
     let y = tensor_arg(&a.req(1, "other")?, name)?;
-    let (rtol, atol) = crate::tensor_lib::tolerances(&a)?;
-    let vals: Vec<Scalar> = x
-        .values_f64()
-        .iter()
-        .zip(y.values_f64())
-        .map(|(p, q)| Scalar::B((p - q).abs() <= atol + rtol * q.abs()))
-        .collect();
+    let (shape, close) = crate::tensor_lib::isclose(&x, &y, crate::tensor_lib::tolerances(&a)?)?;
+    let vals: Vec<Scalar> = close.into_iter().map(Scalar::B).collect();
     Ok(Val::tensor(Tensor::from_scalars(
-        &x.shape,
+        &shape,
         DType::I1,
         x.device.clone(),
         vals,
