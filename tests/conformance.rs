@@ -71,6 +71,7 @@ const CASES: &[&str] = &[
     "casts.py",
     "reductions.py",
     "row_reductions.py",
+    "scaled_maxima.py",
     "dot.py",
     "control.py",
     "constexpr.py",
@@ -100,6 +101,7 @@ cases! {
     casts => "casts.py";
     reductions => "reductions.py";
     row_reductions => "row_reductions.py";
+    scaled_maxima => "scaled_maxima.py";
     dot => "dot.py";
     control => "control.py";
     constexpr => "constexpr.py";

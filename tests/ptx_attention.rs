@@ -24,6 +24,50 @@ fn attention_ptx(d: usize, block: (usize, usize, usize, usize), causal: bool) ->
     gpu_kernel("ln_attn_kernels.py", &text, "attn_fwd", &sig, &|_| {}).ptx
 }
 
+/// The first loop's PTX from its header (`$L__BB0_1`) to its exit, then the
+/// blocks LLVM placed before the header (entered through a branch to it):
+/// the loop's blocks in the order one iteration runs them.
+fn loop_from_header(p: &str) -> String {
+    let header = p.find("$L__BB0_1:").expect("loop");
+    let entry = "bra.uni \t$L__BB0_1;\n";
+    let start = p[..header].rfind(entry).map_or(header, |e| e + entry.len());
+    let exit_branch = p[header..]
+        .find("bra \t$L__BB0_")
+        .expect("the loop's exit test")
+        + header;
+    let label = &p[exit_branch + 5..];
+    let label = &label[..label.find(';').expect("label")];
+    let exit = p.find(&format!("{label}:")).expect("the exit block");
+    format!("{}{}", &p[header..exit], &p[start..header])
+}
+
+/// A row maximum of scaled scores is taken on the unscaled dot and scaled
+/// per row, behind a branch on `0 < scale < inf` (`codegen/scaled.rs`); the
+/// fast path's softmax subtracts it in one `fma` a score and has no `mul`
+/// a score besides `acc * alpha`.
+#[test]
+fn row_maxima_of_scaled_scores_skip_the_scaling() {
+    let p = attention_ptx(64, (128, 64, 4, 2), false);
+    let body = loop_from_header(&p);
+    // Blocks of the loop: the header, then the fast or the slow maximum.
+    let blocks: Vec<&str> = body.split("$L__BB0_").collect();
+    let count = |b: &str, what: &str| b.matches(what).count();
+    let (fast, slow): (Vec<&str>, Vec<&str>) = blocks
+        .iter()
+        .filter(|b| count(b, "max.f32") >= 64)
+        .partition(|b| count(b, "mul.f32") < 64);
+    assert_eq!((fast.len(), slow.len()), (1, 1), "{body}");
+    assert_eq!(count(slow[0], "mul.f32"), 64, "{body}");
+    // The softmax: 64 scores and 64 accumulators a thread.
+    let rest: usize = blocks
+        .iter()
+        .filter(|b| count(b, "max.f32") < 64)
+        .map(|b| count(b, "mul.f32"))
+        .sum();
+    assert!(rest + count(fast[0], "mul.f32") <= 64 + 8, "{body}");
+    assert!(count(&body, "fma.rn.f32") >= 64, "{body}");
+}
+
 #[test]
 fn attention_issues_the_next_scores_before_the_softmax() {
     let p = attention_ptx(64, (128, 64, 4, 2), false);
@@ -31,7 +75,7 @@ fn attention_issues_the_next_scores_before_the_softmax() {
     // block's scores before the loop, the next block's scores and `p @ v`
     // in it.
     assert_eq!(p.matches("wgmma.mma_async").count(), 24, "{p}");
-    let body = &p[p.find("$L__BB0_1:").expect("loop")..];
+    let body = &loop_from_header(&p);
     let first = body.find("wgmma.mma_async").expect("a dot in the loop");
     let softmax = body.find("ex2.approx").expect("the softmax");
     let waited = body

@@ -18,6 +18,7 @@ mod mma_narrow;
 mod mma_rows;
 mod prefix;
 mod reduce;
+mod scaled;
 mod tensor_core;
 mod tile_plan;
 mod transpose;
@@ -81,6 +82,8 @@ struct Gen<'ctx, 'a> {
     rows: HashMap<Value, MmaLayout>,
     /// Ops that emit nothing: their users read their operands (`mma_plan`).
     virtual_ops: HashSet<Value>,
+    /// Scaled blocks built only where read (`scaled`): `x * splat(c)` as `(x, c)`.
+    scaled: HashMap<Value, (Value, Value)>,
     /// Blocked vectors moved into MMA rows (`true`) or columns, like `converted`.
     vectors: std::cell::RefCell<Vec<MovedVector<'ctx>>>,
     /// A fragments of loop dots with a loop-invariant A, by dot result (`hoist_a_fragments`).
@@ -210,6 +213,7 @@ pub fn emit<'ctx>(
         mma: HashMap::new(),
         rows: HashMap::new(),
         virtual_ops: HashSet::new(),
+        scaled: HashMap::new(),
         hoisted: HashMap::new(),
         vectors: Default::default(),
         defs: HashMap::new(),
@@ -246,6 +250,7 @@ pub fn emit<'ctx>(
     g.scalar_only_sizes(&operand_sizes);
     g.axis0 = analyze_dim0(k, &g.axis);
     let (over_budget, register_prefetch) = g.plan_mma(features);
+    g.plan_scaled();
     let uses_wgmma = g.mma.values().any(|l| l.wgmma);
     if uses_wgmma {
         // The swizzle pattern is anchored at 1024-byte boundaries of the
@@ -594,6 +599,11 @@ impl<'ctx> Gen<'ctx, '_> {
             OpKind::Print(prefix) => self.print_op(op, prefix)?,
             OpKind::Assert(msg) => self.assert_op(op, msg)?,
             OpKind::Yield => {}
+            OpKind::Binary(BinOp::Mul) if self.scaled.contains_key(&op.results[0]) => {}
+            OpKind::Binary(_) if self.scaled_operand(op).is_some() => {
+                let pos = self.scaled_operand(op).unwrap_or_default();
+                self.scaled_add(op, pos)?
+            }
             _ => {
                 // Elementwise.
                 let t = rty.expect("result");

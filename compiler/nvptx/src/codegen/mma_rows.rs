@@ -214,9 +214,26 @@ impl<'ctx> Gen<'ctx, '_> {
     /// lanes of the quad that share the row.
     pub(super) fn rows_reduce(&mut self, op: &Op, combine: Combine) -> R<()> {
         let src = op.args[0];
+        if self.scaled.contains_key(&src) {
+            return self.scaled_rows_reduce(op, combine);
+        }
         let l = self.mma[&src];
         let d = self.ty(op.results[0]).dtype();
         let regs = self.raw(src)?;
+        let out = self.rows_combine(&l, &regs, combine, d)?;
+        self.set(op.results[0], Reg::B(out));
+        Ok(())
+    }
+
+    /// Each row of the MMA registers `regs` (layout `l`) combined: a
+    /// thread's own elements, then across the four lanes of its quad.
+    pub(super) fn rows_combine(
+        &mut self,
+        l: &MmaLayout,
+        regs: &[BasicValueEnum<'ctx>],
+        combine: Combine,
+        d: Option<DType>,
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
         let mut out = vec![];
         for rm in 0..l.reps_m() {
             for h in 0..2 {
@@ -238,8 +255,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 out.push(acc);
             }
         }
-        self.set(op.results[0], Reg::B(out));
-        Ok(())
+        Ok(out)
     }
 
     /// `shfl.sync.bfly` of an f32 or i32 register with the lane `off` apart.

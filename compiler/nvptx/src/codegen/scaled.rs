@@ -1,0 +1,167 @@
+//! Scaled scores without their scaling multiplies (FlashAttention's
+//! `max(qk) * scale`).
+//!
+//! Attention scales a dot's scores by a scalar and then takes each row's
+//! maximum and subtracts it: `s = dot * c; m = max(s, 1); p = exp2(s - m)`.
+//! Written so, every score costs a multiply for the maximum and another
+//! rounding for the subtraction. For `0 < c < inf` the row maximum of `s` is
+//! the row maximum of `dot` times `c`, exactly: rounding is monotonic, so
+//! `max_i rn(dot_i * c) = rn(max_i(dot_i) * c)` (the same holds for the
+//! minimum). The subtraction then becomes one `fma(dot, c, -m)` per score,
+//! the contraction Triton's `enable_fp_fusion` (our default) allows. Other
+//! values of `c` take the original code behind a uniform branch.
+//!
+//! Only where the scaled block lives in an MMA layout and its every user is a
+//! row maximum or minimum (`rows_reduce`) or an add or subtract in the same
+//! layout: its registers are then never built on the fast path. With
+//! `TILEBOOK_FP_FUSION=0` (every operation rounded on its own) nothing
+//! changes.
+
+use super::*;
+
+impl<'ctx> Gen<'ctx, '_> {
+    /// Find the scaled blocks (`m = x * splat(c)`) this module rewrites.
+    pub(super) fn plan_scaled(&mut self) {
+        if std::env::var("TILEBOOK_FP_FUSION").is_ok_and(|v| v == "0") {
+            return;
+        }
+        let mut users: HashMap<Value, Vec<&Op>> = HashMap::new();
+        tilebook_tir::walk_ops(&self.k.body, &mut |op| {
+            for &a in &op.args {
+                users.entry(a).or_default().push(op);
+            }
+        });
+        let mut found = vec![];
+        for (&m, op) in &self.defs {
+            if op.kind != OpKind::Binary(BinOp::Mul) || self.ty(m).dtype() != Some(DType::F32) {
+                continue;
+            }
+            let Some(&l) = self.mma.get(&m) else {
+                continue;
+            };
+            let split = |x: Value, s: Value| {
+                let d = self.defs.get(&s)?;
+                let c = *d.args.first()?;
+                let scalar = !self.ty(c).is_block() && self.ty(c).dtype() == Some(DType::F32);
+                (d.kind == OpKind::Splat && scalar && self.mma.get(&x) == Some(&l))
+                    .then_some((x, c))
+            };
+            let [a, b] = op.args[..] else {
+                continue;
+            };
+            let Some((x, c)) = split(a, b).or_else(|| split(b, a)) else {
+                continue;
+            };
+            let us = users.get(&m).map(Vec::as_slice).unwrap_or_default();
+            let reduced = us.iter().any(|u| matches!(u.kind, OpKind::Reduce { .. }));
+            let fits = us.iter().all(|u| match u.kind {
+                OpKind::Reduce {
+                    combine: Combine::Max | Combine::Min,
+                    ..
+                } => u.args.len() == 1 && self.rows.contains_key(&u.results[0]),
+                OpKind::Binary(BinOp::Add | BinOp::Sub) => {
+                    u.args[0] != u.args[1] && self.mma.get(&u.results[0]) == Some(&l)
+                }
+                _ => false,
+            });
+            if reduced && fits {
+                found.push((m, (x, c)));
+            }
+        }
+        self.scaled.extend(found);
+    }
+
+    /// `0 < c < inf`, the condition of the fast path.
+    fn scale_ok(&self, c: Value) -> R<(IntValue<'ctx>, inkwell::values::FloatValue<'ctx>)> {
+        let c = self.scalar(c)?.into_float_value();
+        let f32t = self.ctx.f32_type();
+        let pos = self
+            .b
+            .build_float_compare(FloatPredicate::OGT, c, f32t.const_zero(), "")?;
+        let finite = self.b.build_float_compare(
+            FloatPredicate::OLT,
+            c,
+            f32t.const_float(f64::INFINITY),
+            "",
+        )?;
+        Ok((self.b.build_and(pos, finite, "")?, c))
+    }
+
+    /// A row maximum or minimum of a scaled block: of the unscaled block,
+    /// then scaled, where `0 < c < inf`; else of the scaled block.
+    pub(super) fn scaled_rows_reduce(&mut self, op: &Op, combine: Combine) -> R<()> {
+        let (x, c) = self.scaled[&op.args[0]];
+        let l = self.mma[&x];
+        let d = self.ty(op.results[0]).dtype();
+        let regs = self.raw(x)?;
+        let (ok, c) = self.scale_ok(c)?;
+        // In order after the current block, so the loop body stays in one piece.
+        let here = self
+            .b
+            .get_insert_block()
+            .ok_or_else(|| GenError("no insertion block".into()))?;
+        let join = self.ctx.insert_basic_block_after(here, "scaled_join");
+        let slow = self.ctx.insert_basic_block_after(here, "scaled_slow");
+        let fast = self.ctx.insert_basic_block_after(here, "scaled_fast");
+        self.b.build_conditional_branch(ok, fast, slow)?;
+        self.b.position_at_end(fast);
+        let mut fast_out = vec![];
+        for r in self.rows_combine(&l, &regs, combine, d)? {
+            fast_out.push(self.b.build_float_mul(r.into_float_value(), c, "")?);
+        }
+        let fast_end = self.current_block()?;
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(slow);
+        let scaled = regs
+            .iter()
+            .map(|r| Ok(self.b.build_float_mul(r.into_float_value(), c, "")?.into()))
+            .collect::<R<Vec<BasicValueEnum<'ctx>>>>()?;
+        let slow_out = self.rows_combine(&l, &scaled, combine, d)?;
+        let slow_end = self.current_block()?;
+        self.b.build_unconditional_branch(join)?;
+        self.b.position_at_end(join);
+        let mut out = vec![];
+        for (f, s) in fast_out.iter().zip(&slow_out) {
+            let phi = self.b.build_phi(self.ctx.f32_type(), "")?;
+            phi.add_incoming(&[(f, fast_end), (s, slow_end)]);
+            out.push(phi.as_basic_value());
+        }
+        self.set(op.results[0], Reg::B(out));
+        Ok(())
+    }
+
+    /// The scaled operand of an add or subtract, if it has one, and its position.
+    pub(super) fn scaled_operand(&self, op: &Op) -> Option<usize> {
+        if !matches!(op.kind, OpKind::Binary(BinOp::Add | BinOp::Sub)) {
+            return None;
+        }
+        op.args.iter().position(|a| self.scaled.contains_key(a))
+    }
+
+    /// `x * c + o`, `x * c - o` or `o - x * c` as one `fma` a register.
+    pub(super) fn scaled_add(&mut self, op: &Op, pos: usize) -> R<()> {
+        let (x, c) = self.scaled[&op.args[pos]];
+        let l = self.mma[&op.results[0]];
+        let mut unscaled = op.clone();
+        unscaled.args[pos] = x;
+        let all = self.mma_operands(&unscaled, &l)?;
+        let c = self.scalar(c)?;
+        let sub = op.kind == OpKind::Binary(BinOp::Sub);
+        let mut out = vec![];
+        for (xr, o) in all[pos].iter().zip(&all[1 - pos]) {
+            let (xr, o) = (xr.into_float_value(), o.into_float_value());
+            let (a, addend) = match (sub, pos) {
+                (false, _) => (xr, o),
+                (true, 0) => (xr, self.b.build_float_neg(o, "")?),
+                (true, _) => (self.b.build_float_neg(xr, "")?, o),
+            };
+            out.push(self.intrinsic(
+                "llvm.fma",
+                &[self.ctx.f32_type().into()],
+                &[a.into(), c, addend.into()],
+            )?);
+        }
+        self.set(op.results[0], Reg::B(out));
+        Ok(())
+    }
+}
