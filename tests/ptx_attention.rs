@@ -47,7 +47,11 @@ fn loop_from_header(p: &str) -> String {
 /// a score besides `acc * alpha`.
 #[test]
 fn row_maxima_of_scaled_scores_skip_the_scaling() {
-    let p = attention_ptx(64, (128, 64, 4, 2), false);
+    // One warpgroup holding 64 scores a thread keeps the scaled maximum
+    // (slower otherwise): one `fma` a row only (`l_i`).
+    let one = attention_ptx(64, (128, 64, 4, 2), false);
+    assert!(one.matches("fma.rn.f32").count() < 64, "{one}");
+    let p = attention_ptx(64, (256, 64, 8, 2), false);
     let body = loop_from_header(&p);
     // Blocks of the loop: the header, then the fast or the slow maximum.
     let blocks: Vec<&str> = body.split("$L__BB0_").collect();

@@ -28,10 +28,13 @@ def close(name, got, want, tol):
 
 
 for M, N, D, warps in [(64, 64, 64, 4), (128, 64, 32, 8)]:
-    # Small integers: every dot is exact on both backends and the host, so
-    # infinite scales give the same infinities and NaNs everywhere.
-    q = torch.randint(-4, 5, (M, D), device=DEVICE).half()
-    k = torch.randint(-4, 5, (N, D), device=DEVICE).half()
+    # Small positive integers: every dot is exact on both backends and the
+    # host, and none is zero, so an infinite scale makes every score the
+    # same infinity (no NaN beside numbers in a row, where the backends'
+    # maxima differ: the GPU's ignores NaN as Triton's does, the CPU's
+    # returns it; bench/NOTES.md, session 49).
+    q = torch.randint(1, 5, (M, D), device=DEVICE).half()
+    k = torch.randint(1, 5, (N, D), device=DEVICE).half()
     dots = q.float() @ k.float().T
     for scale in [0.37, 1.0, -0.7, 0.0, float("inf"), float("-inf"), float("nan")]:
         mx = torch.zeros(M, device=DEVICE)

@@ -13,7 +13,9 @@
 //!
 //! Only where the scaled block lives in an MMA layout and its every user is a
 //! row maximum or minimum (`rows_reduce`) or an add or subtract in the same
-//! layout: its registers are then never built on the fast path. With
+//! layout: its registers are then never built on the fast path; and not
+//! where one warpgroup holds more than 32 scores a thread (measured slower
+//! there). With
 //! `TILEBOOK_FP_FUSION=0` (every operation rounded on its own) nothing
 //! changes.
 
@@ -52,6 +54,15 @@ impl<'ctx> Gen<'ctx, '_> {
             let Some((x, c)) = split(a, b).or_else(|| split(b, a)) else {
                 continue;
             };
+            // Not where one warpgroup holds more than 32 scores a thread:
+            // every such config in the benchmark's lists lost on the H200
+            // (5-11 %; (128, 64, 4, 2) at D = 128 half, with spills), where
+            // two-warpgroup configs gained 0-13 % and 64-row ones 0-5 %
+            // (bench/NOTES.md, session 49).
+            let per_thread = self.ty(m).numel() / self.threads.max(1);
+            if self.threads <= 128 && per_thread > 32 {
+                continue;
+            }
             let us = users.get(&m).map(Vec::as_slice).unwrap_or_default();
             let reduced = us.iter().any(|u| matches!(u.kind, OpKind::Reduce { .. }));
             let fits = us.iter().all(|u| match u.kind {
