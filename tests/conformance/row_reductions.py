@@ -47,3 +47,40 @@ x = torch.randn(2, 8, 64, device=DEVICE)
 out = torch.zeros(2, 8, device=DEVICE)
 rows3d[(1,)](x, out, A=2, B=8, C=64)
 check("max over the last axis of [2, 8, 64]", out, x.max(dim=2)[0])
+
+
+# NaN beside numbers: tl.max, tl.min and tl.maximum give the number (the
+# GPU's max.f32, Triton's maxnumf); NaN only where every operand is NaN. The
+# CPU backend returned NaN here until session 49.
+@triton.jit
+def nan_rows(x_ptr, y_ptr, mx_ptr, mn_ptr, e_ptr, N: tl.constexpr):
+    rm = tl.arange(0, 4)
+    offs = rm[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    tl.store(mx_ptr + rm, tl.max(x, axis=1))
+    tl.store(mn_ptr + rm, tl.min(x, axis=1))
+    tl.store(e_ptr + offs, tl.maximum(x, tl.load(y_ptr + offs)))
+
+
+nan = float("nan")
+x = torch.randn(4, 32, device=DEVICE)
+x[0, 3] = nan
+x[1, :] = nan
+x[2, ::2] = nan
+y = torch.randn(4, 32, device=DEVICE)
+y[0, 3] = nan
+y[3, 5] = nan
+mx = torch.zeros(4, device=DEVICE)
+mn = torch.zeros(4, device=DEVICE)
+e = torch.zeros(4, 32, device=DEVICE)
+nan_rows[(1,)](x, y, mx, mn, e, N=32)
+isn = x != x
+want_mx = torch.where(isn, torch.full_like(x, float("-inf")), x).max(dim=1)[0]
+want_mn = torch.where(isn, torch.full_like(x, float("inf")), x).min(dim=1)[0]
+all_nan = isn.all(dim=1)
+want_mx = torch.where(all_nan, torch.full_like(want_mx, nan), want_mx)
+want_mn = torch.where(all_nan, torch.full_like(want_mn, nan), want_mn)
+want_e = torch.where(isn, y, torch.where(y != y, x, torch.maximum(x, y)))
+assert torch.allclose(mx, want_mx, equal_nan=True), f"max with NaN: {mx.tolist()} != {want_mx.tolist()}"
+assert torch.allclose(mn, want_mn, equal_nan=True), f"min with NaN: {mn.tolist()} != {want_mn.tolist()}"
+assert torch.allclose(e, want_e, equal_nan=True), "tl.maximum with NaN"

@@ -187,8 +187,7 @@ impl Gen<'_, '_> {
             BinOp::Shl => self.b.ins().ishl(a, b),
             BinOp::Shr if unsigned => self.b.ins().ushr(a, b),
             BinOp::Shr => self.b.ins().sshr(a, b),
-            BinOp::Min if float => self.b.ins().fmin(a, b),
-            BinOp::Max if float => self.b.ins().fmax(a, b),
+            BinOp::Min | BinOp::Max if float => self.min_max_num(op == BinOp::Max, a, b),
             BinOp::Min if unsigned => self.b.ins().umin(a, b),
             BinOp::Max if unsigned => self.b.ins().umax(a, b),
             BinOp::Min => self.b.ins().smin(a, b),
@@ -358,6 +357,22 @@ impl Gen<'_, '_> {
             DType::F64 => self.b.ins().bitcast(types::F64, MemFlags::new(), bits),
             _ => bits,
         }
+    }
+
+    /// `tl.maximum`/`tl.minimum` (and the `tl.max`/`tl.min` reductions) as
+    /// the GPU computes them (`max.f32`, Triton's `maxnumf`): a NaN operand
+    /// gives the other one, NaN only when both are. Cranelift's `fmax` would
+    /// return the NaN.
+    fn min_max_num(&mut self, max: bool, a: CV, b: CV) -> CV {
+        let m = if max {
+            self.b.ins().fmax(a, b)
+        } else {
+            self.b.ins().fmin(a, b)
+        };
+        let a_nan = self.b.ins().fcmp(FloatCC::Unordered, a, a);
+        let b_nan = self.b.ins().fcmp(FloatCC::Unordered, b, b);
+        let m = self.b.ins().select(b_nan, a, m);
+        self.b.ins().select(a_nan, b, m)
     }
 
     /// `acc ⊕ x` for builtin combine kinds.

@@ -263,7 +263,9 @@ impl Gen<'_, '_> {
         }
         let supported = match &op.kind {
             OpKind::Binary(b) => match b {
-                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Min | BinOp::Max => true,
+                BinOp::Add | BinOp::Sub | BinOp::Mul => true,
+                // Float min/max ignore a NaN operand (`elem::min_max_num`).
+                BinOp::Min | BinOp::Max => !float,
                 BinOp::Div | BinOp::DivFull => float,
                 BinOp::And | BinOp::Or | BinOp::Xor => !float,
                 _ => false,
@@ -289,9 +291,7 @@ impl Gen<'_, '_> {
             (OpKind::Binary(BinOp::Sub), false) => ins.isub(args[0], args[1]),
             (OpKind::Binary(BinOp::Mul), true) => ins.fmul(args[0], args[1]),
             (OpKind::Binary(BinOp::Mul), false) => ins.imul(args[0], args[1]),
-            (OpKind::Binary(BinOp::Min), true) => ins.fmin(args[0], args[1]),
             (OpKind::Binary(BinOp::Min), false) => ins.smin(args[0], args[1]),
-            (OpKind::Binary(BinOp::Max), true) => ins.fmax(args[0], args[1]),
             (OpKind::Binary(BinOp::Max), false) => ins.smax(args[0], args[1]),
             (OpKind::Binary(BinOp::Div | BinOp::DivFull), _) => ins.fdiv(args[0], args[1]),
             (OpKind::Binary(BinOp::And), _) => ins.band(args[0], args[1]),
