@@ -33,9 +33,8 @@ def close(name, got, want, tol):
 for M, N, D, warps in [(64, 64, 64, 4), (128, 64, 32, 8)]:
     # Small positive integers: every dot is exact on both backends and the
     # host, and none is zero, so an infinite scale makes every score the
-    # same infinity (no NaN beside numbers in a row, where the backends'
-    # maxima differ: the GPU's ignores NaN as Triton's does, the CPU's
-    # returns it; bench/NOTES.md, session 49).
+    # same infinity (no NaN beside numbers in a row: tl.max ignores such a
+    # NaN, torch.max here returns it; row_reductions.py covers that case).
     q = torch.randint(1, 5, (M, D), device=DEVICE).half()
     k = torch.randint(1, 5, (N, D), device=DEVICE).half()
     dots = q.float() @ k.float().T
