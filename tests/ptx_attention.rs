@@ -72,6 +72,33 @@ fn row_maxima_of_scaled_scores_skip_the_scaling() {
     assert!(count(&body, "fma.rn.f32") >= 64, "{body}");
 }
 
+/// Two scaled blocks added together: neither is left without registers
+/// for the other's `fma` (the first rule planned both and the compile
+/// failed on the unbuilt operand).
+#[test]
+fn a_sum_of_two_scaled_blocks_compiles() {
+    let src = r#"import triton
+import triton.language as tl
+@triton.jit
+def k(q_ptr, k_ptr, o_ptr, c, M: tl.constexpr):
+    r = tl.arange(0, M)
+    q = tl.load(q_ptr + r[:, None] * M + r[None, :])
+    kk = tl.load(k_ptr + r[:, None] * M + r[None, :])
+    s1 = tl.dot(q, tl.trans(kk)) * c
+    s2 = tl.dot(kk, tl.trans(q)) * c
+    m = tl.max(s1, 1) + tl.max(s2, 1)
+    tl.store(o_ptr + r[:, None] * M + r[None, :], s1 + s2 - m[:, None])
+"#;
+    let p = ptx_for(
+        "sm_90a",
+        "two.py",
+        src,
+        "k",
+        "*fp16:16, *fp16:16, *fp32:16, fp32, M=64, num_warps=4",
+    );
+    assert_eq!(p.matches("wgmma.mma_async").count(), 8, "{p}");
+}
+
 #[test]
 fn attention_issues_the_next_scores_before_the_softmax() {
     let p = attention_ptx(64, (128, 64, 4, 2), false);

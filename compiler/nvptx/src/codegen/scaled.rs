@@ -13,10 +13,10 @@
 //!
 //! Only where the scaled block lives in an MMA layout and its every user is a
 //! row maximum or minimum (`rows_reduce`) or an add or subtract in the same
-//! layout: its registers are then never built on the fast path; and not
-//! where one warpgroup holds more than 32 scores a thread (measured slower
-//! there). With
-//! `TILEBOOK_FP_FUSION=0` (every operation rounded on its own) nothing
+//! layout (whose other operand is no product: it must have registers): its
+//! registers are then never built on the fast path; and not where one
+//! warpgroup holds more than 32 scores a thread (measured slower there).
+//! With `TILEBOOK_FP_FUSION=0` (every operation rounded on its own) nothing
 //! changes.
 
 use super::*;
@@ -71,7 +71,13 @@ impl<'ctx> Gen<'ctx, '_> {
                     ..
                 } => u.args.len() == 1 && self.rows.contains_key(&u.results[0]),
                 OpKind::Binary(BinOp::Add | BinOp::Sub) => {
-                    u.args[0] != u.args[1] && self.mma.get(&u.results[0]) == Some(&l)
+                    let product = |a: &Value| {
+                        self.defs
+                            .get(a)
+                            .is_some_and(|d| d.kind == OpKind::Binary(BinOp::Mul))
+                    };
+                    let other = u.args.iter().find(|a| **a != m);
+                    other.is_some_and(|o| !product(o)) && self.mma.get(&u.results[0]) == Some(&l)
                 }
                 _ => false,
             });
