@@ -500,6 +500,23 @@ fn isnan_isinf_isfinite_as_torch_gives_them() {
     );
 }
 
+/// fp32 values just above a half-way point round up into fp16 and bf16
+/// (`half`'s `from_f64` dropped the low 32 bits and rounded them down), on
+/// the host and in a kernel's constants.
+#[test]
+fn fp32_just_above_a_tie_rounds_up_into_fp16_and_bf16() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nimport triton\nimport triton.language as tl\n\
+         x = torch.tensor([762.0001831054688, 228.5000762939453, 762.0, 1.0 + 2.0 ** -11 + 2.0 ** -23])\n\
+         print(x.bfloat16()[:3].tolist(), x.half()[3].item())\n\
+         @triton.jit\ndef k(o):\n    tl.store(o + tl.arange(0, 1), tl.full([1], 1.0 + 2.0 ** -11 + 2.0 ** -23, tl.float16))\n\
+         o = torch.zeros(1, dtype=torch.float16)\nk[(1,)](o)\nprint(o.item())",
+    );
+    assert_eq!(out, "[764.0, 229.0, 760.0] 1.0009765625\n1.0009765625\n");
+}
+
 #[test]
 fn all_any_and_sums_of_empty_tensors_as_torch_gives_them() {
     let mut s = session();

@@ -436,13 +436,14 @@ pub fn wrap_int(v: i64, d: DType) -> i64 {
     }
 }
 
-/// Round an `f64` to what `d` can hold (for constants and folding).
+/// Round an `f64` to what `d` can hold (for constants and folding); fp16 and
+/// bf16 through fp32, as a kernel's float constant is an fp32 one first.
 pub fn round_float(v: f64, d: DType) -> f64 {
     match d {
         DType::F64 => v,
         DType::F32 => v as f32 as f64,
-        DType::F16 => half::f16::from_f64(v).to_f64(),
-        DType::BF16 => half::bf16::from_f64(v).to_f64(),
+        DType::F16 => half::f16::from_f32(v as f32).to_f64(),
+        DType::BF16 => half::bf16::from_f32(v as f32).to_f64(),
         DType::F8E5 | DType::F8E4NV => crate::fp8::round_to_fp8(v, d),
         _ => v,
     }

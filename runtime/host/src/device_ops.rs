@@ -218,8 +218,8 @@ pub fn compare(
     // tensor's dtype (`half == 0.1` compares with 0.1 in fp16).
     let y = match y {
         Other::Scalar(v) => Other::Scalar(match dtype {
-            DType::F16 => half::f16::from_f64(v).to_f64(),
-            DType::BF16 => half::bf16::from_f64(v).to_f64(),
+            DType::F16 => half::f16::from_f32(v as f32).to_f64(),
+            DType::BF16 => half::bf16::from_f32(v as f32).to_f64(),
             _ => v as f32 as f64,
         }),
         t => t,

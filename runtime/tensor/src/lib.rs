@@ -144,7 +144,10 @@ pub unsafe fn read(p: *const u8, d: DType) -> Scalar {
     }
 }
 
-/// Write one element (converting like torch's `.to`).
+/// Write one element (converting like torch's `.to`: fp16 and bf16 through
+/// fp32, as torch's `Half`/`BFloat16` are built from a float; `half`'s own
+/// `from_f64` drops the low 32 bits of the source before rounding, so a value
+/// just above a tie rounded down).
 ///
 /// # Safety
 /// `p` must point to writable memory for one element of dtype `d`.
@@ -155,8 +158,8 @@ pub unsafe fn write(p: *mut u8, d: DType, v: Scalar) {
         DType::I16 | DType::U16 => (p as *mut u16).write_unaligned(v.i() as u16),
         DType::I32 | DType::U32 => (p as *mut u32).write_unaligned(v.i() as u32),
         DType::I64 | DType::U64 => (p as *mut i64).write_unaligned(v.i()),
-        DType::F16 => (p as *mut u16).write_unaligned(f16::from_f64(v.f()).to_bits()),
-        DType::BF16 => (p as *mut u16).write_unaligned(bf16::from_f64(v.f()).to_bits()),
+        DType::F16 => (p as *mut u16).write_unaligned(f16::from_f32(v.f() as f32).to_bits()),
+        DType::BF16 => (p as *mut u16).write_unaligned(bf16::from_f32(v.f() as f32).to_bits()),
         DType::F32 => (p as *mut f32).write_unaligned(v.f() as f32),
         DType::F64 => (p as *mut f64).write_unaligned(v.f()),
         DType::F8E5 | DType::F8E4NV => *p = encode_fp8(v.f(), d, false),
