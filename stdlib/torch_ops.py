@@ -108,6 +108,9 @@ def tb_row_max(x_ptr, out_ptr, idx_ptr, n_rows, n_cols, sx0, sx1, WIDE: tl.const
                BLOCK: tl.constexpr):
     # Each lane keeps the largest value it has seen and where; the first
     # position of the row's maximum is the smallest such index, as in torch.
+    # A NaN is the maximum, as in torch (tl.max alone would ignore it): a
+    # lane keeps its first NaN, and a row with one answers NaN and the
+    # first NaN's position.
     row = _index(0, WIDE)
     offsets = tl.arange(0, BLOCK)
     best = tl.full([BLOCK], -float('inf'), dtype=tl.float32)
@@ -116,11 +119,14 @@ def tb_row_max(x_ptr, out_ptr, idx_ptr, n_rows, n_cols, sx0, sx1, WIDE: tl.const
         cols = start + offsets
         x = tl.load(x_ptr + row * sx0 + cols * sx1, mask=cols < n_cols, other=-float('inf'))
         x = x.to(tl.float32)
-        better = x > best
+        better = (x > best) | ((x != x) & (best == best))
         best = tl.where(better, x, best)
         where = tl.where(better, cols, where)
-    m = tl.max(best, axis=0)
-    first = tl.min(tl.where(best == m, where, n_cols), axis=0)
+    nan = best != best
+    any_nan = tl.max(nan.to(tl.int32), axis=0) > 0
+    m = tl.where(any_nan, float('nan'), tl.max(best, axis=0))
+    hit = tl.where(any_nan, nan, best == m)
+    first = tl.min(tl.where(hit, where, n_cols), axis=0)
     tl.store(out_ptr + row, m)
     tl.store(idx_ptr + row, first.to(tl.int64))
 

@@ -47,6 +47,19 @@ for dt, tol in [(torch.float32, 1e-5), (torch.float16, 2e-3), (torch.bfloat16, 2
 # Ties: the first position of the maximum, as torch answers.
 t = torch.tensor([[1.0, 5.0, 5.0, 2.0], [7.0, 7.0, 7.0, 7.0]], device='cuda')
 assert t.max(dim=1)[1].tolist() == [1, 0], t.max(dim=1)[1]
+# NaN is every row's maximum that holds one, at its first position, as torch
+# answers (the kernels' tl.max alone ignores a NaN operand).
+nan = float('nan')
+t = torch.tensor([[1.0, nan, 9.0, nan], [nan, nan, nan, nan], [-1.0, -2.0, -3.0, -4.0]], device='cuda')
+v, i = t.max(dim=1)
+assert torch.allclose(v.cpu(), torch.tensor([nan, nan, -1.0]), equal_nan=True), v
+assert i.tolist() == [1, 0, 0], i
+assert torch.allclose(t.amax(dim=1).cpu(), torch.tensor([nan, nan, -1.0]), equal_nan=True)
+long_nan = torch.randn(2, 20000, device='cuda')
+long_nan[0, 17777] = nan
+v, i = long_nan.max(dim=1)
+assert v[0].item() != v[0].item() and i[0].item() == 17777, (v, i)
+assert (v[1].cpu() == long_nan.cpu()[1].max()).item()
 # Rows longer than one block, 3-D tensors, vectors, empty tensors.
 w = torch.randn(3, 20000, device='cuda')
 same(torch.softmax(w, dim=1), torch.softmax(w.cpu(), dim=1), "long softmax", 1e-6)
