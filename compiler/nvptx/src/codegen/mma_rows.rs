@@ -220,17 +220,20 @@ impl<'ctx> Gen<'ctx, '_> {
         let l = self.mma[&src];
         let d = self.ty(op.results[0]).dtype();
         let regs = self.raw(src)?;
-        let out = self.rows_combine(&l, &regs, combine, d)?;
+        let out = self.rows_combine(&l, &regs, None, combine, d)?;
         self.set(op.results[0], Reg::B(out));
         Ok(())
     }
 
     /// Each row of the MMA registers `regs` (layout `l`) combined: a
-    /// thread's own elements, then across the four lanes of its quad.
+    /// thread's own elements, then across the four lanes of its quad. With
+    /// `scale`, each element is multiplied by it just before it joins its
+    /// row's chain (one product live at a time, not a block of them).
     pub(super) fn rows_combine(
         &mut self,
         l: &MmaLayout,
         regs: &[BasicValueEnum<'ctx>],
+        scale: Option<inkwell::values::FloatValue<'ctx>>,
         combine: Combine,
         d: Option<DType>,
     ) -> R<Vec<BasicValueEnum<'ctx>>> {
@@ -240,7 +243,10 @@ impl<'ctx> Gen<'ctx, '_> {
                 let mut acc: Option<BasicValueEnum<'ctx>> = None;
                 for rn in 0..l.reps_n() {
                     for j in 0..2 {
-                        let x = regs[(rm * l.reps_n() + rn) * 4 + 2 * h + j];
+                        let mut x = regs[(rm * l.reps_n() + rn) * 4 + 2 * h + j];
+                        if let Some(c) = scale {
+                            x = self.b.build_float_mul(x.into_float_value(), c, "")?.into();
+                        }
                         acc = Some(match acc {
                             None => x,
                             Some(a) => self.combine(combine, a, x, d)?,

@@ -58,7 +58,9 @@ impl<'ctx> Gen<'ctx, '_> {
             // every such config in the benchmark's lists lost on the H200
             // (5-11 %; (128, 64, 4, 2) at D = 128 half, with spills), where
             // two-warpgroup configs gained 0-13 % and 64-row ones 0-5 %
-            // (bench/NOTES.md, session 49).
+            // (bench/NOTES.md, session 49). Session 50: still 5-10 % slower
+            // with the slow path's products interleaved and no spills, so
+            // not the registers.
             let per_thread = self.ty(m).numel() / self.threads.max(1);
             if self.threads <= 128 && per_thread > 32 {
                 continue;
@@ -123,17 +125,13 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.build_conditional_branch(ok, fast, slow)?;
         self.b.position_at_end(fast);
         let mut fast_out = vec![];
-        for r in self.rows_combine(&l, &regs, combine, d)? {
+        for r in self.rows_combine(&l, &regs, None, combine, d)? {
             fast_out.push(self.b.build_float_mul(r.into_float_value(), c, "")?);
         }
         let fast_end = self.current_block()?;
         self.b.build_unconditional_branch(join)?;
         self.b.position_at_end(slow);
-        let scaled = regs
-            .iter()
-            .map(|r| Ok(self.b.build_float_mul(r.into_float_value(), c, "")?.into()))
-            .collect::<R<Vec<BasicValueEnum<'ctx>>>>()?;
-        let slow_out = self.rows_combine(&l, &scaled, combine, d)?;
+        let slow_out = self.rows_combine(&l, &regs, Some(c), combine, d)?;
         let slow_end = self.current_block()?;
         self.b.build_unconditional_branch(join)?;
         self.b.position_at_end(join);
