@@ -500,6 +500,29 @@ fn isnan_isinf_isfinite_as_torch_gives_them() {
     );
 }
 
+/// Float arguments in `[2^-60, 2^60]` are specialized `fp32:pos` (a
+/// second compile), and every value reaches the kernel unchanged on either
+/// side of the range's bounds.
+#[test]
+fn float_arguments_specialize_by_range_and_arrive_unchanged() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nimport triton\nimport triton.language as tl\n\
+         @triton.jit\ndef k(o, x):\n    tl.store(o + tl.arange(0, 1), tl.full([1], x * 2.0, tl.float32))\n\
+         vals = [2.0 ** -61, 2.0 ** -60, 0.5, 2.0 ** 60, 2.0 ** 61, -1.0, 0.0, float('inf'), float('nan')]\n\
+         got = []\n\
+         for v in vals:\n    o = torch.zeros(1)\n    k[(1,)](o, v)\n    got.append(o.item())\n\
+         print([g == v * 2.0 or (g != g and v != v) for g, v in zip(got, vals)])",
+    );
+    assert_eq!(
+        out,
+        "[True, True, True, True, True, True, True, True, True]\n"
+    );
+    let out = run(&mut s, "%cache info");
+    assert!(out.contains("k: 2 specialization(s)"), "{out}");
+}
+
 /// fp32 values just above a half-way point round up into fp16 and bf16
 /// (`half`'s `from_f64` dropped the low 32 bits and rounded them down), on
 /// the host and in a kernel's constants.

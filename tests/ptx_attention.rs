@@ -14,10 +14,21 @@ fn ptx_for(arch: &str, file: &str, source: &str, kernel: &str, signature: &str) 
 }
 
 fn attention_ptx(d: usize, block: (usize, usize, usize, usize), causal: bool) -> String {
+    attention_ptx_scale(d, block, causal, "fp32")
+}
+
+/// `scale`: the specialization of `sm_scale` (`fp32`, or `fp32:pos` as every
+/// launch with a scale in `[2^-60, 2^60]` has it).
+fn attention_ptx_scale(
+    d: usize,
+    block: (usize, usize, usize, usize),
+    causal: bool,
+    scale: &str,
+) -> String {
     let text = std::fs::read_to_string(root().join("bench/ln_attn_kernels.py")).unwrap();
     let (m, n, warps, stages) = block;
     let sig = format!(
-        "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, fp32, i32:16, D={d}, BLOCK_M={m}, \
+        "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, {scale}, i32:16, D={d}, BLOCK_M={m}, \
          BLOCK_N={n}, CAUSAL={}, num_warps={warps}, num_stages={stages}",
         u8::from(causal)
     );
@@ -70,6 +81,28 @@ fn row_maxima_of_scaled_scores_skip_the_scaling() {
         .sum();
     assert!(rest + count(fast[0], "mul.f32") <= 64 + 8, "{body}");
     assert!(count(&body, "fma.rn.f32") >= 64, "{body}");
+}
+
+/// With `sm_scale` specialized `fp32:pos` the scale is proven positive and
+/// finite: the row maxima take the fast path with no branch in the loop,
+/// and one-warpgroup blocks of 128 scores a thread take it too; 64 a thread
+/// keep the scaled maximum.
+#[test]
+fn a_proven_scale_needs_no_branch() {
+    let branches = |p: &str| loop_from_header(p).matches("bra").count();
+    let checked = attention_ptx_scale(64, (256, 64, 8, 2), false, "fp32");
+    let proven = attention_ptx_scale(64, (256, 64, 8, 2), false, "fp32:pos");
+    assert!(branches(&proven) < branches(&checked), "{proven}");
+    // 64 scores and 64 accumulators a thread: `acc * alpha` and a few more.
+    let body = loop_from_header(&proven);
+    assert!(body.matches("mul.f32").count() <= 64 + 8, "{body}");
+    assert!(body.matches("fma.rn.f32").count() >= 64, "{body}");
+    let wide = attention_ptx_scale(64, (128, 128, 4, 3), false, "fp32:pos");
+    assert!(wide.matches("fma.rn.f32").count() >= 128, "{wide}");
+    let unproven = attention_ptx_scale(64, (128, 128, 4, 3), false, "fp32");
+    assert!(unproven.matches("fma.rn.f32").count() < 64, "{unproven}");
+    let narrow = attention_ptx_scale(64, (128, 64, 4, 3), false, "fp32:pos");
+    assert!(narrow.matches("fma.rn.f32").count() < 64, "{narrow}");
 }
 
 /// Two scaled blocks added together: neither is left without registers

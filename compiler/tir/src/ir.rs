@@ -336,7 +336,24 @@ pub struct Region {
 pub struct ParamAttrs {
     /// Known to be divisible by this (16 from the launch's specialization), or 1.
     pub divisibility: u32,
+    /// A float known to lie in `[2^-60, 2^60]` (the launch's specialization,
+    /// `fp32:pos`): scaling it by a moderate constant stays positive and
+    /// finite, which `codegen/scaled.rs` uses to drop its in-loop branch.
+    pub positive: bool,
 }
+
+impl ParamAttrs {
+    /// Divisibility `d`, nothing else known.
+    pub fn divisible(d: u32) -> ParamAttrs {
+        ParamAttrs {
+            divisibility: d,
+            positive: false,
+        }
+    }
+}
+
+/// The range `ParamAttrs::positive` promises, as powers of two.
+pub const POSITIVE_RANGE: (i32, i32) = (-60, 60);
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Param {

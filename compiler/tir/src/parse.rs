@@ -228,6 +228,10 @@ impl Parser<'_> {
                 self.expect("}")?;
                 self.sp();
             }
+            if self.eat("{pos}") {
+                attrs.positive = true;
+                self.sp();
+            }
             let pname = self.string()?;
             let v = self.define(name, ty.clone())?;
             self.kernel.params.push(Param {

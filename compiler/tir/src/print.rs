@@ -60,6 +60,9 @@ impl Printer<'_> {
             if p.attrs.divisibility > 1 {
                 let _ = write!(self.out, " {{div={}}}", p.attrs.divisibility);
             }
+            if p.attrs.positive {
+                self.out.push_str(" {pos}");
+            }
             let _ = write!(self.out, " \"{}\"", escape(&p.name));
         }
         self.out.push_str(") {\n");

@@ -206,28 +206,24 @@ impl Lowerer<'_> {
         let base = self.k.add_param(
             format!("{name}.base"),
             Type::ptr(dtype),
-            ParamAttrs { divisibility: 16 },
+            ParamAttrs::divisible(16),
         );
         let i64t = Type::scalar(DType::I64);
         let rank = block.len();
         let shape = (0..rank)
             .map(|i| {
-                let attrs = ParamAttrs {
-                    divisibility: if shape_div16.get(i) == Some(&true) {
-                        16
-                    } else {
-                        1
-                    },
-                };
+                let attrs = ParamAttrs::divisible(if shape_div16.get(i) == Some(&true) {
+                    16
+                } else {
+                    1
+                });
                 self.k
                     .add_param(format!("{name}.shape{i}"), i64t.clone(), attrs)
             })
             .collect();
         let mut strides: Vec<Value> = (0..rank)
             .map(|i| {
-                let attrs = ParamAttrs {
-                    divisibility: if i + 1 < rank { 16 } else { 1 },
-                };
+                let attrs = ParamAttrs::divisible(if i + 1 < rank { 16 } else { 1 });
                 self.k
                     .add_param(format!("{name}.stride{i}"), i64t.clone(), attrs)
             })

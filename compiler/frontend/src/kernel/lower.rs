@@ -113,15 +113,11 @@ pub fn lower_kernel(
         let v = match spec {
             ArgSpec::Const(c) => KVal::C(c.clone()),
             ArgSpec::Ptr { dtype, aligned } => {
-                let attrs = ParamAttrs {
-                    divisibility: if *aligned { 16 } else { 1 },
-                };
+                let attrs = ParamAttrs::divisible(if *aligned { 16 } else { 1 });
                 KVal::T(l.k.add_param(&p.name, Type::ptr(*dtype), attrs))
             }
             ArgSpec::Int { dtype, spec } => {
-                let attrs = ParamAttrs {
-                    divisibility: if *spec == IntSpec::Div16 { 16 } else { 1 },
-                };
+                let attrs = ParamAttrs::divisible(if *spec == IntSpec::Div16 { 16 } else { 1 });
                 let v = l.k.add_param(&p.name, Type::scalar(*dtype), attrs);
                 if *spec == IntSpec::One {
                     KVal::C(ConstVal::Int(1))
@@ -129,8 +125,12 @@ pub fn lower_kernel(
                     KVal::T(v)
                 }
             }
-            ArgSpec::Float { dtype } => {
-                KVal::T(l.k.add_param(&p.name, Type::scalar(*dtype), ParamAttrs::default()))
+            ArgSpec::Float { dtype, positive } => {
+                let attrs = ParamAttrs {
+                    divisibility: 1,
+                    positive: *positive,
+                };
+                KVal::T(l.k.add_param(&p.name, Type::scalar(*dtype), attrs))
             }
             ArgSpec::Desc {
                 dtype,

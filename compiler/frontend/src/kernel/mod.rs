@@ -273,6 +273,10 @@ pub enum ArgSpec {
     },
     Float {
         dtype: DType,
+        /// In `[2^-60, 2^60]` (`tilebook_tir::POSITIVE_RANGE`), spelled
+        /// `fp32:pos`: attention's scale, whose products with moderate
+        /// constants are then known positive and finite.
+        positive: bool,
     },
     /// A host `TensorDescriptor`: the kernel gets its base pointer, shape
     /// and strides (`1 + 2 * rank` parameters, all 64-bit but the pointer);
@@ -304,7 +308,10 @@ impl fmt::Display for ArgSpec {
                 };
                 write!(f, "{}{s}", dtype.name())
             }
-            ArgSpec::Float { dtype } => write!(f, "{}", dtype.name()),
+            ArgSpec::Float { dtype, positive } => {
+                let pos = if *positive { ":pos" } else { "" };
+                write!(f, "{}{pos}", dtype.name())
+            }
             ArgSpec::Desc {
                 dtype,
                 block,

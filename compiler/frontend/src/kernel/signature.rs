@@ -98,7 +98,12 @@ fn parse_type(t: &str) -> Result<ArgSpec, String> {
     let dtype = DType::from_name(base)
         .ok_or_else(|| format!("unknown type `{base}` (expected e.g. *fp16, i32, fp32)"))?;
     if dtype.is_float() {
-        return Ok(ArgSpec::Float { dtype });
+        let positive = match attr {
+            None => false,
+            Some("pos") => true,
+            Some(a) => return Err(format!("float attribute must be pos, got `{a}`")),
+        };
+        return Ok(ArgSpec::Float { dtype, positive });
     }
     let spec = match attr {
         None => IntSpec::None,

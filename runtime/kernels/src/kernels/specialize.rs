@@ -371,8 +371,12 @@ pub(crate) fn prepare(
                     }
                 }
                 Val::Float(f) => {
-                    args.push(KernelArg::Float(*f as f32));
-                    ArgSpec::Float { dtype: DType::F32 }
+                    let x = *f as f32;
+                    args.push(KernelArg::Float(x));
+                    ArgSpec::Float {
+                        dtype: DType::F32,
+                        positive: float_positive(x),
+                    }
                 }
                 Val::Py(obj) if obj.type_name() == "TensorDescriptor" => {
                     descriptor_arg(s, obj.as_ref(), &p.name, &mut args)?
@@ -499,6 +503,13 @@ fn cache_key(
         None => key.push_str("cpu#0"),
     }
     key
+}
+
+/// Whether a float argument lies in `tilebook_tir::POSITIVE_RANGE` (its
+/// specialization `fp32:pos`; every `sm_scale` of attention does).
+fn float_positive(x: f32) -> bool {
+    let (lo, hi) = tilebook_tir::POSITIVE_RANGE;
+    x >= (lo as f32).exp2() && x <= (hi as f32).exp2()
 }
 
 /// Whether two specializations spell the same key. Stricter than `==`,
