@@ -521,6 +521,15 @@ fn float_arguments_specialize_by_range_and_arrive_unchanged() {
     );
     let out = run(&mut s, "%cache info");
     assert!(out.contains("k: 2 specialization(s)"), "{out}");
+    // `do_not_specialize` (names or positions) leaves floats and integers alone.
+    let out = run(
+        &mut s,
+        "@triton.jit(do_not_specialize=['x', 2])\ndef k2(o, x, n):\n    tl.store(o + tl.arange(0, 1), tl.full([1], x + n, tl.float32))\n\
+         for v, n in [(0.5, 16), (-1.0, 3), (2.0, 1)]:\n    k2[(1,)](torch.zeros(1), v, n)\n",
+    );
+    assert_eq!(out, "");
+    let out = run(&mut s, "%cache info");
+    assert!(out.contains("k2: 1 specialization(s)"), "{out}");
 }
 
 /// fp32 values just above a half-way point round up into fp16 and bf16

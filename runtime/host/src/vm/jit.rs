@@ -10,6 +10,7 @@ use crate::value::{Exc, Scope, Val};
 use ruff_python_ast::{Stmt, StmtFunctionDef};
 use ruff_text_size::Ranged;
 use rustpython_vm::builtins::PyDictRef;
+use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -22,13 +23,21 @@ pub fn jit(
     vm: &VirtualMachine,
     this: &PyObjectRef,
     args: Vec<Val>,
-    _options: Vec<(String, Val)>,
+    options: Vec<(String, Val)>,
 ) -> PyResult {
     let s = session();
     let f = match args.first() {
-        // `@triton.jit(do_not_specialize=...)`: the options are accepted and
-        // the decorator itself returned.
-        None => return Ok(this.clone()),
+        // `@triton.jit(do_not_specialize=...)`: a decorator that applies
+        // the options (the others, `debug=`, `noinline=`..., are accepted
+        // and change nothing).
+        None => {
+            let this = this.clone();
+            let deco = vm.new_function("jit", move |a: FuncArgs, vm: &VirtualMachine| {
+                let pos: Vec<Val> = a.args.iter().map(|x| to_val(vm, x)).collect();
+                jit(vm, &this, pos, options.clone())
+            });
+            return Ok(deco.into());
+        }
         Some(Val::Kernel(_)) => return Ok(to_py(vm, s, args[0].clone())),
         Some(Val::Py(p)) => match p.as_any().downcast_ref::<super::convert::PyVal>() {
             Some(p) => p.0.clone(),
@@ -61,7 +70,8 @@ pub fn jit(
             &format!("@triton.jit: cannot find `def {name}` at line {first_line} of {file_name}"),
         )
     })?;
-    let jf = JitFunction::new(def.clone(), &file);
+    let mut jf = JitFunction::new(def.clone(), &file);
+    jf.do_not_specialize = do_not_specialize(&jf, &options).map_err(|e| exc_to_py(vm, s, e))?;
     let defaults = defaults(vm, &f, def)?;
     let globals: PyDictRef = f.get_attr("__globals__", vm)?.try_into_value(vm)?;
     // Redefining a kernel replaces its body in place; cached code stays keyed by source.
@@ -272,4 +282,38 @@ fn snapshot(globals: &PyDictRef, jit: &JitFunction, cache: &mut Option<Snapshot>
         });
         map
     })
+}
+
+/// `do_not_specialize=[...]`: parameter names or positions, as Triton takes them.
+fn do_not_specialize(jf: &JitFunction, options: &[(String, Val)]) -> Result<Vec<String>, Exc> {
+    let Some((_, v)) = options.iter().find(|(k, _)| k == "do_not_specialize") else {
+        return Ok(vec![]);
+    };
+    let items = match v {
+        Val::List(l) => l.borrow().clone(),
+        Val::Tuple(t) => t.to_vec(),
+        Val::None => vec![],
+        other => vec![other.clone()],
+    };
+    items
+        .iter()
+        .map(|it| match it {
+            Val::Str(n) if jf.params.iter().any(|p| *p.name == **n) => Ok(n.to_string()),
+            Val::Int(i) => usize::try_from(*i)
+                .ok()
+                .and_then(|i| jf.params.get(i))
+                .map(|p| p.name.to_string())
+                .ok_or_else(|| {
+                    Exc::type_error(format!(
+                        "do_not_specialize: `{}` has no parameter {i}",
+                        jf.name
+                    ))
+                }),
+            other => Err(Exc::type_error(format!(
+                "do_not_specialize: `{}` has no parameter {}",
+                jf.name,
+                other.repr()
+            ))),
+        })
+        .collect()
 }

@@ -375,7 +375,7 @@ pub(crate) fn prepare(
                     args.push(KernelArg::Float(x));
                     ArgSpec::Float {
                         dtype: DType::F32,
-                        positive: float_positive(x),
+                        positive: !dns && float_positive(x),
                     }
                 }
                 Val::Py(obj) if obj.type_name() == "TensorDescriptor" => {
