@@ -158,6 +158,21 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok((self.b.build_and(pos, finite, "")?, c))
     }
 
+    /// Each row of the unscaled registers combined, then scaled by `c`.
+    fn rows_then_scale(
+        &mut self,
+        l: &MmaLayout,
+        regs: &[BasicValueEnum<'ctx>],
+        c: inkwell::values::FloatValue<'ctx>,
+        combine: Combine,
+        d: Option<DType>,
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
+        self.rows_combine(l, regs, None, combine, d)?
+            .into_iter()
+            .map(|r| Ok(self.b.build_float_mul(r.into_float_value(), c, "")?.into()))
+            .collect()
+    }
+
     /// A row maximum or minimum of a scaled block: of the unscaled block,
     /// then scaled, where `0 < c < inf`; else of the scaled block.
     pub(super) fn scaled_rows_reduce(&mut self, op: &Op, combine: Combine) -> R<()> {
@@ -167,10 +182,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let regs = self.raw(x)?;
         if self.scale_proven(c) {
             let c = self.scalar(c)?.into_float_value();
-            let mut out = vec![];
-            for r in self.rows_combine(&l, &regs, None, combine, d)? {
-                out.push(self.b.build_float_mul(r.into_float_value(), c, "")?.into());
-            }
+            let out = self.rows_then_scale(&l, &regs, c, combine, d)?;
             self.set(op.results[0], Reg::B(out));
             return Ok(());
         }
@@ -185,10 +197,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let fast = self.ctx.insert_basic_block_after(here, "scaled_fast");
         self.b.build_conditional_branch(ok, fast, slow)?;
         self.b.position_at_end(fast);
-        let mut fast_out = vec![];
-        for r in self.rows_combine(&l, &regs, None, combine, d)? {
-            fast_out.push(self.b.build_float_mul(r.into_float_value(), c, "")?);
-        }
+        let fast_out = self.rows_then_scale(&l, &regs, c, combine, d)?;
         let fast_end = self.current_block()?;
         self.b.build_unconditional_branch(join)?;
         self.b.position_at_end(slow);
