@@ -10,7 +10,6 @@ use crate::value::{Exc, Scope, Val};
 use ruff_python_ast::{Stmt, StmtFunctionDef};
 use ruff_text_size::Ranged;
 use rustpython_vm::builtins::PyDictRef;
-use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{AsObject, PyObjectRef, PyResult, VirtualMachine};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -27,17 +26,10 @@ pub fn jit(
 ) -> PyResult {
     let s = session();
     let f = match args.first() {
-        // `@triton.jit(do_not_specialize=...)`: a decorator that applies
-        // the options (the others, `debug=`, `noinline=`..., are accepted
-        // and change nothing).
-        None => {
-            let this = this.clone();
-            let deco = vm.new_function("jit", move |a: FuncArgs, vm: &VirtualMachine| {
-                let pos: Vec<Val> = a.args.iter().map(|x| to_val(vm, x)).collect();
-                jit(vm, &this, pos, options.clone())
-            });
-            return Ok(deco.into());
-        }
+        // `triton.jit(**options)` without a function is answered by the
+        // Python wrapper (`profiler.py`, `_jit_with_options`), which calls
+        // here with the function and the same options.
+        None => return Ok(this.clone()),
         Some(Val::Kernel(_)) => return Ok(to_py(vm, s, args[0].clone())),
         Some(Val::Py(p)) => match p.as_any().downcast_ref::<super::convert::PyVal>() {
             Some(p) => p.0.clone(),
