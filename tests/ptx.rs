@@ -787,13 +787,16 @@ fn dot_with_a_transposed_descriptor_block_uses_wgmma_on_a_k_major_tile() {
     assert!(!p.contains("mma.sync.aligned"), "{p}");
 }
 
-/// The same with host `TensorDescriptor` arguments: a descriptor's shape
-/// is specialized like an integer argument (`:16` when a multiple of 16),
-/// so its bounds masks are uniform over 16 elements and the loads keep
-/// `cp.async` tiles and `wgmma`. Unspecialized (as before), the masks sent
-/// the dot to `mma.sync` from registers: 78 TFLOPS on the H100.
+/// The same with host `TensorDescriptor` arguments on Hopper: the loads
+/// feeding `wgmma` are bulk tensor copies (TMA), one per 128-byte column
+/// block of each swizzled tile, issued by one thread and completing on an
+/// mbarrier per stage; the kernel takes one 128-byte tensor map per
+/// descriptor after its parameters (read in place, `grid_constant`). The
+/// shape's divisibility no longer matters to the loads (the copy engine
+/// fills past the edges): divisible and ragged shapes give the same loads.
+/// Before, they were 16-byte `cp.async` copies by every thread.
 #[test]
-fn host_descriptors_with_divisible_or_ragged_shapes_keep_cp_async_tiles_and_wgmma() {
+fn host_descriptors_feeding_wgmma_are_bulk_tensor_copies() {
     let source = std::fs::read_to_string(root().join("tests/surface/persistent_matmul.py"))
         .expect("surface program");
     let sig = |div: &str| {
@@ -803,33 +806,43 @@ fn host_descriptors_with_divisible_or_ragged_shapes_keep_cp_async_tiles_and_wgmm
              BM=128, BN=128, BK=64, GROUP=8, SMS=132, num_warps=8, num_stages=3"
         )
     };
-    let fast = ptx(
-        "persistent_matmul.py",
-        &source,
-        "persistent_host_desc",
-        &sig(":16:16"),
-    );
-    assert!(fast.contains("cp.async.cg.shared.global"), "{fast}");
-    assert!(fast.contains("wgmma.mma_async.sync.aligned"), "{fast}");
-    assert!(!fast.contains("mma.sync.aligned"), "{fast}");
-    // A ragged shape's bound may cut a 16-byte run: the run is copied with
-    // the source size of its elements in bounds (zero fill past them).
-    let ragged = ptx(
-        "persistent_matmul.py",
-        &source,
-        "persistent_host_desc",
-        &sig("::"),
-    );
-    let copies = fast.matches("cp.async.cg.shared.global").count();
-    assert_eq!(
-        ragged.matches("cp.async.cg.shared.global").count(),
-        copies,
-        "{ragged}"
-    );
-    assert!(ragged.contains("wgmma.mma_async.sync.aligned"), "{ragged}");
-    assert!(!ragged.contains("mma.sync.aligned"), "{ragged}");
-    // Its stores: a vector per whole run, element by element past the cut.
-    assert!(ragged.contains("st.global.v4"), "{ragged}");
+    for div in [":16:16", "::"] {
+        let p = ptx(
+            "persistent_matmul.py",
+            &source,
+            "persistent_host_desc",
+            &sig(div),
+        );
+        let bulk = "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes";
+        // A and B (128 x 64 halves each, one 128-byte column block), each
+        // copied twice before the K loop (three stages) and once in it.
+        assert_eq!(p.matches(bulk).count(), 6, "{p}");
+        assert!(!p.contains("cp.async.cg.shared.global"), "{p}");
+        assert!(
+            p.contains("mbarrier.try_wait.parity.shared::cta.b64"),
+            "{p}"
+        );
+        assert!(
+            p.contains("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r"),
+            "{p}"
+        );
+        assert!(p.contains("mbarrier.init.shared::cta.b64"), "{p}");
+        // The two loaded descriptors' maps (stores keep their pointers).
+        assert_eq!(p.matches(".param .align 64 .b8").count(), 2, "{p}");
+        assert!(p.contains("cvta.param.u64"), "{p}");
+        assert!(p.contains("wgmma.mma_async.sync.aligned"), "{p}");
+        assert!(!p.contains("mma.sync.aligned"), "{p}");
+        let maps = tilebook_nvptx::tensor_maps_in(&p);
+        assert_eq!(maps.len(), 2, "{p}");
+        assert_eq!(
+            (maps[0].rows, maps[0].cols, maps[0].swizzle),
+            (128, 64, 128)
+        );
+        assert_eq!(
+            (maps[1].rows, maps[1].cols, maps[1].swizzle),
+            (128, 64, 128)
+        );
+    }
 }
 
 /// A K loop written `for k0 in range(0, K, BK)` (the induction variable

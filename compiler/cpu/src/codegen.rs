@@ -368,8 +368,8 @@ impl Gen<'_, '_> {
                 }
                 Some(self.load_elem(src, lin))
             }
-            OpKind::Load { mask, other } => Some(self.load_op(op, *mask, *other, it)),
-            OpKind::Store { mask } => {
+            OpKind::Load { mask, other, .. } => Some(self.load_op(op, *mask, *other, it)),
+            OpKind::Store { mask, .. } => {
                 self.store_op(op, *mask, it);
                 None
             }
@@ -476,7 +476,7 @@ impl Gen<'_, '_> {
             OpKind::Barrier => {}
             OpKind::Print(prefix) => self.print_op(op, prefix),
             OpKind::Assert(msg) => self.assert_op(op, msg),
-            OpKind::Load { mask, other } => {
+            OpKind::Load { mask, other, .. } => {
                 // A scalar load.
                 let it = Iter {
                     idx: vec![],
@@ -486,7 +486,7 @@ impl Gen<'_, '_> {
                 let x = self.load_op(op, *mask, *other, &it);
                 self.set(res.expect("result"), x);
             }
-            OpKind::Store { mask } => {
+            OpKind::Store { mask, .. } => {
                 let it = Iter {
                     idx: vec![],
                     linear: self.iconst(0),

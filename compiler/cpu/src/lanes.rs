@@ -218,8 +218,8 @@ impl Gen<'_, '_> {
     /// One op of the run for all four lanes.
     fn lanes_elem(&mut self, op: &Op, it: &mut VIter) -> Option<Rep> {
         match &op.kind {
-            OpKind::Load { mask, other } => return self.lanes_load(op, *mask, *other, it),
-            OpKind::Store { mask } => {
+            OpKind::Load { mask, other, .. } => return self.lanes_load(op, *mask, *other, it),
+            OpKind::Store { mask, .. } => {
                 self.lanes_store(op, *mask, it);
                 return None;
             }

@@ -21,6 +21,7 @@ mod reduce;
 mod scaled;
 mod tensor_core;
 mod tile_plan;
+mod tma;
 mod transpose;
 pub(crate) mod wgmma;
 
@@ -139,6 +140,8 @@ struct Gen<'ctx, 'a> {
     predicated_stores: bool,
     /// `Emitted::branched_stores`, as the stores are emitted.
     branched_stores: std::cell::Cell<bool>,
+    /// Tile streams copied by the copy engine (`tma`).
+    tma: tma::TmaPlan<'ctx>,
 }
 
 /// What `emit` produced besides the function.
@@ -159,6 +162,8 @@ pub struct Emitted {
     pub lazy_waits: bool,
     /// A masked global store in a loop branched where it could be predicated.
     pub branched_stores: bool,
+    /// The tensor-map parameters after the kernel's own (`tma`).
+    pub tensor_maps: Vec<crate::TensorMapUse>,
 }
 
 /// Emit the kernel into `module`, using the tensor-core instructions `features` allows.
@@ -181,10 +186,12 @@ pub fn emit<'ctx>(
             params.push(t.into());
         }
     }
+    let (map_params, first_map) = tma::append_params(ctx, k, check_bounds, &mut params);
     let fn_ty = ctx.void_type().fn_type(&params, false);
     let func = module.add_function(&k.name, fn_ty, None);
     // PTX_Kernel calling convention: an entry point.
     func.set_call_conventions(71);
+    tma::declare_params(ctx, module, func, first_map, map_params.len())?;
     bounds::annotate(ctx, module, func, threads, maxnreg)?;
     let entry = ctx.append_basic_block(func, "entry");
     let b = ctx.create_builder();
@@ -241,6 +248,7 @@ pub fn emit<'ctx>(
         check: None,
         predicated_stores: features.predicated_stores,
         branched_stores: Default::default(),
+        tma: Default::default(),
     };
     tilebook_tir::walk_ops(&k.body, &mut |op| {
         for &r in &op.results {
@@ -257,6 +265,8 @@ pub fn emit<'ctx>(
         // shared window.
         smem_global.set_alignment(1024);
     }
+    g.plan_tma(&map_params, first_map).map_err(|e| e.0)?;
+    g.scratch = g.tma.reserved;
     g.ring_bytes = g.place_rings();
     g.smem_bytes.set(g.ring_bytes);
     let run = |g: &mut Gen<'ctx, '_>| -> R<()> {
@@ -281,6 +291,7 @@ pub fn emit<'ctx>(
         if check_bounds {
             g.start_checks()?;
         }
+        g.tma_init()?;
         g.region(&k.body)?;
         if g.async_used.get() {
             g.ptx_statement("cp.async.wait_all;")?;
@@ -297,6 +308,7 @@ pub fn emit<'ctx>(
         two_blocks: g.tile_plan.two_blocks,
         lazy_waits: g.tile_plan.overlapped,
         branched_stores: g.branched_stores.get(),
+        tensor_maps: g.tensor_maps(),
     })
 }
 
@@ -573,8 +585,8 @@ impl<'ctx> Gen<'ctx, '_> {
                 let role = self.tiles()[&op.results[0]];
                 self.async_load(op, role, *mask)?
             }
-            OpKind::Load { mask, other } => self.load(op, *mask, *other)?,
-            OpKind::Store { mask } => self.store(op, *mask)?,
+            OpKind::Load { mask, other, .. } => self.load(op, *mask, *other)?,
+            OpKind::Store { mask, .. } => self.store(op, *mask)?,
             OpKind::AtomicRmw {
                 op: kind,
                 sem,

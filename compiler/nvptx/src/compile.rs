@@ -297,8 +297,12 @@ pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel
         // which then may build the kernel for two blocks per SM.
         ptx.insert_str(0, &format!("{TWO_BLOCKS_MARK}\n"));
     }
+    for m in emitted.tensor_maps.iter().rev() {
+        ptx.insert_str(0, &format!("{}\n", m.mark()));
+    }
     clock.lap("ptx");
     Ok(GpuKernel {
+        tensor_maps: emitted.tensor_maps.clone(),
         name: k.name.clone(),
         llvm_ir,
         ptx,

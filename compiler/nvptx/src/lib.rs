@@ -158,6 +158,60 @@ pub struct GpuKernel {
     pub branched_stores: bool,
     /// Seconds spent in each stage of this compilation, in order.
     pub stage_seconds: Vec<(&'static str, f64)>,
+    /// The tensor maps the kernel takes after its parameters, in order
+    /// (`TensorMapUse`); read back from the PTX's marks (`tensor_maps_in`).
+    pub tensor_maps: Vec<TensorMapUse>,
+}
+
+/// One 128-byte tensor-map parameter of a kernel whose tile loads through a
+/// host tensor descriptor are bulk tensor copies (Hopper's TMA): the launch
+/// encodes it from the descriptor's arguments (base, shape, strides at
+/// parameter `desc_param` and after) with this box and swizzle. A map no
+/// copy uses (`rows == 0`) is passed as zeros.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorMapUse {
+    /// The descriptor's base pointer parameter.
+    pub desc_param: u32,
+    /// The box: `rows` of the block's first dim by `cols` of its second.
+    pub rows: u32,
+    pub cols: u32,
+    /// The shared tile's swizzle span (bytes).
+    pub swizzle: u32,
+    /// Out-of-bounds elements read as NaN (the descriptor's padding).
+    pub nan_fill: bool,
+}
+
+/// How the PTX records each tensor-map parameter (one line per map, in
+/// parameter order), so that a kernel read back from a cache knows them.
+pub const TENSOR_MAP_MARK: &str = "// tilebook tensor map:";
+
+impl TensorMapUse {
+    pub fn mark(&self) -> String {
+        format!(
+            "{TENSOR_MAP_MARK} param {} box {} {} swizzle {} nan {}",
+            self.desc_param, self.rows, self.cols, self.swizzle, self.nan_fill as u8
+        )
+    }
+}
+
+/// The tensor maps a kernel's PTX records (`TensorMapUse::mark`).
+pub fn tensor_maps_in(ptx: &str) -> Vec<TensorMapUse> {
+    ptx.lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l
+                .strip_prefix(TENSOR_MAP_MARK)?
+                .split_whitespace()
+                .collect();
+            let n = |i: usize| w.get(i).and_then(|x| x.parse::<u32>().ok());
+            Some(TensorMapUse {
+                desc_param: n(1)?,
+                rows: n(3)?,
+                cols: n(4)?,
+                swizzle: n(6)?,
+                nan_fill: n(8)? != 0,
+            })
+        })
+        .collect()
 }
 
 impl GpuKernel {

@@ -211,9 +211,24 @@ pub enum OpKind {
     /// `addptr p, off`: pointer advanced by `off` elements of its pointee.
     AddPtr,
     /// `load[mask, other] p (, m) (, o)`: gather through pointers; masked-off lanes take `o` (or 0).
-    Load { mask: bool, other: bool },
+    ///
+    /// `load[mask, other, tma=i] p, m, o, c0, c1 ...`: the same load, known
+    /// to read the block at element coordinates `c0, c1 ...` (one `i32`
+    /// per dim, the block's first element) of the host tensor descriptor
+    /// whose base pointer is parameter `i` (its shape and strides follow it);
+    /// the mask is then exactly the descriptor's bounds and `o` its padding.
+    /// A backend may perform it as a bulk tensor copy (Hopper's TMA) or
+    /// ignore the coordinates.
+    Load {
+        mask: bool,
+        other: bool,
+        tma: Option<u32>,
+    },
     /// `store[mask] p, v (, m)`: scatter through pointers; no results.
-    Store { mask: bool },
+    /// `store[mask, tma=i] p, v, m, c0, c1 ...`: the same store, known to
+    /// write the block at element coordinates `c0, c1 ...` of the host
+    /// tensor descriptor whose base pointer is parameter `i` (as `load`'s).
+    Store { mask: bool, tma: Option<u32> },
     /// `atomic[op, sem, scope(, mask)] p, v (, m)`: per element, atomically
     /// replace `*p` by `op(*p, v)` (masked-off lanes do nothing); results the
     /// old elements (0 in masked-off lanes), shaped like `p`.
@@ -370,6 +385,38 @@ pub struct Kernel {
     pub body: Region,
     /// The type of every value, indexed by `Value`.
     pub types: Vec<Type>,
+}
+
+/// The operand of a `load` that gives masked-off lanes their value, if any
+/// (the coordinates of a `tma` load follow it).
+pub fn load_other(op: &Op) -> Option<Value> {
+    match op.kind {
+        OpKind::Load {
+            mask, other: true, ..
+        } => op.args.get(1 + mask as usize).copied(),
+        _ => None,
+    }
+}
+
+/// The block coordinates of a `store[tma=i]`, as `load_tma`'s.
+pub fn store_tma(op: &Op) -> Option<(u32, &[Value])> {
+    match op.kind {
+        OpKind::Store { mask, tma: Some(i) } => Some((i, op.args.get(2 + mask as usize..)?)),
+        _ => None,
+    }
+}
+
+/// The block coordinates of a `load[tma=i]`: the parameter index and one
+/// `i32` per dim.
+pub fn load_tma(op: &Op) -> Option<(u32, &[Value])> {
+    match op.kind {
+        OpKind::Load {
+            mask,
+            other,
+            tma: Some(i),
+        } => Some((i, op.args.get(1 + mask as usize + other as usize..)?)),
+        _ => None,
+    }
 }
 
 impl Kernel {

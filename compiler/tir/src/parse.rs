@@ -440,12 +440,20 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
         "addptr" if n == 0 => OpKind::AddPtr,
         "load" => {
             let has = |s: &str| attrs.iter().any(|a| a == s);
-            if attrs.iter().any(|a| a != "mask" && a != "other") {
+            let tma = attrs.iter().find_map(|a| a.strip_prefix("tma="));
+            if attrs
+                .iter()
+                .any(|a| a != "mask" && a != "other" && !a.starts_with("tma="))
+            {
                 return None;
             }
             OpKind::Load {
                 mask: has("mask"),
                 other: has("other"),
+                tma: match tma {
+                    Some(i) => Some(i.parse().ok()?),
+                    None => None,
+                },
             }
         }
         "atomic" if n == 3 || (n == 4 && attrs[3] == "mask") => OpKind::AtomicRmw {
@@ -458,8 +466,19 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
             sem: lookup(&SEMS, &attrs[0])?,
             scope: lookup(&SCOPES, &attrs[1])?,
         },
-        "store" if n == 0 => OpKind::Store { mask: false },
-        "store" if n == 1 && attrs[0] == "mask" => OpKind::Store { mask: true },
+        "store" => {
+            let tma = attrs.iter().find_map(|a| a.strip_prefix("tma="));
+            if attrs.iter().any(|a| a != "mask" && !a.starts_with("tma=")) || n > 2 {
+                return None;
+            }
+            OpKind::Store {
+                mask: attrs.iter().any(|a| a == "mask"),
+                tma: match tma {
+                    Some(i) => Some(i.parse().ok()?),
+                    None => None,
+                },
+            }
+        }
         "reduce" if n == 2 => OpKind::Reduce {
             axis: int(0)? as usize,
             combine: combine(1)?,

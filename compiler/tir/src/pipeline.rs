@@ -461,7 +461,7 @@ pub(crate) fn substitute(op: &mut Op, replace: &HashMap<Value, Value>) {
 
 /// A copy of `load` whose mask is also ANDed with the scalar `cond`.
 pub(crate) fn guard_load(k: &mut Kernel, load: Op, cond: Value, out: &mut Vec<Op>) -> Op {
-    let OpKind::Load { mask, other } = load.kind else {
+    let OpKind::Load { mask, other, tma } = load.kind else {
         return load;
     };
     let t = k.ty(load.results[0]).clone();
@@ -483,11 +483,16 @@ pub(crate) fn guard_load(k: &mut Kernel, load: Op, cond: Value, out: &mut Vec<Op
         cv
     };
     let mut args = vec![load.args[0], new_mask];
-    if other {
-        args.push(load.args[load.args.len() - 1]);
+    args.extend(crate::ir::load_other(&load));
+    if let Some((_, coords)) = crate::ir::load_tma(&load) {
+        args.extend(coords);
     }
     Op {
-        kind: OpKind::Load { mask: true, other },
+        kind: OpKind::Load {
+            mask: true,
+            other,
+            tma,
+        },
         args,
         results: load.results,
         regions: vec![],

@@ -140,13 +140,29 @@ pub fn op_head(kind: &OpKind) -> String {
         OpKind::Cast => "cast".into(),
         OpKind::Bitcast => "bitcast".into(),
         OpKind::AddPtr => "addptr".into(),
-        OpKind::Load { mask, other } => match (mask, other) {
-            (false, false) => "load".into(),
-            (true, false) => "load[mask]".into(),
-            (false, true) => "load[other]".into(),
-            (true, true) => "load[mask, other]".into(),
+        OpKind::Load { mask, other, tma } => {
+            let mut attrs: Vec<String> = vec![];
+            if *mask {
+                attrs.push("mask".into());
+            }
+            if *other {
+                attrs.push("other".into());
+            }
+            if let Some(i) = tma {
+                attrs.push(format!("tma={i}"));
+            }
+            if attrs.is_empty() {
+                "load".into()
+            } else {
+                format!("load[{}]", attrs.join(", "))
+            }
+        }
+        OpKind::Store { mask, tma } => match (mask, tma) {
+            (false, None) => "store".into(),
+            (true, None) => "store[mask]".into(),
+            (false, Some(i)) => format!("store[tma={i}]"),
+            (true, Some(i)) => format!("store[mask, tma={i}]"),
         },
-        OpKind::Store { mask } => if *mask { "store[mask]" } else { "store" }.into(),
         OpKind::AtomicRmw {
             op,
             sem,

@@ -331,7 +331,8 @@ kernel @k(%0: *fp16 {div=16} \"a\", %1: *fp16 {div=16} \"o\") {
             loads[0].kind,
             OpKind::Load {
                 mask: true,
-                other: false
+                other: false,
+                tma: None
             }
         );
         let y = body.last().expect("yield");

@@ -96,6 +96,19 @@ impl Verifier<'_> {
         res
     }
 
+    /// A `tma=i` attribute's descriptor (base parameter `i`, its shape and
+    /// strides after it) exists and one `i32` coordinate per dim follows.
+    fn tma_ok(&self, i: u32, rank: usize, coords: &[Value]) -> bool {
+        let params = &self.k.params;
+        let i = i as usize;
+        i + 2 * rank < params.len()
+            && self.ty(params[i].value).elem.is_ptr()
+            && coords.len() >= rank
+            && coords[..rank]
+                .iter()
+                .all(|c| *self.ty(*c) == Type::scalar(DType::I32))
+    }
+
     fn op(&mut self, op: &Op) -> Result<(), VerifyError> {
         for &a in &op.args {
             if !self.visible(a) {
@@ -261,9 +274,16 @@ impl Verifier<'_> {
                     && arg(1).dtype().is_some_and(DType::is_int)
                     && arg(1).shape == arg(0).shape
             }
-            OpKind::Load { mask, other } => {
+            OpKind::Load { mask, other, tma } => {
                 let n = 1 + *mask as usize + *other as usize;
-                counts(n, 1) && {
+                let coords = if tma.is_some() { arg(0).shape.len() } else { 0 };
+                if let Some(i) = tma {
+                    if !self.tma_ok(*i, coords, op.args.get(n..).unwrap_or(&[])) {
+                        return self
+                            .fail(op, "a tma load's descriptor or coordinates are malformed");
+                    }
+                }
+                counts(n + coords, 1) && {
                     let p = arg(0);
                     let value = match p.elem {
                         Elem::Ptr(d) => p.with_elem(Elem::Scalar(d)),
@@ -274,8 +294,16 @@ impl Verifier<'_> {
                         && *res(0) == value
                 }
             }
-            OpKind::Store { mask } => {
-                counts(2 + *mask as usize, 0) && {
+            OpKind::Store { mask, tma } => {
+                let n = 2 + *mask as usize;
+                let coords = if tma.is_some() { arg(0).shape.len() } else { 0 };
+                if let Some(i) = tma {
+                    if !self.tma_ok(*i, coords, op.args.get(n..).unwrap_or(&[])) {
+                        return self
+                            .fail(op, "a tma store's descriptor or coordinates are malformed");
+                    }
+                }
+                counts(n + coords, 0) && {
                     let p = arg(0);
                     match p.elem {
                         Elem::Ptr(d) => {

@@ -2,6 +2,7 @@
 //! used in the process that owns the GPU (the worker, or the session itself
 //! in the in-process design; `facade` wraps both).
 
+use cudarc::driver::sys;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr};
 use cudarc::nvrtc::Ptx;
 
@@ -568,7 +569,18 @@ impl Gpu {
             Arg::I64(v) => v as u64,
             Arg::F32(v) => v.to_bits() as u64,
             Arg::F64(v) => v.to_bits(),
+            Arg::TensorMap(_) => 0,
         };
+        // Tensor maps are 128-byte parameters: encoded into a vector made
+        // at its final size (their addresses must not move), only when the
+        // kernel takes any.
+        let maps: Vec<sys::CUtensorMap> = args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::TensorMap(m) => Some(encode_tensor_map(m)),
+                _ => None,
+            })
+            .collect::<Result<_, String>>()?;
         let mut stack_vals = [0u64; STACK_ARGS];
         let mut heap_vals = vec![];
         let vals: &mut [u64] = if args.len() <= STACK_ARGS {
@@ -588,8 +600,15 @@ impl Gpu {
             heap_ptrs.resize(args.len(), std::ptr::null_mut());
             &mut heap_ptrs
         };
-        for (p, v) in ptrs.iter_mut().zip(vals.iter_mut()) {
-            *p = v as *mut u64 as *mut std::ffi::c_void;
+        let mut next_map = maps.iter();
+        for ((p, v), a) in ptrs.iter_mut().zip(vals.iter_mut()).zip(args) {
+            *p = match (a, &mut next_map) {
+                (Arg::TensorMap(_), it) => match it.next() {
+                    Some(m) => m as *const sys::CUtensorMap as *mut std::ffi::c_void,
+                    None => return Err("internal: a tensor map was not encoded".into()),
+                },
+                _ => v as *mut u64 as *mut std::ffi::c_void,
+            };
         }
         self.ctx.bind_to_thread().map_err(err)?;
         // SAFETY: the function and stream belong to this context (bound
@@ -638,5 +657,70 @@ impl Gpu {
     pub fn elapsed_ms(&self, start: &Mark, end: &Mark) -> Result<f32, String> {
         end.ev.synchronize().map_err(err)?;
         start.ev.elapsed_ms(&end.ev).map_err(err)
+    }
+}
+
+/// `cuTensorMapEncodeTiled` for one tensor map argument: the tensor's
+/// sizes and byte strides, a box of `boxes` elements per copy, written to
+/// shared memory in the swizzled layout the kernel's tiles use.
+fn encode_tensor_map(m: &crate::TensorMap) -> Result<sys::CUtensorMap, String> {
+    use sys::CUtensorMapDataType_enum as T;
+    let rank = m.rank as usize;
+    if rank == 0 {
+        // A map the kernel declares but no copy reads.
+        return Ok(sys::CUtensorMap { opaque: [0; 16] });
+    }
+    if !(1..=5).contains(&rank) {
+        return Err(format!("a tensor map of rank {rank}"));
+    }
+    let dtype = match m.dtype {
+        0 => T::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+        1 => T::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+        2 => T::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+        6 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        7 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        9 => T::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        d => return Err(format!("a tensor map of element type {d}")),
+    };
+    let swizzle = match m.swizzle {
+        0 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+        32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+        64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+        128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        s => return Err(format!("a tensor map swizzle of {s} bytes")),
+    };
+    let fill = if m.nan_fill {
+        sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
+    } else {
+        sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
+    };
+    let ones = [1u32; 5];
+    let mut out = sys::CUtensorMap { opaque: [0; 16] };
+    // SAFETY: the arrays hold at least `rank` (strides: `rank - 1`)
+    // entries and outlive the call; `out` is a writable tensor map.
+    let r = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            &mut out,
+            dtype,
+            m.rank,
+            m.addr as *mut std::ffi::c_void,
+            m.dims.as_ptr(),
+            m.strides.as_ptr(),
+            m.boxes.as_ptr(),
+            ones.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            swizzle,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            fill,
+        )
+    };
+    match r {
+        sys::CUresult::CUDA_SUCCESS => Ok(out),
+        e => Err(format!(
+            "the driver refused a tensor descriptor for a bulk copy ({e:?}): sizes {:?}, byte strides {:?}, box {:?}",
+            &m.dims[..rank],
+            &m.strides[..rank - 1],
+            &m.boxes[..rank]
+        )),
     }
 }

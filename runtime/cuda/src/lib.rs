@@ -163,6 +163,32 @@ pub enum Arg {
     I64(i64),
     F32(f32),
     F64(f64),
+    /// A tensor as bulk tensor copies (Hopper's TMA) see it, passed as the
+    /// 128-byte parameter the copies read.
+    TensorMap(TensorMap),
+}
+
+/// What a bulk tensor copy needs to know of a tensor: the arguments of
+/// `cuTensorMapEncodeTiled`, encoded where the driver runs (the GPU worker)
+/// into the kernel's 128-byte tensor-map parameter.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TensorMap {
+    /// The tensor's first element (16-byte aligned).
+    pub addr: u64,
+    /// `CUtensorMapDataType`'s value (6 = fp16, 7 = fp32, 9 = bf16, 0 = bytes).
+    pub dtype: u32,
+    /// Dimensions used, 1 to 5.
+    pub rank: u32,
+    /// Sizes, innermost dimension first.
+    pub dims: [u64; 5],
+    /// Byte strides of dimensions 1.. (the innermost is contiguous).
+    pub strides: [u64; 4],
+    /// The box one copy moves, innermost first.
+    pub boxes: [u32; 5],
+    /// The shared tile's swizzle span in bytes: 0 (none), 32, 64 or 128.
+    pub swizzle: u32,
+    /// Elements outside the tensor read as NaN rather than zero.
+    pub nan_fill: bool,
 }
 
 /// `cudaDataType` values.

@@ -609,6 +609,19 @@ impl RemoteGpu {
                 Arg::I64(v) => e.u8(2).u64(v as u64),
                 Arg::F32(v) => e.u8(3).u64(v.to_bits() as u64),
                 Arg::F64(v) => e.u8(4).u64(v.to_bits()),
+                Arg::TensorMap(m) => {
+                    let mut e = e.u8(5).u64(m.addr).u32(m.dtype).u32(m.rank);
+                    for d in m.dims {
+                        e = e.u64(d);
+                    }
+                    for s in m.strides {
+                        e = e.u64(s);
+                    }
+                    for b in m.boxes {
+                        e = e.u32(b);
+                    }
+                    e.u32(m.swizzle).u8(m.nan_fill as u8)
+                }
             };
         }
         self.client

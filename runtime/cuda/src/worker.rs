@@ -403,6 +403,23 @@ impl Worker {
                 1 => Arg::I32(bits as u32 as i32),
                 2 => Arg::I64(bits as i64),
                 3 => Arg::F32(f32::from_bits(bits as u32)),
+                5 => {
+                    let (dtype, rank) = (d.u32(), d.u32());
+                    let dims = [d.u64(), d.u64(), d.u64(), d.u64(), d.u64()];
+                    let strides = [d.u64(), d.u64(), d.u64(), d.u64()];
+                    let boxes = [d.u32(), d.u32(), d.u32(), d.u32(), d.u32()];
+                    let swizzle = d.u32();
+                    Arg::TensorMap(crate::TensorMap {
+                        addr: bits,
+                        dtype,
+                        rank,
+                        dims,
+                        strides,
+                        boxes,
+                        swizzle,
+                        nan_fill: d.u8() != 0,
+                    })
+                }
                 _ => Arg::F64(f64::from_bits(bits)),
             }
         }));

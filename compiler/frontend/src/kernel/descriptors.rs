@@ -32,6 +32,10 @@ pub(crate) struct Desc {
     pub block: Vec<usize>,
     /// Out-of-bounds elements of a tensor descriptor read as NaN, not 0.
     pub nan_padding: bool,
+    /// A host descriptor: the index of its base pointer among the kernel's
+    /// parameters (shape and strides follow it), so that its loads can name
+    /// it for a bulk tensor copy (`load[tma=i]`).
+    pub param: Option<u32>,
 }
 
 impl Desc {
@@ -56,6 +60,11 @@ impl Desc {
             offsets: vals[1 + 2 * r..1 + 2 * r + o].to_vec(),
             block: self.block.clone(),
             nan_padding: self.nan_padding,
+            // Still the parameter's descriptor only while base, shape and
+            // strides are the parameters' own values.
+            param: self
+                .param
+                .filter(|_| vals[..1 + 2 * r] == self.values()[..1 + 2 * r]),
         }
     }
 }
@@ -187,6 +196,7 @@ impl Lowerer<'_> {
             offsets,
             block,
             nan_padding: false,
+            param: None,
         })))
     }
 
@@ -203,6 +213,7 @@ impl Lowerer<'_> {
         span: &Span,
     ) -> KVal {
         use tilebook_tir::ParamAttrs;
+        let index = u32::try_from(self.k.params.len()).ok();
         let base = self.k.add_param(
             format!("{name}.base"),
             Type::ptr(dtype),
@@ -239,6 +250,7 @@ impl Lowerer<'_> {
             offsets: vec![],
             block: block.to_vec(),
             nan_padding,
+            param: index,
         }))
     }
 
@@ -291,6 +303,7 @@ impl Lowerer<'_> {
             offsets: vec![],
             block,
             nan_padding,
+            param: None,
         })))
     }
 
@@ -480,6 +493,11 @@ impl Lowerer<'_> {
         padding: &Option<(KVal, Span)>,
         span: &Span,
     ) -> LResult<KVal> {
+        // A host descriptor's block coordinates (`i32`, as given).
+        let coords = match (&offsets, d.param) {
+            (Some(o), Some(i)) if d.tensor && padding.is_none() => Some((i, o.clone())),
+            _ => None,
+        };
         let (ptrs, mask) = self.access(d, offsets, boundary, span)?;
         let dt = self.desc_dtype(d);
         let pad = match padding {
@@ -504,30 +522,21 @@ impl Lowerer<'_> {
             _ => Const::Int(0),
         };
         let rt = Type::block(Elem::Scalar(dt), d.block.clone());
-        let v = match mask {
-            None => self.emit1(
-                OpKind::Load {
-                    mask: false,
-                    other: false,
-                },
-                vec![ptrs],
-                rt,
-                span,
-            ),
-            Some(m) => {
-                let other = self.constant(pad, rt.clone(), span);
-                self.emit1(
-                    OpKind::Load {
-                        mask: true,
-                        other: true,
-                    },
-                    vec![ptrs, m, other],
-                    rt,
-                    span,
-                )
-            }
+        let mut operands = vec![ptrs];
+        if let Some(m) = mask {
+            operands.push(m);
+            operands.push(self.constant(pad, rt.clone(), span));
+        }
+        let tma = coords.map(|(i, c)| {
+            operands.extend(c);
+            i
+        });
+        let kind = OpKind::Load {
+            mask: mask.is_some(),
+            other: mask.is_some(),
+            tma,
         };
-        Ok(KVal::T(v))
+        Ok(KVal::T(self.emit1(kind, operands, rt, span)))
     }
 
     /// A store through a block pointer or a descriptor.
@@ -539,6 +548,10 @@ impl Lowerer<'_> {
         boundary: &Option<(KVal, Span)>,
         span: &Span,
     ) -> LResult<KVal> {
+        let coords = match (&offsets, d.param) {
+            (Some(o), Some(i)) if d.tensor => Some((i, o.clone())),
+            _ => None,
+        };
         let (ptrs, mask) = self.access(d, offsets, boundary, span)?;
         let dt = self.desc_dtype(d);
         let v = self.stored_value(value, dt)?;
@@ -559,9 +572,14 @@ impl Lowerer<'_> {
         if let Some(m) = mask {
             operands.push(m);
         }
+        let tma = coords.map(|(i, c)| {
+            operands.extend(c);
+            i
+        });
         self.emit(
             OpKind::Store {
                 mask: mask.is_some(),
+                tma,
             },
             operands,
             vec![],

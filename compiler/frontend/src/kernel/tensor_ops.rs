@@ -550,6 +550,7 @@ impl Lowerer<'_> {
             OpKind::Load {
                 mask: mask.is_some(),
                 other: has_other,
+                tma: None,
             },
             operands,
             rt,
@@ -656,6 +657,7 @@ impl Lowerer<'_> {
         self.emit(
             OpKind::Store {
                 mask: mask.is_some(),
+                tma: None,
             },
             operands,
             vec![],

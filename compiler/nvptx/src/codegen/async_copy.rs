@@ -46,12 +46,14 @@ pub(super) struct TileRole {
     pub index: usize,
 }
 
-/// The `cp.async` copies of one tile load, recorded until they are issued.
+/// The `cp.async` copies of one tile load (or its bulk copy, `tma`),
+/// recorded until they are issued.
 pub(super) struct PendingCopies<'ctx> {
     value: Value,
     bytes: usize,
     /// (shared address, global pointer, source bytes) per run.
     runs: Vec<(IntValue<'ctx>, PointerValue<'ctx>, IntValue<'ctx>)>,
+    tma: Option<super::tma::TmaIssue<'ctx>>,
 }
 
 /// What one loop body's waits have established so far. A wait of
@@ -105,7 +107,17 @@ impl<'ctx> Gen<'ctx, '_> {
             let idx = b.build_int_add(idx, col, "")?;
             return Ok(b.build_int_mul(idx, self.i32c(2), "")?);
         }
-        let s = l.swizzled(role.operand);
+        self.swizzled_offset(&l.swizzled(role.operand), row, col)
+    }
+
+    /// Byte offset of element `(row, col)` in the swizzled tile `s`.
+    pub(super) fn swizzled_offset(
+        &self,
+        s: &crate::mma::Swizzled,
+        row: IntValue<'ctx>,
+        col: IntValue<'ctx>,
+    ) -> R<IntValue<'ctx>> {
+        let b = &self.b;
         let shift = |x: IntValue<'ctx>, n: usize| b.build_left_shift(x, self.i32c(n as i64), "");
         let log2 = |n: usize| n.trailing_zeros() as usize;
         let block = b.build_right_shift(col, self.i32c(log2(s.block_cols()) as i64), false, "")?;
@@ -165,8 +177,16 @@ impl<'ctx> Gen<'ctx, '_> {
         // scratch must stay clear of the rings; readers of scratch that
         // overlapped them (a previous epilogue, in an outer loop) finish first.
         if self.scratch != self.ring_bytes {
+            if !self.tma.roles.is_empty() {
+                // What threads wrote there is ordered before the copy
+                // engine's writes (`tma`).
+                self.ptx_statement("fence.proxy.async.shared::cta;")?;
+            }
             self.barrier()?;
             self.scratch = self.ring_bytes;
+        }
+        if self.tma.roles.contains_key(&role) {
+            return self.tma_load(op, role);
         }
         if let Some(km) = self.tile_plan.k_major.get(&r).copied() {
             return self.async_load_k_major(op, role, mask, km);
@@ -313,14 +333,31 @@ impl<'ctx> Gen<'ctx, '_> {
             value: r,
             bytes,
             runs,
+            tma: None,
         });
         self.async_used.set(true);
         self.set(r, Reg::B(vec![tile.into()]));
         Ok(())
     }
 
+    /// Record a bulk copy of tile value `r` until it is issued.
+    pub(super) fn record_tma(&self, r: Value, t: super::tma::TmaIssue<'ctx>) {
+        self.pending_copies.borrow_mut().push(PendingCopies {
+            value: r,
+            bytes: 0,
+            runs: vec![],
+            tma: Some(t),
+        });
+    }
+
     /// Advance `role`'s stage counter; the byte offset of the stage it was at.
     fn next_tile(&mut self, role: TileRole) -> R<IntValue<'ctx>> {
+        Ok(self.next_stage(role)?.1)
+    }
+
+    /// Advance `role`'s stage counter; the stage it was at and its tile's
+    /// byte offset.
+    pub(super) fn next_stage(&mut self, role: TileRole) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
         let slot = self.stage_counter(role)?;
         let i32t = self.ctx.i32_type();
         let stage = self.b.build_load(i32t, slot, "")?.into_int_value();
@@ -334,7 +371,7 @@ impl<'ctx> Gen<'ctx, '_> {
             .build_select(wrap, self.i32c(0), next, "")?
             .into_int_value();
         self.b.build_store(slot, next)?;
-        self.tile_offset(role, stage)
+        Ok((stage, self.tile_offset(role, stage)?))
     }
 
     /// Issue copies still recorded where no dot issued them (before control
@@ -363,6 +400,10 @@ impl<'ctx> Gen<'ctx, '_> {
             .void_type()
             .fn_type(&[i32t.into(), global.into(), i32t.into()], false);
         for p in pending {
+            if let Some(t) = &p.tma {
+                self.issue_tma(t)?;
+                continue;
+            }
             let cache = if p.bytes == 16 { "cg" } else { "ca" };
             let asm = self.ctx.create_inline_asm(
                 fn_ty,
@@ -455,7 +496,18 @@ impl<'ctx> Gen<'ctx, '_> {
         } else {
             (d - 1) * per_iteration
         };
-        self.ptx_statement(&format!("cp.async.wait_group {pending};"))?;
+        // Bulk-copied tiles wait on their barriers; `cp.async` groups only
+        // where some stream still uses them.
+        if self.tma.roles.is_empty() || self.tma.mixed {
+            self.ptx_statement(&format!("cp.async.wait_group {pending};"))?;
+        }
+        let bulk: Vec<Value> = [a, b]
+            .into_iter()
+            .filter(|v| self.is_tma_tile(*v) && !self.landed.borrow().tiles.contains(v))
+            .collect();
+        for &v in &bulk {
+            self.wait_tma(v)?;
+        }
         if async_proxy {
             self.ptx_statement("fence.proxy.async.shared::cta;")?;
         }
@@ -467,9 +519,14 @@ impl<'ctx> Gen<'ctx, '_> {
                     .args
                     .iter()
                     .copied()
-                    .filter(|v| self.tiles().contains_key(v) && plan.distance(*v) >= d)
+                    .filter(|v| {
+                        self.tiles().contains_key(v)
+                            && plan.distance(*v) >= d
+                            && !self.is_tma_tile(*v)
+                    })
                     .collect();
                 landed.tiles.extend(done);
+                landed.tiles.extend(&bulk);
                 landed.fenced |= async_proxy;
             }
         }
@@ -493,6 +550,13 @@ impl<'ctx> Gen<'ctx, '_> {
         {
             return Ok(());
         }
+        // The stream's last fills (prefetches no iteration used) land
+        // before their stages become scratch.
+        for (a, &r) in op.regions[0].args.iter().skip(1).zip(&op.results) {
+            if self.is_tma_tile(*a) {
+                self.wait_tma(r)?;
+            }
+        }
         self.ptx_statement("cp.async.wait_all;")?;
         self.barrier()?;
         // A fixed A tile may still be read by a later loop.
@@ -500,7 +564,7 @@ impl<'ctx> Gen<'ctx, '_> {
         if self.tile_plan.fixed_a.is_empty()
             || (last.is_some() && last == self.tile_plan.fixed_a_last)
         {
-            self.scratch = 0;
+            self.scratch = self.tma.reserved;
         }
         Ok(())
     }
@@ -528,7 +592,8 @@ impl<'ctx> Gen<'ctx, '_> {
     /// Lay out the stage rings at the start of shared memory, one per MMA
     /// layout with tiles; returns the bytes they take (scratch starts there).
     pub(super) fn place_rings(&mut self) -> usize {
-        let mut at = 0;
+        // The bulk copies' barriers come first (`tma`).
+        let mut at = self.tma.reserved;
         for (l, stages) in ring_order(&self.tile_plan.stages) {
             self.ring_base.insert(l, (at, stages));
             at += ring_bytes(&l, stages, &self.tile_plan);

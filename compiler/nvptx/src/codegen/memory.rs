@@ -252,8 +252,8 @@ impl<'ctx> Gen<'ctx, '_> {
             BasicTypeEnum::IntType(i) => i.const_zero().as_basic_value_enum(),
             _ => return fail("load of pointers"),
         };
-        let others = if other {
-            self.regs(op.args[op.args.len() - 1], n)?
+        let others = if let (true, Some(o)) = (other, tilebook_tir::load_other(op)) {
+            self.regs(o, n)?
         } else {
             vec![zero; n]
         };
@@ -526,6 +526,9 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     pub(super) fn store(&mut self, op: &Op, mask: bool) -> R<()> {
+        if self.tma_store(op)? {
+            return Ok(());
+        }
         let pt = self.ty(op.args[0]).clone();
         let d = pt.elem.pointee().unwrap_or(DType::F32);
         let mem = self.mem_type(d);

@@ -90,7 +90,7 @@ impl<'ctx> Gen<'ctx, '_> {
     /// changes layout, and its size in bytes: fp16/bf16 (held in f32
     /// registers) as halves, `i1` as bytes, everything else (fp32, int32) as
     /// its register type.
-    fn storage_type(&self, t: &Type) -> (BasicTypeEnum<'ctx>, usize) {
+    pub(super) fn storage_type(&self, t: &Type) -> (BasicTypeEnum<'ctx>, usize) {
         match t.dtype() {
             Some(DType::F16) => (self.ctx.f16_type().into(), 2),
             Some(DType::BF16) => (self.ctx.bf16_type().into(), 2),
@@ -100,7 +100,7 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     /// A register value in `storage_type` form, and back.
-    fn storage_of(
+    pub(super) fn storage_of(
         &self,
         x: BasicValueEnum<'ctx>,
         st: BasicTypeEnum<'ctx>,

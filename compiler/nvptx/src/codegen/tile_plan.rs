@@ -466,7 +466,7 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         if other {
             let zero = matches!(
-                self.defs.get(&op.args[op.args.len() - 1]).map(|o| &o.kind),
+                tilebook_tir::load_other(op).and_then(|o| self.defs.get(&o)).map(|o| &o.kind),
                 Some(OpKind::Const(c)) if c.as_f64() == 0.0
             );
             if !zero {

@@ -24,6 +24,7 @@ mod specialize;
 use object::compiled_value;
 pub use object::{warmup, KernelRef};
 mod stored;
+mod tensor_maps;
 pub use specialize::const_of;
 use specialize::SessionGlobals;
 pub(crate) use specialize::{param_list, prepare, source_key, Prepared};

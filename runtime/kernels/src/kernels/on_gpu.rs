@@ -139,6 +139,13 @@ pub(super) fn launch_on(
             if gk.0.check_bounds {
                 raw.extend(checked::extra_args(s, g, &gk.0, args)?);
             }
+            if !gk.0.tensor_maps.is_empty() {
+                raw.extend(super::tensor_maps::arguments(
+                    &gk.0.tensor_maps,
+                    args,
+                    &raw,
+                )?);
+            }
             if let Err(e) = launch_gpu(g, jit, func, grid, args, &raw) {
                 return Err(s.gpu_failure(e));
             }

@@ -38,6 +38,7 @@ pub(super) fn load(s: &mut dyn Host, p: &Prepared) -> Option<(Front, Option<Stor
                 })
                 .flatten();
             let gk = GpuKernel {
+                tensor_maps: tilebook_nvptx::tensor_maps_in(&g.ptx),
                 name: g.name,
                 llvm_ir: g.llvm_ir,
                 ptx: g.ptx,

@@ -1,0 +1,627 @@
+//! Bulk tensor copies (Hopper's TMA) of dot operand tiles loaded through a
+//! host tensor descriptor, and bulk tensor stores of blocks stored through
+//! one (`tma_store`, at the end of this file).
+//!
+//! A `load[tma=i]` (the frontend's `desc.load` on a descriptor parameter)
+//! names the descriptor and the block's coordinates. Where such a load is a
+//! `wgmma` operand tile (`async_copy`), one thread asks the copy engine for
+//! the whole block instead of every thread copying 16-byte runs: one
+//! `cp.async.bulk.tensor` per column block of the swizzled tile (the
+//! engine's swizzle modes are `wgmma`'s), completing on an mbarrier. The
+//! descriptor's bounds become the engine's out-of-bounds fill (zeros, or
+//! NaN for `padding="nan"`), which is exactly what the load's mask and
+//! padding say, so the mask is not evaluated.
+//!
+//! The launch passes one 128-byte tensor map per descriptor after the
+//! kernel's parameters (`TensorMapUse`, encoded by the runtime from the
+//! descriptor's base, shape and strides, which host descriptors always
+//! give 16-byte aligned); the kernel reads it in place (`grid_constant`).
+//!
+//! Every stage of every bulk-copied tile stream has its own mbarrier. A
+//! tile value then holds two registers: its shared offset, as any tile, and
+//! its barrier's address with the parity of the phase its copy completes in
+//! bit 0 (a stream's stages are filled in turn, so that parity flips each
+//! time the stream's stage counter wraps). Waiting for a tile is waiting on
+//! that phase; the loop that consumes the stream waits for its last
+//! (prefetched, unused) fills before shared memory is reused. A kernel
+//! whose other tiles still use `cp.async` commits an empty group for each
+//! bulk copy, so that `cp.async.wait_group`'s counts stay right.
+
+use super::async_copy::TileRole;
+use super::*;
+use crate::TensorMapUse;
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::types::{AnyType, BasicMetadataTypeEnum};
+use inkwell::values::BasicMetadataValueEnum;
+
+/// Which tile streams are bulk copies, and where their barriers are.
+#[derive(Default)]
+pub(super) struct TmaPlan<'ctx> {
+    /// Roles all of whose loads are bulk copies, with their tensor map.
+    pub roles: HashMap<TileRole, usize>,
+    /// The first barrier of each role (one per stage of its ring).
+    bar_base: HashMap<TileRole, usize>,
+    /// The tensor-map parameters, in order.
+    pub maps: Vec<TensorMapUse>,
+    /// Some other tile stream uses `cp.async` (its group counts must hold).
+    pub mixed: bool,
+    /// Descriptors whose stores are bulk tensor stores, with their map.
+    pub stores: HashMap<u32, usize>,
+    /// How many barriers there are: they take the first `8 * bars` bytes
+    /// of shared memory (before the rings, never scratch).
+    bars: usize,
+    /// Bytes reserved for them (a multiple of 1024, the rings' alignment).
+    pub reserved: usize,
+    /// The first tensor-map parameter's index.
+    first_param: usize,
+    /// Each role's phase: flipped whenever its stage counter wraps.
+    phases: std::cell::RefCell<HashMap<TileRole, PointerValue<'ctx>>>,
+}
+
+/// A bulk copy recorded until it is issued: the tile's column blocks.
+pub(super) struct TmaIssue<'ctx> {
+    map: IntValue<'ctx>,
+    bar: IntValue<'ctx>,
+    bytes: usize,
+    /// (shared address, inner coordinate, outer coordinate) per column block.
+    boxes: Vec<(IntValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>)>,
+}
+
+/// Append the tensor-map parameters to a kernel's `params`: their
+/// descriptors' base parameters and the first one's index. Checked mode
+/// checks every address a thread forms: no bulk copies there.
+pub(super) fn append_params<'ctx>(
+    ctx: &'ctx Context,
+    k: &Kernel,
+    check_bounds: bool,
+    params: &mut Vec<inkwell::types::BasicMetadataTypeEnum<'ctx>>,
+) -> (Vec<(u32, bool)>, usize) {
+    let maps = if check_bounds { vec![] } else { map_params(k) };
+    let first = params.len();
+    for _ in &maps {
+        params.push(ctx.ptr_type(AddressSpace::default()).into());
+    }
+    (maps, first)
+}
+
+/// Tensor-map parameters a kernel takes: one per descriptor that some
+/// `load[tma=i]` names and one per descriptor some `store[tma=i]` names
+/// (`(i, true)`: a store's box is its whole block, unswizzled), in
+/// parameter order.
+fn map_params(k: &Kernel) -> Vec<(u32, bool)> {
+    let mut out = std::collections::BTreeSet::new();
+    tilebook_tir::walk_ops(&k.body, &mut |op| {
+        if let Some((i, _)) = tilebook_tir::load_tma(op) {
+            out.insert((i, false));
+        }
+        if let Some((i, _)) = tilebook_tir::store_tma(op) {
+            out.insert((i, true));
+        }
+    });
+    out.into_iter().collect()
+}
+
+/// Declare the tensor-map parameters `first..` of `func` as 128-byte,
+/// 64-byte aligned values the kernel reads in place (`grid_constant`).
+pub(super) fn declare_params<'ctx>(
+    ctx: &'ctx Context,
+    module: &Module<'ctx>,
+    func: FunctionValue<'ctx>,
+    first: usize,
+    count: usize,
+) -> Result<(), String> {
+    if count == 0 {
+        return Ok(());
+    }
+    let map_ty = ctx.i8_type().array_type(128);
+    let byval = ctx.create_type_attribute(
+        Attribute::get_named_enum_kind_id("byval"),
+        map_ty.as_any_type_enum(),
+    );
+    let align = ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("align"), 64);
+    let mut indices = vec![];
+    for i in first..first + count {
+        func.add_attribute(AttributeLoc::Param(i as u32), byval);
+        func.add_attribute(AttributeLoc::Param(i as u32), align);
+        // nvvm.annotations number parameters from 1.
+        indices.push(ctx.i32_type().const_int(i as u64 + 1, false).into());
+    }
+    let list = ctx.metadata_node(&indices);
+    let node = ctx.metadata_node(&[
+        func.as_global_value().as_pointer_value().into(),
+        ctx.metadata_string("grid_constant").into(),
+        list.into(),
+    ]);
+    module
+        .add_global_metadata("nvvm.annotations", &node)
+        .map_err(|e| format!("tensor-map parameters: {e}"))
+}
+
+/// The box of a bulk tensor store of a block of type `t` (its pointers):
+/// the whole block, at most 256 by 256 elements, rows of whole 16-byte
+/// pieces.
+fn store_box(t: &Type, rank: usize) -> Option<(u32, u32)> {
+    let e = t.elem.pointee()?.size_bytes();
+    let [rows, cols] = t.shape[..] else {
+        return None;
+    };
+    let ok = rank == 2
+        && matches!(e, 1 | 2 | 4)
+        && (1..=256).contains(&rows)
+        && (1..=256).contains(&cols)
+        && (cols * e) % 16 == 0;
+    ok.then_some((rows as u32, cols as u32))
+}
+
+impl<'ctx> Gen<'ctx, '_> {
+    /// The tensor map and box a bulk copy of `op`'s tile of `role` would use,
+    /// where one can perform it: a `wgmma` tile stored as the load's block
+    /// (not transposed on the way), at most 256 rows and a column block of
+    /// the swizzle's width, with zero or NaN where masked off.
+    fn tma_candidate(&self, op: &Op, role: TileRole) -> Option<(u32, TensorMapUse)> {
+        let (param, coords) = tilebook_tir::load_tma(op)?;
+        let r = op.results[0];
+        let t = self.ty(r);
+        let l = role.layout;
+        let staged = role.operand == 1 && self.tile_plan.transposed.contains(&l);
+        if !l.wgmma || staged || self.tile_plan.k_major.contains_key(&r) || coords.len() != 2 {
+            return None;
+        }
+        let s = l.swizzled(role.operand);
+        let elem = t.dtype()?.size_bytes();
+        if t.shape != [s.rows, s.cols] || s.rows > 256 || s.elem != elem || s.swizzle < 32 {
+            return None;
+        }
+        let nan_fill = match tilebook_tir::load_other(op) {
+            None => false,
+            Some(o) => match self.defs.get(&o).map(|d| &d.kind) {
+                Some(OpKind::Const(c)) if c.as_f64() == 0.0 => false,
+                Some(OpKind::Const(c)) if c.as_f64().is_nan() => true,
+                _ => return None,
+            },
+        };
+        Some((
+            param,
+            TensorMapUse {
+                desc_param: param,
+                rows: s.rows as u32,
+                cols: s.block_cols() as u32,
+                swizzle: s.swizzle as u32,
+                nan_fill,
+            },
+        ))
+    }
+
+    /// Decide which tile streams are bulk copies: those whose every load can
+    /// be one, through one descriptor whose box no other stream contradicts.
+    /// `params` are the tensor-map parameters `map_params` declared, from
+    /// parameter `first` on.
+    pub(super) fn plan_tma(&mut self, params: &[(u32, bool)], first: usize) -> R<()> {
+        let mut per_role: HashMap<TileRole, Option<(u32, TensorMapUse)>> = HashMap::new();
+        let mut any_tile = HashSet::new();
+        let k = self.k;
+        tilebook_tir::walk_ops(&k.body, &mut |op| {
+            let Some(&role) = self
+                .tiles()
+                .get(&op.results.first().copied().unwrap_or(Value(u32::MAX)))
+            else {
+                return;
+            };
+            if !matches!(op.kind, OpKind::Load { .. }) {
+                return;
+            }
+            any_tile.insert(role);
+            let c = self.tma_candidate(op, role);
+            let e = per_role.entry(role).or_insert(c);
+            if *e != c {
+                *e = None;
+            }
+        });
+        let mut maps: Vec<TensorMapUse> = params
+            .iter()
+            .map(|&(p, _)| TensorMapUse {
+                desc_param: p,
+                rows: 0,
+                cols: 0,
+                swizzle: 0,
+                nan_fill: false,
+            })
+            .collect();
+        let mut roles: Vec<(TileRole, (u32, TensorMapUse))> = per_role
+            .into_iter()
+            .filter_map(|(r, c)| Some((r, c?)))
+            .collect();
+        roles.sort_by_key(|(r, _)| (r.operand, r.index, r.layout.m, r.layout.n, r.layout.k));
+        let mut plan = TmaPlan {
+            first_param: first,
+            ..TmaPlan::default()
+        };
+        let mut bars = 0;
+        for (role, (param, use_)) in roles {
+            let Some(m) = params.iter().position(|&p| p == (param, false)) else {
+                continue;
+            };
+            if maps[m].rows != 0 && maps[m] != use_ {
+                continue;
+            }
+            maps[m] = use_;
+            plan.roles.insert(role, m);
+            plan.bar_base.insert(role, bars);
+            bars += self.tile_plan.stages[&role.layout];
+        }
+        plan.mixed = any_tile.iter().any(|r| !plan.roles.contains_key(r));
+        // Stores: every store through the descriptor must agree on the box.
+        let mut stores: HashMap<u32, Option<TensorMapUse>> = HashMap::new();
+        tilebook_tir::walk_ops(&k.body, &mut |op| {
+            if let Some((i, coords)) = tilebook_tir::store_tma(op) {
+                let c = store_box(k.ty(op.args[0]), coords.len()).map(|(rows, cols)| {
+                    match self.bulk_store_tile(op) {
+                        // Written from the MMA registers into a swizzled
+                        // tile: one box per column block.
+                        Some(s) => TensorMapUse {
+                            desc_param: i,
+                            rows,
+                            cols: s.block_cols() as u32,
+                            swizzle: s.swizzle as u32,
+                            nan_fill: false,
+                        },
+                        None => TensorMapUse {
+                            desc_param: i,
+                            rows,
+                            cols,
+                            swizzle: 0,
+                            nan_fill: false,
+                        },
+                    }
+                });
+                let e = stores.entry(i).or_insert(c);
+                if *e != c {
+                    *e = None;
+                }
+            }
+        });
+        for (i, use_) in stores {
+            let (Some(u), Some(m)) = (use_, params.iter().position(|&p| p == (i, true))) else {
+                continue;
+            };
+            maps[m] = u;
+            plan.stores.insert(i, m);
+        }
+        plan.maps = maps;
+        plan.bars = bars;
+        plan.reserved = (8 * bars).next_multiple_of(1024);
+        self.tma = plan;
+        Ok(())
+    }
+
+    /// Initialise every barrier (one arrival a phase: the issuing thread's),
+    /// before any thread may wait on one or issue a copy.
+    pub(super) fn tma_init(&self) -> R<()> {
+        let n = self.tma.bars;
+        if n == 0 {
+            return Ok(());
+        }
+        let base = self.smem_u32(self.i32c(0))?;
+        for i in 0..n {
+            let at = self.b.build_int_add(base, self.i32c(8 * i as i64), "")?;
+            self.asm_two(
+                "{ .reg .pred p; setp.eq.u32 p, $0, 0; @p mbarrier.init.shared::cta.b64 [$1], 1; }",
+                self.tid,
+                at,
+            )?;
+        }
+        self.ptx_statement("fence.mbarrier_init.release.cluster;")?;
+        self.barrier()
+    }
+
+    /// Whether tile value `v` arrives by bulk copy (holds a barrier word).
+    pub(super) fn is_tma_tile(&self, v: Value) -> bool {
+        self.tiles()
+            .get(&v)
+            .is_some_and(|r| self.tma.roles.contains_key(r))
+    }
+
+    /// The bulk copy of load `op` into the next stage of `role`: recorded
+    /// until issued, like `cp.async` copies; its value is the tile and the
+    /// barrier word.
+    pub(super) fn tma_load(&mut self, op: &Op, role: TileRole) -> R<()> {
+        let r = op.results[0];
+        let m = self.tma.roles[&role];
+        let (stage, tile) = self.next_stage(role)?;
+        let phase = self.tma_phase(role, stage)?;
+        let bars = self.smem_u32(self.i32c(0))?;
+        let slot = self
+            .b
+            .build_int_add(stage, self.i32c(self.tma.bar_base[&role] as i64), "")?;
+        let slot = self.b.build_int_mul(slot, self.i32c(8), "")?;
+        let bar = self.b.build_int_add(bars, slot, "")?;
+        let word = self.b.build_or(bar, phase, "")?;
+        let map = self.map_address(m)?;
+        let (_, coords) = tilebook_tir::load_tma(op)
+            .ok_or_else(|| GenError("internal: a bulk copy without coordinates".into()))?;
+        let outer = self.scalar(coords[0])?.into_int_value();
+        let inner = self.scalar(coords[1])?.into_int_value();
+        let s = role.layout.swizzled(role.operand);
+        let tile_addr = self.smem_u32(tile)?;
+        let mut boxes = vec![];
+        for j in 0..s.cols / s.block_cols() {
+            let dst =
+                self.b
+                    .build_int_add(tile_addr, self.i32c((j * s.block_bytes()) as i64), "")?;
+            let c = self
+                .b
+                .build_int_add(inner, self.i32c((j * s.block_cols()) as i64), "")?;
+            boxes.push((dst, c, outer));
+        }
+        self.record_tma(
+            r,
+            TmaIssue {
+                map,
+                bar,
+                bytes: s.bytes(),
+                boxes,
+            },
+        );
+        self.set(r, Reg::B(vec![tile.into(), word.into()]));
+        Ok(())
+    }
+
+    /// The parity of the phase the fill of `stage` completes: the role's
+    /// phase, flipped after the last stage is filled.
+    fn tma_phase(&self, role: TileRole, stage: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let known = self.tma.phases.borrow().get(&role).copied();
+        let slot = match known {
+            Some(p) => p,
+            None => {
+                let p = self.counter_slot()?;
+                self.tma.phases.borrow_mut().insert(role, p);
+                p
+            }
+        };
+        let i32t = self.ctx.i32_type();
+        let phase = self.b.build_load(i32t, slot, "")?.into_int_value();
+        let last = self.ring_base[&role.layout].1 as i64 - 1;
+        let wraps = self
+            .b
+            .build_int_compare(IntPredicate::EQ, stage, self.i32c(last), "")?;
+        let flipped = self.b.build_xor(phase, self.i32c(1), "")?;
+        let next = self.b.build_select(wraps, flipped, phase, "")?;
+        self.b.build_store(slot, next)?;
+        Ok(phase)
+    }
+
+    /// Issue one recorded bulk copy: thread 0 arms the barrier with the
+    /// tile's bytes and asks for each column block.
+    pub(super) fn issue_tma(&self, t: &TmaIssue<'ctx>) -> R<()> {
+        let i32t = self.ctx.i32_type();
+        let i64t = self.ctx.i64_type();
+        let mut types: Vec<BasicMetadataTypeEnum> = vec![i32t.into(), i32t.into(), i64t.into()];
+        let mut args: Vec<BasicMetadataValueEnum> =
+            vec![self.tid.into(), t.bar.into(), t.map.into()];
+        let mut text = format!(
+            "{{ .reg .pred p; setp.eq.u32 p, $0, 0; @p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {};",
+            t.bytes
+        );
+        for (j, (dst, inner, outer)) in t.boxes.iter().enumerate() {
+            let n = 3 + 3 * j;
+            text.push_str(&format!(
+                " @p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [${n}], [$2, {{${}, ${}}}], [$1];",
+                n + 1,
+                n + 2
+            ));
+            for x in [dst, inner, outer] {
+                types.push(i32t.into());
+                args.push((*x).into());
+            }
+        }
+        text.push_str(" }");
+        let mut constraints = vec!["r", "r", "l"];
+        constraints.extend(std::iter::repeat_n("r", 3 * t.boxes.len()));
+        self.call_asm(text, &constraints, &types, &args)?;
+        if self.tma.mixed {
+            self.ptx_statement("cp.async.commit_group;")?;
+        }
+        Ok(())
+    }
+
+    /// Wait until the bulk copy of tile value `v` has landed.
+    pub(super) fn wait_tma(&self, v: Value) -> R<()> {
+        let word = self
+            .raw(v)?
+            .get(1)
+            .copied()
+            .ok_or_else(|| GenError("internal: a bulk-copied tile without its barrier".into()))?
+            .into_int_value();
+        let bar = self.b.build_and(word, self.i32c(!1), "")?;
+        let parity = self.b.build_and(word, self.i32c(1), "")?;
+        self.asm_two(
+            "{ .reg .pred done; tb_tma_wait: \
+             mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1; \
+             @!done bra.uni tb_tma_wait; }",
+            bar,
+            parity,
+        )?;
+        Ok(())
+    }
+
+    /// The generic address of tensor map `m` (a parameter read in place).
+    fn map_address(&self, m: usize) -> R<IntValue<'ctx>> {
+        let param = self
+            .func
+            .get_nth_param((self.tma.first_param + m) as u32)
+            .ok_or_else(|| GenError("internal: missing tensor-map parameter".into()))?;
+        Ok(self
+            .b
+            .build_ptr_to_int(param.into_pointer_value(), self.ctx.i64_type(), "")?)
+    }
+
+    /// Volatile inline assembly `text` with these operands (register
+    /// constraints and types), clobbering memory.
+    fn call_asm(
+        &self,
+        text: String,
+        constraints: &[&str],
+        types: &[BasicMetadataTypeEnum<'ctx>],
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> R<()> {
+        let fn_ty = self.ctx.void_type().fn_type(types, false);
+        let asm = self.ctx.create_inline_asm(
+            fn_ty,
+            text,
+            format!("{},~{{memory}}", constraints.join(",")),
+            true,
+            false,
+            None,
+            false,
+        );
+        self.b.build_indirect_call(fn_ty, asm, args, "")?;
+        Ok(())
+    }
+
+    /// Volatile inline assembly `text` with two `i32` operands.
+    fn asm_two(&self, text: &str, a: IntValue<'ctx>, b: IntValue<'ctx>) -> R<()> {
+        let i32t = self.ctx.i32_type();
+        let fn_ty = self
+            .ctx
+            .void_type()
+            .fn_type(&[i32t.into(), i32t.into()], false);
+        let asm = self.ctx.create_inline_asm(
+            fn_ty,
+            text.into(),
+            "r,r,~{memory}".into(),
+            true,
+            false,
+            None,
+            false,
+        );
+        self.b
+            .build_indirect_call(fn_ty, asm, &[a.into(), b.into()], "")?;
+        Ok(())
+    }
+
+    /// The tensor maps, for `Emitted`.
+    pub(super) fn tensor_maps(&self) -> Vec<TensorMapUse> {
+        self.tma.maps.clone()
+    }
+
+    /// The swizzled tile a bulk store's block is written into straight from
+    /// MMA registers: a value in an MMA layout of the block's shape, of 2-
+    /// or 4-byte elements (else the block is written from the blocked
+    /// layout, row by row).
+    fn bulk_store_tile(&self, op: &Op) -> Option<crate::mma::Swizzled> {
+        let v = *op.args.get(1)?;
+        let l = self.mma.get(&v)?;
+        let t = self.ty(v);
+        let (_, size) = self.storage_type(t);
+        let ok = t.shape == [l.m, l.n] && matches!(size, 2 | 4) && t.dtype()?.size_bytes() == size;
+        ok.then(|| crate::mma::Swizzled::new(l.m, l.n, size))
+            .flatten()
+    }
+
+    /// Write the MMA value `v` (layout `l`) into scratch as the swizzled
+    /// tile `s`: each thread's pairs of neighbouring elements as one store.
+    fn write_mma_tile(&self, v: Value, l: &MmaLayout, s: &crate::mma::Swizzled) -> R<()> {
+        let regs = self.raw(v)?;
+        let (et, size) = self.storage_type(self.ty(v));
+        let c = self.mma_coords(l)?;
+        for i in (0..regs.len()).step_by(2) {
+            let (rep, r) = (i / 4, i % 4);
+            let (rm, rn) = (rep / l.reps_n(), rep % l.reps_n());
+            let (row, col) = self.mma_pos(l, &c, rm, rn, r)?;
+            let mut pair = super::mem_vec_type(et, 2).get_undef();
+            for j in 0..2 {
+                let x = self.storage_of(regs[i + j], et)?;
+                pair = self
+                    .b
+                    .build_insert_element(pair, x, self.i32c(j as i64), "")?;
+            }
+            let off = self.swizzled_offset(s, row, col)?;
+            let p = self.smem_addr(0, off, 1)?;
+            let st = self.b.build_store(p, pair)?;
+            let _ = st.set_alignment(2 * size as u32);
+        }
+        Ok(())
+    }
+
+    /// A bulk tensor store of `op` (a `store[tma=i]` whose descriptor has a
+    /// store map): the block written row by row into scratch, then thread 0
+    /// asks the copy engine to write it (clipped at the tensor's edges, as
+    /// the store's mask is), waiting only until scratch has been read.
+    pub(super) fn tma_store(&mut self, op: &Op) -> R<bool> {
+        let Some((i, coords)) = tilebook_tir::store_tma(op) else {
+            return Ok(false);
+        };
+        let Some(&m) = self.tma.stores.get(&i) else {
+            return Ok(false);
+        };
+        let pt = self.ty(op.args[0]).clone();
+        let d = pt.elem.pointee().unwrap_or(DType::F32);
+        let esize = d.size_bytes();
+        let tile = self
+            .bulk_store_tile(op)
+            .filter(|_| self.tma.maps[m].swizzle != 0);
+        let mma = self.mma.get(&op.args[1]).copied();
+        let vals = match (tile, mma) {
+            (Some(_), Some(_)) => vec![],
+            _ => self.regs(op.args[1], self.layout(&pt).regs())?,
+        };
+        // Earlier readers of scratch finish before it is overwritten.
+        self.barrier()?;
+        self.need_smem(pt.numel() * esize);
+        if let (Some(s), Some(l)) = (tile, mma) {
+            self.write_mma_tile(op.args[1], &l, &s)?;
+        } else {
+            let l = self.layout(&pt);
+            let owner = self.first_holder(&l)?;
+            for (r, v) in vals.iter().enumerate() {
+                let idx = self.elem_index(&l, r)?;
+                let p = self.smem_addr(0, idx, esize)?;
+                let x = self.encode_mem(*v, d)?;
+                self.guarded(owner, vec![], &mut |g| {
+                    g.b.build_store(p, x)?;
+                    Ok(vec![])
+                })?;
+            }
+        }
+        // The threads' writes, then the copy engine's read of them.
+        self.ptx_statement("fence.proxy.async.shared::cta;")?;
+        self.barrier()?;
+        let map = self.map_address(m)?;
+        let outer = self.scalar(coords[0])?.into_int_value();
+        let inner = self.scalar(coords[1])?.into_int_value();
+        let first = self.smem_addr(0, self.i32c(0), esize)?;
+        let src = self.b.build_ptr_to_int(first, self.ctx.i32_type(), "")?;
+        // One copy per column block of a swizzled tile, else the block.
+        let boxes: Vec<(usize, usize)> = match tile {
+            Some(s) if mma.is_some() => (0..s.cols / s.block_cols())
+                .map(|j| (j * s.block_bytes(), j * s.block_cols()))
+                .collect(),
+            _ => vec![(0, 0)],
+        };
+        let i32t = self.ctx.i32_type();
+        let i64t = self.ctx.i64_type();
+        let mut types: Vec<BasicMetadataTypeEnum> = vec![i32t.into(), i64t.into(), i32t.into()];
+        let mut args: Vec<BasicMetadataValueEnum> = vec![self.tid.into(), map.into(), outer.into()];
+        let mut text = String::from("{ .reg .pred p; setp.eq.u32 p, $0, 0;");
+        for (j, (byte, col)) in boxes.iter().enumerate() {
+            let n = 3 + 2 * j;
+            text.push_str(&format!(
+                " @p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {{${n}, $2}}], [${}];",
+                n + 1
+            ));
+            let c = self.b.build_int_add(inner, self.i32c(*col as i64), "")?;
+            let a = self.b.build_int_add(src, self.i32c(*byte as i64), "")?;
+            for x in [c, a] {
+                types.push(i32t.into());
+                args.push(x.into());
+            }
+        }
+        text.push_str(" @p cp.async.bulk.commit_group; @p cp.async.bulk.wait_group.read 0; }");
+        let mut constraints = vec!["r", "l", "r"];
+        constraints.extend(std::iter::repeat_n("r", 2 * boxes.len()));
+        self.call_asm(text, &constraints, &types, &args)?;
+        // Scratch is free again once thread 0 saw it read.
+        self.barrier()?;
+        Ok(true)
+    }
+}
