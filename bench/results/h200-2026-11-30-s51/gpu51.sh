@@ -19,6 +19,10 @@ tmabench)
   timeout 200 $BIN run --device cuda .carry/tmabench.py 2>&1 | grep -v "^\[" | tee $OUT/tmabench_ours.txt
   timeout 200 python3 .carry/tmabench.py 2>&1 | tail -8 | tee $OUT/tmabench_triton.txt
   ;;
+surface)
+  timeout 200 $BIN run --device cuda tests/surface/persistent_matmul.py > $OUT/persistent_matmul.txt 2>&1; echo "persistent_matmul rc=$?" | tee -a $OUT/persistent_matmul.txt
+  grep -v "^\[" $OUT/persistent_matmul.txt | tail -30
+  ;;
 suite)
   TILEBOOK_CHECK_GPU=1 timeout 420 tests/gpu/run.sh $BIN > $OUT/suite.txt 2>&1; echo "suite rc=$?" >> $OUT/suite.txt
   grep -v "^ok" $OUT/suite.txt | tail -40
