@@ -68,6 +68,22 @@ def desc_mm_desc_store(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.const
     c_desc.store([pm * BM, pn * BN], acc.to(c_desc.dtype))
 
 
+@triton.jit
+def fixed_a(q_desc, k_desc, o_ptr, N, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+    # q is loaded once before the loop (a fixed A tile); with N == 0 the
+    # loop runs no iteration and q's copy must still land before the
+    # epilogue reuses its shared memory.
+    pm = tl.program_id(0)
+    q = q_desc.load([pm * BM, 0])
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for start in range(0, N, BN):
+        k = k_desc.load([start, 0])
+        acc += tl.dot(q, k.T)
+    rm = pm * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    tl.store(o_ptr + rm[:, None] * BN + rn[None, :], acc.to(tl.float16))
+
+
 torch.manual_seed(11)
 failures = []
 
@@ -143,6 +159,19 @@ stored(256, 256, 256)
 stored(200, 136, 328, stages=4)
 stored(256, 128, 512, BN=64, warps=8, dt=torch.float32)
 stored(192, 320, 128, BN=64, warps=4, stages=2, dt=torch.bfloat16)
+
+
+for n in (0, 64, 320):
+    q = torch.randint(-2, 3, (256, 64), device="cuda").half()
+    k = torch.randint(-2, 3, (max(n, 64), 64), device="cuda").half()
+    o = torch.full((256, 64), 5.0, device="cuda", dtype=torch.float16)
+    qd = TensorDescriptor.from_tensor(q, [128, 64])
+    kd = TensorDescriptor(k, [n if n else 64, 64], k.stride(), [64, 64])
+    fixed_a[(2,)](qd, kd, o, n, BM=128, BN=64, D=64)
+    want = torch.zeros((256, 64))
+    for s0 in range(0, n, 64):
+        want += q.float().cpu() @ k[s0:s0 + 64].float().cpu().T
+    check(f"fixed A, N = {n}", o.cpu().float(), want)
 
 
 # NaN padding: out-of-bounds elements read as NaN; only rows and columns

@@ -557,13 +557,38 @@ impl<'ctx> Gen<'ctx, '_> {
                 self.wait_tma(r)?;
             }
         }
-        self.ptx_statement("cp.async.wait_all;")?;
-        self.barrier()?;
         // A fixed A tile may still be read by a later loop.
         let last = op.regions[0].args.first().copied();
-        if self.tile_plan.fixed_a.is_empty()
-            || (last.is_some() && last == self.tile_plan.fixed_a_last)
-        {
+        let release = self.tile_plan.fixed_a.is_empty()
+            || (last.is_some() && last == self.tile_plan.fixed_a_last);
+        if release {
+            // A bulk-copied A tile loaded before the loop (never carried,
+            // its stage never refilled) has landed too, even if the loop
+            // ran no iteration and so never waited for it.
+            let mut inside: HashSet<Value> = op.regions[0].args.iter().copied().collect();
+            let mut operands = vec![];
+            tilebook_tir::walk_ops(&op.regions[0], &mut |o| {
+                inside.extend(&o.results);
+                for r in &o.regions {
+                    inside.extend(&r.args);
+                }
+                if let (OpKind::Dot { .. }, Some(&a)) = (&o.kind, o.args.first()) {
+                    operands.push(a);
+                }
+            });
+            let mut fixed: Vec<Value> = vec![];
+            for a in operands {
+                if self.is_tma_tile(a) && !inside.contains(&a) && !fixed.contains(&a) {
+                    fixed.push(a);
+                }
+            }
+            for a in fixed {
+                self.wait_tma(a)?;
+            }
+        }
+        self.ptx_statement("cp.async.wait_all;")?;
+        self.barrier()?;
+        if release {
             self.scratch = self.tma.reserved;
         }
         Ok(())
