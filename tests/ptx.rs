@@ -794,9 +794,11 @@ fn dot_with_a_transposed_descriptor_block_uses_wgmma_on_a_k_major_tile() {
 /// descriptor after its parameters (read in place, `grid_constant`). The
 /// shape's divisibility no longer matters to the loads (the copy engine
 /// fills past the edges): divisible and ragged shapes give the same loads.
-/// Before, they were 16-byte `cp.async` copies by every thread.
+/// Before, they were 16-byte `cp.async` copies by every thread. The store
+/// through a descriptor is a bulk tensor store of the block written to
+/// shared memory (clipped at the edges by the copy engine).
 #[test]
-fn host_descriptors_feeding_wgmma_are_bulk_tensor_copies() {
+fn host_descriptors_are_read_and_written_by_bulk_tensor_copies() {
     let source = std::fs::read_to_string(root().join("tests/surface/persistent_matmul.py"))
         .expect("surface program");
     let sig = |div: &str| {
@@ -827,13 +829,13 @@ fn host_descriptors_feeding_wgmma_are_bulk_tensor_copies() {
             "{p}"
         );
         assert!(p.contains("mbarrier.init.shared::cta.b64"), "{p}");
-        // The two loaded descriptors' maps (stores keep their pointers).
-        assert_eq!(p.matches(".param .align 64 .b8").count(), 2, "{p}");
+        // The two loaded descriptors' maps and the stored one's.
+        assert_eq!(p.matches(".param .align 64 .b8").count(), 3, "{p}");
         assert!(p.contains("cvta.param.u64"), "{p}");
         assert!(p.contains("wgmma.mma_async.sync.aligned"), "{p}");
         assert!(!p.contains("mma.sync.aligned"), "{p}");
         let maps = tilebook_nvptx::tensor_maps_in(&p);
-        assert_eq!(maps.len(), 2, "{p}");
+        assert_eq!(maps.len(), 3, "{p}");
         assert_eq!(
             (maps[0].rows, maps[0].cols, maps[0].swizzle),
             (128, 64, 128)
@@ -842,6 +844,15 @@ fn host_descriptors_feeding_wgmma_are_bulk_tensor_copies() {
             (maps[1].rows, maps[1].cols, maps[1].swizzle),
             (128, 64, 128)
         );
+        // The product's store: written from the MMA registers into a
+        // swizzled tile, one bulk store per 64-column block.
+        assert_eq!(
+            (maps[2].rows, maps[2].cols, maps[2].swizzle),
+            (128, 64, 128)
+        );
+        let store = "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group";
+        assert_eq!(p.matches(store).count(), 2, "{p}");
+        assert!(p.contains("cp.async.bulk.wait_group.read 0"), "{p}");
     }
 }
 
