@@ -787,16 +787,11 @@ fn dot_with_a_transposed_descriptor_block_uses_wgmma_on_a_k_major_tile() {
     assert!(!p.contains("mma.sync.aligned"), "{p}");
 }
 
-/// The same with host `TensorDescriptor` arguments on Hopper: the loads
-/// feeding `wgmma` are bulk tensor copies (TMA), one per 128-byte column
-/// block of each swizzled tile, issued by one thread and completing on an
-/// mbarrier per stage; the kernel takes one 128-byte tensor map per
-/// descriptor after its parameters (read in place, `grid_constant`). The
-/// shape's divisibility no longer matters to the loads (the copy engine
-/// fills past the edges): divisible and ragged shapes give the same loads.
-/// Before, they were 16-byte `cp.async` copies by every thread. The store
-/// through a descriptor is a bulk tensor store of the block written to
-/// shared memory (clipped at the edges by the copy engine).
+/// Host `TensorDescriptor`s on Hopper: loads feeding `wgmma` are bulk tensor
+/// copies (TMA) per 128-byte column block of each swizzled tile, one thread
+/// issuing, an mbarrier per stage, one `grid_constant` tensor map per use;
+/// ragged shapes alike (the engine fills past the edges). The store is a
+/// bulk tensor store from shared memory. Before: `cp.async` by every thread.
 #[test]
 fn host_descriptors_are_read_and_written_by_bulk_tensor_copies() {
     let source = std::fs::read_to_string(root().join("tests/surface/persistent_matmul.py"))
@@ -820,36 +815,21 @@ fn host_descriptors_are_read_and_written_by_bulk_tensor_copies() {
         // copied twice before the K loop (three stages) and once in it.
         assert_eq!(p.matches(bulk).count(), 6, "{p}");
         assert!(!p.contains("cp.async.cg.shared.global"), "{p}");
-        assert!(
-            p.contains("mbarrier.try_wait.parity.shared::cta.b64"),
-            "{p}"
-        );
-        assert!(
-            p.contains("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r"),
-            "{p}"
-        );
-        assert!(p.contains("mbarrier.init.shared::cta.b64"), "{p}");
+        for m in ["try_wait.parity", "arrive.expect_tx", "init"] {
+            assert!(p.contains(&format!("mbarrier.{m}.shared::cta.b64")), "{p}");
+        }
         // The two loaded descriptors' maps and the stored one's.
         assert_eq!(p.matches(".param .align 64 .b8").count(), 3, "{p}");
         assert!(p.contains("cvta.param.u64"), "{p}");
         assert!(p.contains("wgmma.mma_async.sync.aligned"), "{p}");
         assert!(!p.contains("mma.sync.aligned"), "{p}");
         let maps = tilebook_nvptx::tensor_maps_in(&p);
+        // Loads and the product's store (written from the MMA registers into
+        // a swizzled tile): 128 rows by one 64-column block, 128-byte swizzle.
         assert_eq!(maps.len(), 3, "{p}");
-        assert_eq!(
-            (maps[0].rows, maps[0].cols, maps[0].swizzle),
-            (128, 64, 128)
-        );
-        assert_eq!(
-            (maps[1].rows, maps[1].cols, maps[1].swizzle),
-            (128, 64, 128)
-        );
-        // The product's store: written from the MMA registers into a
-        // swizzled tile, one bulk store per 64-column block.
-        assert_eq!(
-            (maps[2].rows, maps[2].cols, maps[2].swizzle),
-            (128, 64, 128)
-        );
+        for m in maps {
+            assert_eq!((m.rows, m.cols, m.swizzle), (128, 64, 128), "{p}");
+        }
         let store = "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group";
         assert_eq!(p.matches(store).count(), 2, "{p}");
         assert!(p.contains("cp.async.bulk.wait_group.read 0"), "{p}");
