@@ -29,7 +29,7 @@ fn attention_ptx_scale(
     let (m, n, warps, stages) = block;
     let sig = format!(
         "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, {scale}, i32:16, D={d}, BLOCK_M={m}, \
-         BLOCK_N={n}, CAUSAL={}, num_warps={warps}, num_stages={stages}",
+         BLOCK_N={n}, CAUSAL={}, KV_DESC=0, num_warps={warps}, num_stages={stages}",
         u8::from(causal)
     );
     gpu_kernel("ln_attn_kernels.py", &text, "attn_fwd", &sig, &|_| {}).ptx
@@ -243,7 +243,7 @@ fn attention_shared_memory_leaves_room_for_more_blocks() {
     for causal in [0, 1] {
         let sig = format!(
             "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, fp32, i32:16, D=128, BLOCK_M=64, \
-             BLOCK_N=64, CAUSAL={causal}, num_warps=4, num_stages=3"
+             BLOCK_N=64, CAUSAL={causal}, KV_DESC=0, num_warps=4, num_stages=3"
         );
         let k = gpu_kernel("ln_attn_kernels.py", &text, "attn_fwd", &sig, &|_| {});
         assert_eq!(k.shared_bytes, 112 * 1024, "causal={causal}");
@@ -253,7 +253,7 @@ fn attention_shared_memory_leaves_room_for_more_blocks() {
     // stage (64 KB, three blocks), so it is waited for in its iteration
     // (H200: 331 -> 365 TFLOPS at N = 1024, Triton 351).
     let sig = "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, fp32, i32:16, D=64, BLOCK_M=64, \
-               BLOCK_N=64, CAUSAL=0, num_warps=4, num_stages=3";
+               BLOCK_N=64, CAUSAL=0, KV_DESC=0, num_warps=4, num_stages=3";
     let k = gpu_kernel("ln_attn_kernels.py", &text, "attn_fwd", sig, &|_| {});
     assert_eq!(k.shared_bytes, 56 * 1024);
     // The backward's `dk`/`dv` kernel holds k and v as fixed A tiles the same
@@ -309,5 +309,53 @@ fn the_loader_reads_the_marks_the_compiler_writes() {
     assert_eq!(
         tilebook_cuda::TWO_BLOCKS_MARK,
         tilebook_nvptx::TWO_BLOCKS_MARK
+    );
+}
+
+#[test]
+fn descriptor_keys_and_values_wait_on_their_barriers_alone() {
+    // The benchmark's forward with K and V through host descriptors (its
+    // "kv" configs): both are bulk tensor copies. The loop synchronises the
+    // block once, before refilling a stage; `p @ v` waits on `v`'s barrier
+    // only (the copy engine's writes are visible to every thread that
+    // waited, and `wgmma` reads them in the same proxy): no second
+    // `bar.sync`, no proxy fence (H200, D = 128, 128 x 128, 8 warps: 522
+    // -> 578 TFLOPS at N = 4096, bench/NOTES.md session 52).
+    let text = std::fs::read_to_string(root().join("bench/ln_attn_kernels.py")).unwrap();
+    let desc = "tensordesc<fp16[128, 128], shape:16:16>";
+    let sig = format!(
+        "*fp16:16, {desc}, {desc}, *fp16:16, *fp32:16, fp32:pos, i32:16, D=128, BLOCK_M=128, \
+         BLOCK_N=128, CAUSAL=0, KV_DESC=1, num_warps=8, num_stages=2"
+    );
+    let k = gpu_kernel("ln_attn_kernels.py", &text, "attn_fwd", &sig, &|_| {});
+    let p = &k.ptx;
+    assert_eq!(tilebook_nvptx::tensor_maps_in(p).len(), 2, "{p}");
+    let start = p.find("$L__BB0_1:").expect("a loop");
+    let end = start
+        + p[start..]
+            .find("bra.uni \t$L__BB0_1;")
+            .expect("its back edge");
+    let body = &p[start..end];
+    assert_eq!(body.matches("cp.async.bulk.tensor.2d").count(), 4, "{body}");
+    assert_eq!(
+        body.matches("mbarrier.try_wait.parity").count(),
+        2,
+        "{body}"
+    );
+    assert_eq!(body.matches("bar.sync").count(), 1, "{body}");
+    let v_wait = body.rfind("mbarrier.try_wait.parity").unwrap();
+    let pv = &body[v_wait..];
+    let pv = &pv[..pv.find("wgmma.commit_group").expect("p @ v")];
+    assert!(
+        !pv.contains("bar.sync") && !pv.contains("fence.proxy.async"),
+        "{pv}"
+    );
+    // The barriers (one per stage of each stream) take 8 bytes each after
+    // everything else, not a 1024-byte block of their own before the rings.
+    let barriers = k.shared_bytes % 1024;
+    assert!(
+        barriers > 0 && barriers % 8 == 0 && barriers <= 64,
+        "{}",
+        k.shared_bytes
     );
 }

@@ -266,7 +266,7 @@ pub fn emit<'ctx>(
         smem_global.set_alignment(1024);
     }
     g.plan_tma(&map_params, first_map).map_err(|e| e.0)?;
-    g.scratch = g.tma.reserved;
+    g.scratch = 0;
     g.ring_bytes = g.place_rings();
     g.smem_bytes.set(g.ring_bytes);
     let run = |g: &mut Gen<'ctx, '_>| -> R<()> {
@@ -300,6 +300,7 @@ pub fn emit<'ctx>(
         Ok(())
     };
     run(&mut g).map_err(|e| e.0)?;
+    g.place_bars();
     Ok(Emitted {
         shared_bytes: g.smem_bytes.get() as u32,
         wgmma: uses_wgmma,

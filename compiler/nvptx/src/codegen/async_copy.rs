@@ -472,6 +472,9 @@ impl<'ctx> Gen<'ctx, '_> {
                 return Ok(None);
             }
         }
+        if !own && !transposed && self.wait_bulk_only(a, b)? {
+            return Ok(None);
+        }
         if own {
             // Loaded in this region (no pipelining): issue, then wait for all.
             self.flush_copies()?;
@@ -540,6 +543,32 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(b_tile)
     }
 
+    /// The wait of a dot whose shared operands are all bulk-copied (or
+    /// landed before), with no copy to issue: each thread waiting on a
+    /// tile's barrier sees the copy engine's writes, which `wgmma` reads in
+    /// the same (async) proxy, so there is no group to wait for, no proxy
+    /// fence and no block barrier (attention's `p @ v`, whose `v` the loop's
+    /// first wait left in flight). False where the general wait is needed.
+    fn wait_bulk_only(&self, a: Value, b: Value) -> R<bool> {
+        if !self.pending_copies.borrow().is_empty() {
+            return Ok(false);
+        }
+        let waits: Vec<Value> = {
+            let landed = self.landed.borrow();
+            let tma = |v: &Value| self.is_tma_tile(*v) && !landed.tiles.contains(v);
+            let done = |v: &Value| landed.tiles.contains(v) || !self.tiles().contains_key(v);
+            if !(tma(&a) || tma(&b)) || ![a, b].iter().all(|v| tma(v) || done(v)) {
+                return Ok(false);
+            }
+            [a, b].into_iter().filter(|v| tma(v)).collect()
+        };
+        for &v in &waits {
+            self.wait_tma(v)?;
+        }
+        self.landed.borrow_mut().tiles.extend(waits);
+        Ok(true)
+    }
+
     /// After a loop that carried tiles: let the last (masked-off) copies land,
     /// then give the rings back to ordinary scratch.
     pub(super) fn retire_tiles(&mut self, op: &Op) -> R<()> {
@@ -589,7 +618,7 @@ impl<'ctx> Gen<'ctx, '_> {
         self.ptx_statement("cp.async.wait_all;")?;
         self.barrier()?;
         if release {
-            self.scratch = self.tma.reserved;
+            self.scratch = 0;
         }
         Ok(())
     }
@@ -617,8 +646,7 @@ impl<'ctx> Gen<'ctx, '_> {
     /// Lay out the stage rings at the start of shared memory, one per MMA
     /// layout with tiles; returns the bytes they take (scratch starts there).
     pub(super) fn place_rings(&mut self) -> usize {
-        // The bulk copies' barriers come first (`tma`).
-        let mut at = self.tma.reserved;
+        let mut at = 0;
         for (l, stages) in ring_order(&self.tile_plan.stages) {
             self.ring_base.insert(l, (at, stages));
             at += ring_bytes(&l, stages, &self.tile_plan);

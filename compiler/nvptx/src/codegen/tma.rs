@@ -47,11 +47,13 @@ pub(super) struct TmaPlan<'ctx> {
     pub mixed: bool,
     /// Descriptors whose stores are bulk tensor stores, with their map.
     pub stores: HashMap<u32, usize>,
-    /// How many barriers there are: they take the first `8 * bars` bytes
-    /// of shared memory (before the rings, never scratch).
+    /// How many barriers there are: they take the last `8 * bars` bytes of
+    /// shared memory, after the rings and every scratch use (`place_bars`),
+    /// so that they cost no 1024-byte alignment (a block over half the SM's
+    /// shared memory by one such gap would run alone).
     bars: usize,
-    /// Bytes reserved for them (a multiple of 1024, the rings' alignment).
-    pub reserved: usize,
+    /// Their byte offset, a constant fixed once the shared size is known.
+    bar_offset: Option<inkwell::values::GlobalValue<'ctx>>,
     /// The first tensor-map parameter's index.
     first_param: usize,
     /// Each role's phase: flipped whenever its stage counter wraps.
@@ -289,9 +291,41 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         plan.maps = maps;
         plan.bars = bars;
-        plan.reserved = (8 * bars).next_multiple_of(1024);
+        if bars > 0 {
+            let g = self
+                .module
+                .add_global(self.ctx.i32_type(), None, "tb_tma_bars");
+            g.set_constant(true);
+            g.set_linkage(inkwell::module::Linkage::Internal);
+            g.set_initializer(&self.i32c(0));
+            plan.bar_offset = Some(g);
+        }
         self.tma = plan;
         Ok(())
+    }
+
+    /// The shared address of the first barrier.
+    fn bars_address(&self) -> R<IntValue<'ctx>> {
+        let g = self
+            .tma
+            .bar_offset
+            .ok_or_else(|| GenError("internal: a bulk copy without barriers".into()))?;
+        let off = self
+            .b
+            .build_load(self.ctx.i32_type(), g.as_pointer_value(), "")?
+            .into_int_value();
+        self.smem_u32(off)
+    }
+
+    /// Once every other use of shared memory is known: the barriers go
+    /// after it (8-byte aligned), and the shared size grows by them.
+    pub(super) fn place_bars(&self) {
+        let Some(g) = self.tma.bar_offset else {
+            return;
+        };
+        let at = self.smem_bytes.get().next_multiple_of(8);
+        g.set_initializer(&self.i32c(at as i64));
+        self.smem_bytes.set(at + 8 * self.tma.bars);
     }
 
     /// Initialise every barrier (one arrival a phase: the issuing thread's),
@@ -301,7 +335,7 @@ impl<'ctx> Gen<'ctx, '_> {
         if n == 0 {
             return Ok(());
         }
-        let base = self.smem_u32(self.i32c(0))?;
+        let base = self.bars_address()?;
         for i in 0..n {
             let at = self.b.build_int_add(base, self.i32c(8 * i as i64), "")?;
             self.asm_two(
@@ -329,7 +363,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let m = self.tma.roles[&role];
         let (stage, tile) = self.next_stage(role)?;
         let phase = self.tma_phase(role, stage)?;
-        let bars = self.smem_u32(self.i32c(0))?;
+        let bars = self.bars_address()?;
         let slot = self
             .b
             .build_int_add(stage, self.i32c(self.tma.bar_base[&role] as i64), "")?;
