@@ -376,3 +376,60 @@ def tb_mismatches(a_ptr, e_ptr, count_ptr, n, rtol, atol, EQUAL_NAN: tl.constexp
         close = close | ((a != a) & (e != e))
     bad = tl.where(close, 0, 1)
     tl.atomic_add(count_ptr, tl.sum(bad, axis=0))
+
+
+@triton.jit
+def tb_attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, scale, L, S, sq0, sq1, sk0, sk1, sv0, sv1, so0, so1,
+                     E: tl.constexpr, CAUSAL: tl.constexpr, IEEE: tl.constexpr, BLOCK_M: tl.constexpr,
+                     BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr):
+    # F.scaled_dot_product_attention's forward without materialising the
+    # scores: program (i, b) computes query rows [i * BLOCK_M, (i + 1) *
+    # BLOCK_M) of batch b (every leading dimension merged), streaming the
+    # keys in blocks with an online softmax in base 2. `CAUSAL` keeps key j
+    # for query i where j <= i (torch's top-left alignment). Rows past L,
+    # keys past S and head-dim columns past E are masked; fp16/bf16 inputs
+    # are computed in fp32, the probabilities rounded to the input's type
+    # for the second product as flash attention does; fp32 inputs multiply
+    # in full precision (`IEEE`).
+    i = tl.program_id(0)
+    b = tl.program_id(1).to(tl.int64)
+    rows = i * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_D)
+    keys = tl.arange(0, BLOCK_N)
+    row_ok = rows < L
+    col_ok = cols < E
+    q = tl.load(q_ptr + b * sq0 + rows[:, None] * sq1 + cols[None, :],
+                mask=row_ok[:, None] & col_ok[None, :], other=0.0)
+    qk_scale = scale * 1.4426950408889634
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
+    hi = S
+    if CAUSAL:
+        hi = tl.minimum(S, (i + 1) * BLOCK_M)
+    for start in range(0, hi, BLOCK_N):
+        n = start + keys
+        n_ok = n < S
+        kv_mask = n_ok[:, None] & col_ok[None, :]
+        k = tl.load(k_ptr + b * sk0 + n[:, None] * sk1 + cols[None, :], mask=kv_mask, other=0.0)
+        if IEEE:
+            s = tl.dot(q, tl.trans(k), input_precision="ieee")
+        else:
+            s = tl.dot(q, tl.trans(k))
+        keep = n_ok[None, :]
+        if CAUSAL:
+            keep = keep & (n[None, :] <= rows[:, None])
+        s = tl.where(keep, s * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = tl.load(v_ptr + b * sv0 + n[:, None] * sv1 + cols[None, :], mask=kv_mask, other=0.0)
+        if IEEE:
+            acc = tl.dot(p, v, acc * alpha[:, None], input_precision="ieee")
+        else:
+            acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+        m_i = m_new
+    out = acc / l_i[:, None]
+    tl.store(o_ptr + b * so0 + rows[:, None] * so1 + cols[None, :], out.to(o_ptr.dtype.element_ty),
+             mask=row_ok[:, None] & col_ok[None, :])

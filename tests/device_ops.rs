@@ -31,6 +31,7 @@ fn torch_ops_as_kernels_agree_with_the_host() {
         "tb_layer_norm_fwd",
         "tb_layer_norm_bwd",
         "tb_col_sums",
+        "tb_attention_fwd",
     ] {
         assert!(out.contains(&format!("[{k}]")), "{k} did not run:\n{out}");
     }

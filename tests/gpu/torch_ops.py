@@ -258,6 +258,32 @@ for rows_, cols_, dt, affine in [(37, 100, torch.float32, True), (64, 1000, torc
     if affine:
         assert torch.allclose(wd.grad.cpu().float(), wh.grad.float(), atol=tol * 10, rtol=tol), (rows_, cols_, dt, "dw")
         assert torch.allclose(bd.grad.cpu().float(), bh.grad.float(), atol=tol * 10, rtol=tol), (rows_, cols_, dt, "db")
+
+# F.scaled_dot_product_attention without autograd or a mask (tb_attention_fwd
+# on the device) against the composed operations on host copies: fp32 (full
+# precision products), fp16 and bf16; queries and keys of different lengths
+# (ragged blocks at both ends), causal (top-left, as torch) or not, an
+# explicit scale, head dims 40 (padded to 64) and 128, one and two leading
+# dimensions, and a view whose batch dimensions cannot merge (composed on
+# the device instead; still agrees).
+for shape_q, n_keys, dt, causal, sc in [((2, 3, 100, 64), 100, torch.float16, False, None),
+                                         ((2, 3, 100, 64), 100, torch.float16, True, None),
+                                         ((3, 37, 40), 75, torch.float32, True, 0.3),
+                                         ((3, 130, 40), 75, torch.float32, False, None),
+                                         ((1, 2, 70, 128), 200, torch.bfloat16, True, None),
+                                         ((1, 2, 70, 128), 200, torch.bfloat16, False, 0.05)]:
+    kv_shape = shape_q[:-2] + (n_keys, shape_q[-1])
+    qd = torch.randn(shape_q, device='cuda', dtype=dt)
+    kd = torch.randn(kv_shape, device='cuda', dtype=dt)
+    vd = torch.randn(kv_shape, device='cuda', dtype=dt)
+    od = F.scaled_dot_product_attention(qd, kd, vd, is_causal=causal, scale=sc)
+    oh = F.scaled_dot_product_attention(qd.cpu(), kd.cpu(), vd.cpu(), is_causal=causal, scale=sc)
+    tol = {torch.float32: 1e-4, torch.float16: 5e-3, torch.bfloat16: 3e-2}[dt]
+    same(od, oh, ("attention", shape_q, n_keys, dt, causal), tol)
+qd = torch.randn(2, 50, 3, 64, device='cuda', dtype=torch.float16).transpose(1, 2)
+kd = torch.randn(2, 3, 80, 64, device='cuda', dtype=torch.float16)
+same(F.scaled_dot_product_attention(qd, kd, kd), F.scaled_dot_product_attention(qd.cpu(), kd.cpu(), kd.cpu()),
+     "attention of an unmergeable view", 5e-3)
 print("torch operations on 'cuda' tensors agree with the host")
 
 # Freed GPU buffers are kept for the next allocation of their size (no round

@@ -24,6 +24,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod args;
+pub mod attention_ops;
 pub mod builtins;
 pub mod cuda_events;
 pub mod device_ops;

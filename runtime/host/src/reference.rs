@@ -54,6 +54,16 @@ unless asked for); None where that kernel does not apply.
 "#,
     },
     Entry {
+        name: "torch._attention",
+        f: torch_attention,
+        doc: r#"torch._attention(query, key, value, is_causal, scale)
+tilebook's own: softmax(query @ key.T * scale) @ value over the last two
+dimensions in one pass on a GPU (flash attention's online softmax, the scores
+never materialised; keys after each query masked when is_causal); None where
+that kernel does not apply (F.scaled_dot_product_attention then composes it).
+"#,
+    },
+    Entry {
         name: "torch._mismatches",
         f: torch_mismatches,
         doc: r#"torch._mismatches(actual, expected, rtol, atol, equal_nan=False)
@@ -185,6 +195,19 @@ fn torch_layer_norm(s: &mut Engine, name: &str, a: Args) -> R<Val> {
         }
         None => Val::None,
     })
+}
+
+fn torch_attention(s: &mut Engine, name: &str, a: Args) -> R<Val> {
+    let q = tensor_arg(&a.req(0, "query")?, name)?;
+    let k = tensor_arg(&a.req(1, "key")?, name)?;
+    let v = tensor_arg(&a.req(2, "value")?, name)?;
+    let causal = a.req(3, "is_causal")?.truth()?;
+    let scale = to_f64(&a.req(4, "scale")?)?;
+    Ok(
+        crate::attention_ops::attention(s, &q, &k, &v, causal, scale)?
+            .map(Val::tensor)
+            .unwrap_or(Val::None),
+    )
 }
 
 fn torch_layer_norm_backward(s: &mut Engine, name: &str, a: Args) -> R<Val> {

@@ -143,7 +143,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  is_causal=False, scale=None, enable_gqa=False):
     """F.scaled_dot_product_attention: softmax(q kᵀ · scale + mask) v, computed
     in fp32 for fp16/bf16 inputs and returned in the query's dtype, with its backward (through
-    the tracked operations)."""
+    the tracked operations); untracked, unmasked calls on a GPU run one fused kernel."""
     import math
 
     torch = _torch()
@@ -156,6 +156,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError("scaled_dot_product_attention: query and key head dims differ (%d and %d)"
                            % (E, key.shape[-1]))
     factor = 1.0 / math.sqrt(E) if scale is None else scale
+    if attn_mask is None and dropout_p == 0.0 and not _tracks([query, key, value]):
+        # On a GPU: one fused kernel, the scores never materialised.
+        fused = _tb.builtin("torch._attention")(query, key, value, is_causal, factor)
+        if fused is not None:
+            return fused
     half = str(query.dtype) in ("torch.float16", "torch.bfloat16")
     wide = (lambda t: t.float()) if half else (lambda t: t)
     scores = (wide(query) @ wide(key).transpose(-2, -1)) * factor
