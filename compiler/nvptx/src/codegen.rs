@@ -6,6 +6,7 @@
 //! op — the CPU backend's rule, so results agree bit for bit where the math
 //! does.
 
+mod asm;
 mod async_copy;
 mod atomic;
 mod bounds;
@@ -261,8 +262,7 @@ pub fn emit<'ctx>(
     g.plan_scaled();
     let uses_wgmma = g.mma.values().any(|l| l.wgmma);
     if uses_wgmma {
-        // The swizzle pattern is anchored at 1024-byte boundaries of the
-        // shared window.
+        // Swizzle patterns are anchored at 1024-byte boundaries.
         smem_global.set_alignment(1024);
     }
     g.plan_tma(&map_params, first_map).map_err(|e| e.0)?;

@@ -393,38 +393,20 @@ impl<'ctx> Gen<'ctx, '_> {
             landed.issued = true;
             landed.issued_values.extend(pending.iter().map(|p| p.value));
         }
-        let i32t = self.ctx.i32_type();
         let global = self.ctx.ptr_type(AddressSpace::from(1u16));
-        let fn_ty = self
-            .ctx
-            .void_type()
-            .fn_type(&[i32t.into(), global.into(), i32t.into()], false);
         for p in pending {
             if let Some(t) = &p.tma {
                 self.issue_tma(t)?;
                 continue;
             }
             let cache = if p.bytes == 16 { "cg" } else { "ca" };
-            let asm = self.ctx.create_inline_asm(
-                fn_ty,
-                format!(
-                    "cp.async.{cache}.shared.global [$0], [$1], {}, $2;",
-                    p.bytes
-                ),
-                "r,l,r,~{memory}".into(),
-                true,
-                false,
-                None,
-                false,
+            let text = format!(
+                "cp.async.{cache}.shared.global [$0], [$1], {}, $2;",
+                p.bytes
             );
             for (dst, src, size) in p.runs {
                 let src = self.b.build_address_space_cast(src, global, "")?;
-                self.b.build_indirect_call(
-                    fn_ty,
-                    asm,
-                    &[dst.into(), src.into(), size.into()],
-                    "",
-                )?;
+                self.ptx_asm(&text, "r,l,r", &[dst.into(), src.into(), size.into()])?;
             }
             self.ptx_statement("cp.async.commit_group;")?;
         }
@@ -625,22 +607,6 @@ impl<'ctx> Gen<'ctx, '_> {
 
     pub(super) fn tiles(&self) -> &HashMap<Value, TileRole> {
         &self.tile_plan.roles
-    }
-
-    /// One PTX statement with no operands, as volatile inline assembly.
-    pub(super) fn ptx_statement(&self, text: &str) -> R<()> {
-        let fn_ty = self.ctx.void_type().fn_type(&[], false);
-        let asm = self.ctx.create_inline_asm(
-            fn_ty,
-            text.into(),
-            "~{memory}".into(),
-            true,
-            false,
-            None,
-            false,
-        );
-        self.b.build_indirect_call(fn_ty, asm, &[], "")?;
-        Ok(())
     }
 
     /// Lay out the stage rings at the start of shared memory, one per MMA

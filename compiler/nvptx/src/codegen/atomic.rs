@@ -134,26 +134,6 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(out)
     }
 
-    /// One PTX instruction with one result; `text` uses `$0` for it.
-    fn ptx_value(
-        &self,
-        text: String,
-        constraints: String,
-        ret: BasicTypeEnum<'ctx>,
-        args: &[BasicValueEnum<'ctx>],
-    ) -> R<BasicValueEnum<'ctx>> {
-        let params: Vec<_> = args.iter().map(|a| a.get_type().into()).collect();
-        let fn_ty = ret.fn_type(&params, false);
-        let asm = self
-            .ctx
-            .create_inline_asm(fn_ty, text, constraints, true, false, None, false);
-        let margs: Vec<_> = args.iter().map(|a| (*a).into()).collect();
-        let call = self.b.build_indirect_call(fn_ty, asm, &margs, "")?;
-        call.try_as_basic_value()
-            .basic()
-            .ok_or_else(|| GenError("inline PTX without a result".into()))
-    }
-
     fn int_of(&self, bits: u32) -> inkwell::types::IntType<'ctx> {
         match bits {
             16 => self.ctx.i16_type(),
@@ -213,9 +193,10 @@ impl<'ctx> Gen<'ctx, '_> {
         let Some(op) = kind else {
             let yb = self.as_operand(y.unwrap_or(x), d)?;
             let old = self.ptx_value(
-                format!("atom{q}.global.cas.b{bits} $0, [$1], $2, $3;"),
-                cons(2),
+                &format!("atom{q}.global.cas.b{bits} $0, [$1], $2, $3;"),
+                &cons(2),
                 int.into(),
+                true,
                 &[addr.into(), xb, yb],
             )?;
             return self.operand_value(old, d);
@@ -252,9 +233,10 @@ impl<'ctx> Gen<'ctx, '_> {
             _ => (xb, int.into(), cons(1)),
         };
         let old = self.ptx_value(
-            format!("atom{q}.global.{name}.{ty} $0, [$1], $2;"),
-            c,
+            &format!("atom{q}.global.{name}.{ty} $0, [$1], $2;"),
+            &c,
             rty,
+            true,
             &[addr.into(), xa],
         )?;
         if matches!(d, DType::F32 | DType::F64) && op == AtomicOp::Add {
@@ -291,18 +273,20 @@ impl<'ctx> Gen<'ctx, '_> {
         let c = format!("={r},l,{r},~{{memory}}");
         self.b.position_at_end(pos_b);
         let a = self.ptx_value(
-            format!("atom{q}.global.{pos}.s{bits} $0, [$1], $2;"),
-            c.clone(),
+            &format!("atom{q}.global.{pos}.s{bits} $0, [$1], $2;"),
+            &c,
             int.into(),
+            true,
             &[addr.into(), bits_v],
         )?;
         let pos_end = self.current_block()?;
         self.b.build_unconditional_branch(merge)?;
         self.b.position_at_end(neg_b);
         let b = self.ptx_value(
-            format!("atom{q}.global.{neg}.u{bits} $0, [$1], $2;"),
-            c,
+            &format!("atom{q}.global.{neg}.u{bits} $0, [$1], $2;"),
+            &c,
             int.into(),
+            true,
             &[addr.into(), bits_v],
         )?;
         let neg_end = self.current_block()?;

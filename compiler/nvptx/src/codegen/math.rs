@@ -73,23 +73,7 @@ impl<'ctx> Gen<'ctx, '_> {
         ret: Elem,
         a: &[BasicValueEnum<'ctx>],
     ) -> R<BasicValueEnum<'ctx>> {
-        let ret = self.reg_type(ret);
-        let params: Vec<_> = a.iter().map(|v| v.get_type().into()).collect();
-        let fn_ty = ret.fn_type(&params, false);
-        let f = self.ctx.create_inline_asm(
-            fn_ty,
-            asm.to_string(),
-            constraints.to_string(),
-            !pure,
-            false,
-            None,
-            false,
-        );
-        let margs: Vec<_> = a.iter().map(|v| (*v).into()).collect();
-        let call = self.b.build_indirect_call(fn_ty, f, &margs, "")?;
-        call.try_as_basic_value()
-            .basic()
-            .ok_or_else(|| GenError("inline PTX without a result".into()))
+        self.ptx_value(asm, constraints, self.reg_type(ret), !pure, a)
     }
 
     pub(super) fn binary(

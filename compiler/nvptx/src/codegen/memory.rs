@@ -373,29 +373,12 @@ impl<'ctx> Gen<'ctx, '_> {
         } else {
             format!("@$0 st.global.v{n}.b32 [$1], {{{}}};", regs.join(", "))
         };
-        let constraints = format!("b,l,{},~{{memory}}", vec!["r"; n].join(","));
-        let i32t = self.ctx.i32_type();
+        let constraints = format!("b,l,{}", vec!["r"; n].join(","));
         let i64t = self.ctx.i64_type();
-        let mut args: Vec<inkwell::values::BasicMetadataValueEnum> =
+        let mut args: Vec<BasicValueEnum> =
             vec![cond.into(), self.b.build_ptr_to_int(p, i64t, "")?.into()];
-        args.extend(
-            words
-                .iter()
-                .map(|&w| inkwell::values::BasicMetadataValueEnum::from(w)),
-        );
-        let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> =
-            vec![self.ctx.bool_type().into(), i64t.into()];
-        params.extend(
-            words
-                .iter()
-                .map(|_| inkwell::types::BasicMetadataTypeEnum::from(i32t)),
-        );
-        let fn_ty = self.ctx.void_type().fn_type(&params, false);
-        let asm = self
-            .ctx
-            .create_inline_asm(fn_ty, text, constraints, true, false, None, false);
-        self.b.build_indirect_call(fn_ty, asm, &args, "")?;
-        Ok(())
+        args.extend(words.iter().map(|&w| BasicValueEnum::from(w)));
+        self.ptx_asm(&text, &constraints, &args)
     }
 
     /// `w` elements from global `p` where `cond` holds, else `other`, by one
@@ -449,30 +432,10 @@ impl<'ctx> Gen<'ctx, '_> {
             self.ctx.struct_type(&vec![i32t.into(); n], false).into()
         };
         let i64t = self.ctx.i64_type();
-        let mut args: Vec<inkwell::values::BasicMetadataValueEnum> =
+        let mut args: Vec<BasicValueEnum> =
             vec![self.b.build_ptr_to_int(p, i64t, "")?.into(), cond.into()];
-        args.extend(
-            words
-                .iter()
-                .map(|&w| inkwell::values::BasicMetadataValueEnum::from(w)),
-        );
-        let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> =
-            vec![i64t.into(), self.ctx.bool_type().into()];
-        params.extend(
-            words
-                .iter()
-                .map(|_| inkwell::types::BasicMetadataTypeEnum::from(i32t)),
-        );
-        let fn_ty = ret.fn_type(&params, false);
-        let asm = self
-            .ctx
-            .create_inline_asm(fn_ty, text, constraints, true, false, None, false);
-        let r = self
-            .b
-            .build_indirect_call(fn_ty, asm, &args, "")?
-            .try_as_basic_value()
-            .basic()
-            .ok_or_else(|| GenError("predicated load without a result".into()))?;
+        args.extend(words.iter().map(|&w| BasicValueEnum::from(w)));
+        let r = self.ptx_value(&text, &constraints, ret, true, &args)?;
         let wt = i32t.vec_type(n as u32);
         let mut packed = wt.const_zero();
         for j in 0..n {

@@ -408,25 +408,10 @@ impl<'ctx> Gen<'ctx, '_> {
         let regs = self.raw(unrounded.unwrap_or(a))?;
         // Two floats to a pair of halves (x in the low half) in one
         // `cvt.rn.f16x2.f32` (LLVM 19 splits a vector `fptrunc` in two).
-        let i32t = self.ctx.i32_type();
-        let f32t = self.ctx.f32_type();
-        let fn_ty = i32t.fn_type(&[f32t.into(), f32t.into()], false);
-        let asm = self.ctx.create_inline_asm(
-            fn_ty,
-            format!("cvt.rn.{}x2.f32 $0, $2, $1;", h_name),
-            "=r,f,f".into(),
-            false,
-            false,
-            None,
-            false,
-        );
+        let cvt = format!("cvt.rn.{}x2.f32 $0, $2, $1;", h_name);
+        let i32t = self.ctx.i32_type().into();
         let pack = |x: BasicValueEnum<'ctx>, y: BasicValueEnum<'ctx>| -> R<BasicValueEnum<'ctx>> {
-            let call = self
-                .b
-                .build_indirect_call(fn_ty, asm, &[x.into(), y.into()], "pack")?;
-            call.try_as_basic_value()
-                .basic()
-                .ok_or_else(|| GenError("cvt without a result".into()))
+            self.ptx_value(&cvt, "=r,f,f", i32t, false, &[x, y])
         };
         let mut out = vec![];
         for kk in 0..l.k / 16 {

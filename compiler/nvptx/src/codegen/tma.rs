@@ -31,8 +31,7 @@ use super::async_copy::TileRole;
 use super::*;
 use crate::TensorMapUse;
 use inkwell::attributes::{Attribute, AttributeLoc};
-use inkwell::types::{AnyType, BasicMetadataTypeEnum};
-use inkwell::values::BasicMetadataValueEnum;
+use inkwell::types::AnyType;
 
 /// Which tile streams are bulk copies, and where their barriers are.
 #[derive(Default)]
@@ -233,7 +232,13 @@ impl<'ctx> Gen<'ctx, '_> {
             .into_iter()
             .filter_map(|(r, c)| Some((r, c?)))
             .collect();
-        roles.sort_by_key(|(r, _)| (r.operand, r.index, r.layout.m, r.layout.n, r.layout.k));
+        // A total order (the map's iteration order is a run's hash seed):
+        // attention's K and V streams tie on everything but their
+        // descriptor and layout, and barriers must not swap between builds.
+        roles.sort_by_key(|(r, (param, _))| {
+            let l = &r.layout;
+            (r.operand, r.index, l.m, l.n, l.k, *param, format!("{l:?}"))
+        });
         let mut plan = TmaPlan {
             first_param: first,
             ..TmaPlan::default()
@@ -338,10 +343,10 @@ impl<'ctx> Gen<'ctx, '_> {
         let base = self.bars_address()?;
         for i in 0..n {
             let at = self.b.build_int_add(base, self.i32c(8 * i as i64), "")?;
-            self.asm_two(
+            self.ptx_asm(
                 "{ .reg .pred p; setp.eq.u32 p, $0, 0; @p mbarrier.init.shared::cta.b64 [$1], 1; }",
-                self.tid,
-                at,
+                "r,r",
+                &[self.tid.into(), at.into()],
             )?;
         }
         self.ptx_statement("fence.mbarrier_init.release.cluster;")?;
@@ -427,11 +432,7 @@ impl<'ctx> Gen<'ctx, '_> {
     /// Issue one recorded bulk copy: thread 0 arms the barrier with the
     /// tile's bytes and asks for each column block.
     pub(super) fn issue_tma(&self, t: &TmaIssue<'ctx>) -> R<()> {
-        let i32t = self.ctx.i32_type();
-        let i64t = self.ctx.i64_type();
-        let mut types: Vec<BasicMetadataTypeEnum> = vec![i32t.into(), i32t.into(), i64t.into()];
-        let mut args: Vec<BasicMetadataValueEnum> =
-            vec![self.tid.into(), t.bar.into(), t.map.into()];
+        let mut args: Vec<BasicValueEnum> = vec![self.tid.into(), t.bar.into(), t.map.into()];
         let mut text = format!(
             "{{ .reg .pred p; setp.eq.u32 p, $0, 0; @p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {};",
             t.bytes
@@ -443,15 +444,12 @@ impl<'ctx> Gen<'ctx, '_> {
                 n + 1,
                 n + 2
             ));
-            for x in [dst, inner, outer] {
-                types.push(i32t.into());
-                args.push((*x).into());
-            }
+            args.extend([dst, inner, outer].map(|x| BasicValueEnum::from(*x)));
         }
         text.push_str(" }");
         let mut constraints = vec!["r", "r", "l"];
         constraints.extend(std::iter::repeat_n("r", 3 * t.boxes.len()));
-        self.call_asm(text, &constraints, &types, &args)?;
+        self.ptx_asm(&text, &constraints.join(","), &args)?;
         if self.tma.mixed {
             self.ptx_statement("cp.async.commit_group;")?;
         }
@@ -468,12 +466,12 @@ impl<'ctx> Gen<'ctx, '_> {
             .into_int_value();
         let bar = self.b.build_and(word, self.i32c(!1), "")?;
         let parity = self.b.build_and(word, self.i32c(1), "")?;
-        self.asm_two(
+        self.ptx_asm(
             "{ .reg .pred done; tb_tma_wait: \
              mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1; \
              @!done bra.uni tb_tma_wait; }",
-            bar,
-            parity,
+            "r,r",
+            &[bar.into(), parity.into()],
         )?;
         Ok(())
     }
@@ -487,50 +485,6 @@ impl<'ctx> Gen<'ctx, '_> {
         Ok(self
             .b
             .build_ptr_to_int(param.into_pointer_value(), self.ctx.i64_type(), "")?)
-    }
-
-    /// Volatile inline assembly `text` with these operands (register
-    /// constraints and types), clobbering memory.
-    fn call_asm(
-        &self,
-        text: String,
-        constraints: &[&str],
-        types: &[BasicMetadataTypeEnum<'ctx>],
-        args: &[BasicMetadataValueEnum<'ctx>],
-    ) -> R<()> {
-        let fn_ty = self.ctx.void_type().fn_type(types, false);
-        let asm = self.ctx.create_inline_asm(
-            fn_ty,
-            text,
-            format!("{},~{{memory}}", constraints.join(",")),
-            true,
-            false,
-            None,
-            false,
-        );
-        self.b.build_indirect_call(fn_ty, asm, args, "")?;
-        Ok(())
-    }
-
-    /// Volatile inline assembly `text` with two `i32` operands.
-    fn asm_two(&self, text: &str, a: IntValue<'ctx>, b: IntValue<'ctx>) -> R<()> {
-        let i32t = self.ctx.i32_type();
-        let fn_ty = self
-            .ctx
-            .void_type()
-            .fn_type(&[i32t.into(), i32t.into()], false);
-        let asm = self.ctx.create_inline_asm(
-            fn_ty,
-            text.into(),
-            "r,r,~{memory}".into(),
-            true,
-            false,
-            None,
-            false,
-        );
-        self.b
-            .build_indirect_call(fn_ty, asm, &[a.into(), b.into()], "")?;
-        Ok(())
     }
 
     /// The tensor maps, for `Emitted`.
@@ -632,10 +586,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 .collect(),
             _ => vec![(0, 0)],
         };
-        let i32t = self.ctx.i32_type();
-        let i64t = self.ctx.i64_type();
-        let mut types: Vec<BasicMetadataTypeEnum> = vec![i32t.into(), i64t.into(), i32t.into()];
-        let mut args: Vec<BasicMetadataValueEnum> = vec![self.tid.into(), map.into(), outer.into()];
+        let mut args: Vec<BasicValueEnum> = vec![self.tid.into(), map.into(), outer.into()];
         let mut text = String::from("{ .reg .pred p; setp.eq.u32 p, $0, 0;");
         for (j, (byte, col)) in boxes.iter().enumerate() {
             let n = 3 + 2 * j;
@@ -645,15 +596,12 @@ impl<'ctx> Gen<'ctx, '_> {
             ));
             let c = self.b.build_int_add(inner, self.i32c(*col as i64), "")?;
             let a = self.b.build_int_add(src, self.i32c(*byte as i64), "")?;
-            for x in [c, a] {
-                types.push(i32t.into());
-                args.push(x.into());
-            }
+            args.extend([BasicValueEnum::from(c), a.into()]);
         }
         text.push_str(" @p cp.async.bulk.commit_group; @p cp.async.bulk.wait_group.read 0; }");
         let mut constraints = vec!["r", "l", "r"];
         constraints.extend(std::iter::repeat_n("r", 2 * boxes.len()));
-        self.call_asm(text, &constraints, &types, &args)?;
+        self.ptx_asm(&text, &constraints.join(","), &args)?;
         // Scratch is free again once thread 0 saw it read.
         self.barrier()?;
         Ok(true)

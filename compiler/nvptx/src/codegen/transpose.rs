@@ -88,23 +88,15 @@ impl<'ctx> Gen<'ctx, '_> {
             // SAFETY: offsets inside the rings, which `smem_bytes` covers.
             Ok(unsafe { self.b.build_gep(i8t, self.smem, &[off], "")? })
         };
-        let prmt_ty = i32t.fn_type(&[i32t.into(), i32t.into()], false);
         let prmt = |x: IntValue<'ctx>, y: IntValue<'ctx>, sel: &str| -> R<IntValue<'ctx>> {
-            let asm = self.ctx.create_inline_asm(
-                prmt_ty,
-                format!("prmt.b32 $0, $1, $2, {sel};"),
-                "=r,r,r".into(),
-                false,
-                false,
-                None,
-                false,
-            );
             Ok(self
-                .b
-                .build_indirect_call(prmt_ty, asm, &[x.into(), y.into()], "")?
-                .try_as_basic_value()
-                .basic()
-                .ok_or_else(|| GenError("prmt without a result".into()))?
+                .ptx_value(
+                    &format!("prmt.b32 $0, $1, $2, {sel};"),
+                    "=r,r,r",
+                    i32t.into(),
+                    false,
+                    &[x.into(), y.into()],
+                )?
                 .into_int_value())
         };
         let blocks = l.k * l.n / 16;
