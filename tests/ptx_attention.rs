@@ -315,12 +315,14 @@ fn the_loader_reads_the_marks_the_compiler_writes() {
 #[test]
 fn descriptor_keys_and_values_wait_on_their_barriers_alone() {
     // The benchmark's forward with K and V through host descriptors (its
-    // "kv" configs): both are bulk tensor copies. The loop synchronises the
-    // block once, before refilling a stage; `p @ v` waits on `v`'s barrier
-    // only (the copy engine's writes are visible to every thread that
-    // waited, and `wgmma` reads them in the same proxy): no second
-    // `bar.sync`, no proxy fence (H200, D = 128, 128 x 128, 8 warps: 522
-    // -> 578 TFLOPS at N = 4096, bench/NOTES.md session 52).
+    // "kv" configs): both are bulk tensor copies. `p @ v` waits on `v`'s
+    // barrier only (the copy engine's writes are visible to every thread
+    // that waited, and `wgmma` reads them in the same proxy): no proxy
+    // fence (H200, D = 128, 128 x 128, 8 warps: 522 -> 578 TFLOPS at N =
+    // 4096, bench/NOTES.md session 52). No block barrier in the loop at all:
+    // each warp releases the two stages about to be refilled (one arrival
+    // each on their release barriers) and thread 0 waits for both releases
+    // before refilling them (session 53).
     let text = std::fs::read_to_string(root().join("bench/ln_attn_kernels.py")).unwrap();
     let desc = "tensordesc<fp16[128, 128], shape:16:16>";
     let sig = format!(
@@ -337,24 +339,40 @@ fn descriptor_keys_and_values_wait_on_their_barriers_alone() {
             .expect("its back edge");
     let body = &p[start..end];
     assert_eq!(body.matches("cp.async.bulk.tensor.2d").count(), 4, "{body}");
+    // Two tiles' barriers and two stages' release barriers.
     assert_eq!(
         body.matches("mbarrier.try_wait.parity").count(),
+        4,
+        "{body}"
+    );
+    assert_eq!(body.matches("bar.sync").count(), 0, "{body}");
+    assert_eq!(
+        body.matches("@p mbarrier.arrive.shared::cta.b64").count(),
         2,
         "{body}"
     );
-    assert_eq!(body.matches("bar.sync").count(), 1, "{body}");
-    let v_wait = body.rfind("mbarrier.try_wait.parity").unwrap();
+    // Each refill follows its stage's release, all before the first product.
+    let first_copy = body.find("cp.async.bulk.tensor").unwrap();
+    let releases: Vec<usize> = body
+        .match_indices("tb_free_wait:")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(releases.len(), 2, "{body}");
+    assert!(releases.iter().all(|&r| r < first_copy), "{body}");
+    assert!(first_copy < body.find("wgmma.mma_async").unwrap(), "{body}");
+    let v_wait = body.rfind("tb_tma_wait:").unwrap();
     let pv = &body[v_wait..];
     let pv = &pv[..pv.find("wgmma.commit_group").expect("p @ v")];
     assert!(
         !pv.contains("bar.sync") && !pv.contains("fence.proxy.async"),
         "{pv}"
     );
-    // The barriers (one per stage of each stream) take 8 bytes each after
-    // everything else, not a 1024-byte block of their own before the rings.
+    // The barriers (one per stage of each stream, and its release barrier)
+    // take 8 bytes each after everything else, not a 1024-byte block of
+    // their own before the rings.
     let barriers = k.shared_bytes % 1024;
     assert!(
-        barriers > 0 && barriers % 8 == 0 && barriers <= 64,
+        barriers > 0 && barriers % 8 == 0 && barriers <= 128,
         "{}",
         k.shared_bytes
     );

@@ -19,6 +19,7 @@ mod mma_narrow;
 mod mma_rows;
 mod prefix;
 mod reduce;
+mod release;
 mod scaled;
 mod tensor_core;
 mod tile_plan;
@@ -387,8 +388,7 @@ impl<'ctx> Gen<'ctx, '_> {
         let f = i
             .get_declaration(self.module, &[])
             .ok_or_else(|| GenError("cannot declare barrier".into()))?;
-        // Two conversions in a row: the first one's closing barrier is
-        // the second one's opening barrier.
+        // Two conversions in a row: the first's closing barrier is the second's opening one.
         let last = self
             .b
             .get_insert_block()

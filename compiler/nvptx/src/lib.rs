@@ -250,6 +250,7 @@ pub fn env_settings() -> String {
         "TILEBOOK_ROTATE_DOTS",
         "TILEBOOK_PLAIN_PIPELINE",
         "TILEBOOK_MAXNREG",
+        "TILEBOOK_BULK_RELEASE",
         "TILEBOOK_PRED_STORES",
         "TILEBOOK_LLVM_PASSES",
         "TILEBOOK_LLVM_ARGS",

@@ -68,17 +68,22 @@ pub(super) struct Landed {
     args: Vec<Value>,
     /// Copies were issued in this iteration already, of these values.
     issued: bool,
-    issued_values: HashSet<Value>,
+    pub(super) issued_values: HashSet<Value>,
     /// Tiles known landed and visible to all threads.
-    tiles: HashSet<Value>,
+    pub(super) tiles: HashSet<Value>,
     /// The wait that established them fenced the async proxy (`wgmma`).
     fenced: bool,
+    /// Every tile the loop carries is a bulk copy, and every tile loaded
+    /// before it has landed and is visible (`release::settle_bulk_loop`):
+    /// its refills wait for their stages' release, not for a block barrier.
+    pub(super) settled: bool,
 }
 
 impl Landed {
-    pub(super) fn for_body(args: &[Value]) -> Landed {
+    pub(super) fn for_body(args: &[Value], settled: bool) -> Landed {
         Landed {
             args: args.to_vec(),
+            settled,
             ..Landed::default()
         }
     }
@@ -350,6 +355,16 @@ impl<'ctx> Gen<'ctx, '_> {
         });
     }
 
+    /// The barriers of the recorded copies, where there are some and all
+    /// are bulk copies (`tma::release_and_issue`).
+    pub(super) fn pending_bulk_bars(&self) -> Option<Vec<IntValue<'ctx>>> {
+        let p = self.pending_copies.borrow();
+        if p.is_empty() {
+            return None;
+        }
+        p.iter().map(|c| c.tma.as_ref().map(|t| t.bar())).collect()
+    }
+
     /// Advance `role`'s stage counter; the byte offset of the stage it was at.
     fn next_tile(&mut self, role: TileRole) -> R<IntValue<'ctx>> {
         Ok(self.next_stage(role)?.1)
@@ -454,7 +469,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 return Ok(None);
             }
         }
-        if !own && !transposed && self.wait_bulk_only(a, b)? {
+        if !own && !transposed && (self.wait_bulk_only(a, b)? || self.release_and_issue(a, b)?) {
             return Ok(None);
         }
         if own {

@@ -221,6 +221,7 @@ impl<'ctx> Gen<'ctx, '_> {
         self.hoist_a_fragments(region)?;
         // Accumulators carried in an MMA layout enter the loop in it.
         let (init, shape) = self.flat_to(&op.args[3..], &region.args[1..])?;
+        let settled = self.settle_bulk_loop(&region.args)?;
         let pre = self.current_block()?;
         let header = self.ctx.append_basic_block(self.func, "for");
         let body = self.ctx.append_basic_block(self.func, "for_body");
@@ -250,7 +251,7 @@ impl<'ctx> Gen<'ctx, '_> {
         self.bind(&region.args, bound);
         let outer = self
             .landed
-            .replace(async_copy::Landed::for_body(&region.args));
+            .replace(async_copy::Landed::for_body(&region.args, settled));
         self.loops += 1;
         let ys = self.region(region);
         self.loops -= 1;

@@ -39,7 +39,7 @@ pub(super) struct TmaPlan<'ctx> {
     /// Roles all of whose loads are bulk copies, with their tensor map.
     pub roles: HashMap<TileRole, usize>,
     /// The first barrier of each role (one per stage of its ring).
-    bar_base: HashMap<TileRole, usize>,
+    pub(super) bar_base: HashMap<TileRole, usize>,
     /// The tensor-map parameters, in order.
     pub maps: Vec<TensorMapUse>,
     /// Some other tile stream uses `cp.async` (its group counts must hold).
@@ -50,13 +50,21 @@ pub(super) struct TmaPlan<'ctx> {
     /// shared memory, after the rings and every scratch use (`place_bars`),
     /// so that they cost no 1024-byte alignment (a block over half the SM's
     /// shared memory by one such gap would run alone).
-    bars: usize,
+    pub(super) bars: usize,
     /// Their byte offset, a constant fixed once the shared size is known.
     bar_offset: Option<inkwell::values::GlobalValue<'ctx>>,
     /// The first tensor-map parameter's index.
     first_param: usize,
     /// Each role's phase: flipped whenever its stage counter wraps.
     phases: std::cell::RefCell<HashMap<TileRole, PointerValue<'ctx>>>,
+    /// Loops carrying only bulk-copied tiles refill a stage once every
+    /// warp has released it, not after a block barrier (`release.rs`):
+    /// each barrier has a release barrier after all of them.
+    /// `TILEBOOK_BULK_RELEASE=0` keeps the block barrier.
+    pub(super) release: bool,
+    /// Bit `i`: the parity of barrier `i`'s next release round (a
+    /// per-thread word, made on first use).
+    pub(super) release_rounds: std::cell::Cell<Option<PointerValue<'ctx>>>,
 }
 
 /// A bulk copy recorded until it is issued: the tile's column blocks.
@@ -66,6 +74,13 @@ pub(super) struct TmaIssue<'ctx> {
     bytes: usize,
     /// (shared address, inner coordinate, outer coordinate) per column block.
     boxes: Vec<(IntValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>)>,
+}
+
+impl<'ctx> TmaIssue<'ctx> {
+    /// The shared address of the barrier the copy completes on.
+    pub(super) fn bar(&self) -> IntValue<'ctx> {
+        self.bar
+    }
 }
 
 /// Append the tensor-map parameters to a kernel's `params`: their
@@ -296,6 +311,9 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         plan.maps = maps;
         plan.bars = bars;
+        plan.release = bars > 0
+            && bars <= 32
+            && std::env::var("TILEBOOK_BULK_RELEASE").map_or(true, |v| v != "0");
         if bars > 0 {
             let g = self
                 .module
@@ -310,7 +328,7 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     /// The shared address of the first barrier.
-    fn bars_address(&self) -> R<IntValue<'ctx>> {
+    pub(super) fn bars_address(&self) -> R<IntValue<'ctx>> {
         let g = self
             .tma
             .bar_offset
@@ -330,21 +348,28 @@ impl<'ctx> Gen<'ctx, '_> {
         };
         let at = self.smem_bytes.get().next_multiple_of(8);
         g.set_initializer(&self.i32c(at as i64));
-        self.smem_bytes.set(at + 8 * self.tma.bars);
+        let sets = if self.tma.release { 2 } else { 1 };
+        self.smem_bytes.set(at + 8 * sets * self.tma.bars);
     }
 
-    /// Initialise every barrier (one arrival a phase: the issuing thread's),
-    /// before any thread may wait on one or issue a copy.
+    /// Initialise every barrier (one arrival a phase: the issuing thread's;
+    /// a release barrier's: one per warp), before any thread may wait on one
+    /// or issue a copy.
     pub(super) fn tma_init(&self) -> R<()> {
         let n = self.tma.bars;
         if n == 0 {
             return Ok(());
         }
         let base = self.bars_address()?;
-        for i in 0..n {
+        let warps = self.threads / 32;
+        let sets = if self.tma.release { 2 } else { 1 };
+        for i in 0..sets * n {
             let at = self.b.build_int_add(base, self.i32c(8 * i as i64), "")?;
+            let count = if i < n { 1 } else { warps };
             self.ptx_asm(
-                "{ .reg .pred p; setp.eq.u32 p, $0, 0; @p mbarrier.init.shared::cta.b64 [$1], 1; }",
+                &format!(
+                    "{{ .reg .pred p; setp.eq.u32 p, $0, 0; @p mbarrier.init.shared::cta.b64 [$1], {count}; }}"
+                ),
                 "r,r",
                 &[self.tid.into(), at.into()],
             )?;
