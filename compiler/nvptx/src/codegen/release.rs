@@ -14,11 +14,13 @@
 //! next round of the same barrier: a warp arrives again on a stage only
 //! after reading the tile refilled after the previous round completed.
 //!
-//! Measured on the H200 (bench/NOTES.md, session 53): attention forward
-//! with K and V through descriptors at par or up to 5 % faster (D = 128
-//! causal); arriving earlier (after the first dot's wait) so that the two
-//! warp groups could take turns at the tensor cores, was slower
-//! (`bench/results/h200-2026-11-30-s53/release_turns.patch`).
+//! Only blocks of more than one warp group: one group is held together by
+//! its `wgmma`s anyway. Measured on the H200 (bench/NOTES.md, session 53):
+//! attention forward with K and V through descriptors, 8 warps, at par at
+//! D = 128 non-causal, 3-5 % faster causal, up to 14 % at D = 64; 4 warps
+//! 2-3 % slower (hence the limit). Arriving earlier (after the first dot's
+//! wait) so that the two warp groups could take turns at the tensor cores
+//! was slower (`bench/results/h200-2026-11-30-s53/release_turns.patch`).
 
 use super::*;
 

@@ -311,8 +311,12 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         plan.maps = maps;
         plan.bars = bars;
+        // One warp group is held together by its `wgmma`s anyway: releases
+        // cost it more than the block barrier (H200, D = 64, 4 warps: 2-3 %
+        // slower; 8 warps: 3-14 % faster; bench/NOTES.md session 53).
         plan.release = bars > 0
             && bars <= 32
+            && self.threads > 128
             && std::env::var("TILEBOOK_BULK_RELEASE").map_or(true, |v| v != "0");
         if bars > 0 {
             let g = self
