@@ -4,7 +4,7 @@
 //! call and there is no mask or dropout; elsewhere the composed operations
 //! (`vm/attention.py`) compute it.
 
-use crate::device_ops::{applies, int, launch};
+use crate::device_ops::{applies, int, launch, leading_merge};
 use crate::tensor::Tensor;
 use crate::value::{Val, R};
 use crate::Engine;
@@ -26,12 +26,10 @@ fn batched(t: &Tensor) -> Option<(usize, usize, usize, isize, isize)> {
     if cols > 1 && t.strides[r - 1] != 1 {
         return None;
     }
-    let lead = &t.shape[..r - 2];
-    for i in 0..lead.len().saturating_sub(1) {
-        if lead[i] > 1 && t.strides[i] != t.strides[i + 1] * lead[i + 1] as isize {
-            return None;
-        }
+    if !leading_merge(t, r - 2) {
+        return None;
     }
+    let lead = &t.shape[..r - 2];
     let batches = lead.iter().try_fold(1usize, |a, &n| a.checked_mul(n))?;
     let batch_stride = if lead.is_empty() { 0 } else { t.strides[r - 3] };
     Some((batches, rows, cols, batch_stride, t.strides[r - 2]))

@@ -143,6 +143,19 @@ pub(crate) fn int(n: impl TryInto<i64>) -> Val {
     Val::Int(n.try_into().unwrap_or(i64::MAX))
 }
 
+/// Whether dimensions `0..n` of `t` merge into one with the stride of the
+/// last of them: each one's stride is the next one's times its size (a
+/// dimension of size 1 has no stride that matters).
+pub(crate) fn leading_merge(t: &Tensor, n: usize) -> bool {
+    (0..n.saturating_sub(1)).all(|i| {
+        t.shape[i] <= 1
+            || isize::try_from(t.shape[i + 1])
+                .ok()
+                .and_then(|n| t.strides[i + 1].checked_mul(n))
+                == Some(t.strides[i])
+    })
+}
+
 /// `t` seen as (rows, cols) with strides (rows, cols), merging the leading
 /// dimensions; `None` when they cannot be merged into one stride.
 pub(crate) fn as_2d(t: &Tensor) -> Option<([usize; 2], [isize; 2])> {
@@ -151,10 +164,8 @@ pub(crate) fn as_2d(t: &Tensor) -> Option<([usize; 2], [isize; 2])> {
         0 => Some(([1, 1], [0, 0])),
         1 => Some(([1, t.shape[0]], [0, t.strides[0]])),
         _ => {
-            for i in 0..r - 2 {
-                if t.shape[i] > 1 && t.strides[i] != t.strides[i + 1] * t.shape[i + 1] as isize {
-                    return None;
-                }
+            if !leading_merge(t, r - 1) {
+                return None;
             }
             let rows = t.shape[..r - 1].iter().product();
             Some(([rows, t.shape[r - 1]], [t.strides[r - 2], t.strides[r - 1]]))

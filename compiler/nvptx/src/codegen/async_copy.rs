@@ -356,7 +356,7 @@ impl<'ctx> Gen<'ctx, '_> {
     }
 
     /// The barriers of the recorded copies, where there are some and all
-    /// are bulk copies (`tma::release_and_issue`).
+    /// are bulk copies (`release::release_and_issue`).
     pub(super) fn pending_bulk_bars(&self) -> Option<Vec<IntValue<'ctx>>> {
         let p = self.pending_copies.borrow();
         if p.is_empty() {
