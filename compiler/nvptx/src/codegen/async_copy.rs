@@ -77,6 +77,26 @@ pub(super) struct Landed {
     /// before it has landed and is visible (`release::settle_bulk_loop`):
     /// its refills wait for their stages' release, not for a block barrier.
     pub(super) settled: bool,
+    /// A general wait of this body (its `cp.async` groups waited down to
+    /// younger ones than any loaded before the loop, a proxy fence and a
+    /// block barrier) made the tiles loaded before the loop visible to
+    /// every thread and to `wgmma`.
+    before_loop_seen: bool,
+}
+
+/// A dot operand at a wait (`Gen::operand_state`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Operand {
+    Bulk,
+    Ready,
+    Other,
+}
+
+/// What a `Landed` knows at a point (`Landed::known`).
+pub(super) struct Known {
+    tiles: HashSet<Value>,
+    fenced: bool,
+    before_loop_seen: bool,
 }
 
 impl Landed {
@@ -86,6 +106,24 @@ impl Landed {
             settled,
             ..Landed::default()
         }
+    }
+
+    /// What is known landed now.
+    pub(super) fn known(&self) -> Known {
+        Known {
+            tiles: self.tiles.clone(),
+            fenced: self.fenced,
+            before_loop_seen: self.before_loop_seen,
+        }
+    }
+
+    /// Forget what was learned landed since `k` (after a branch's arm).
+    /// Copies issued since stay recorded: that only makes later waits
+    /// more careful.
+    pub(super) fn forget_since(&mut self, k: &Known) {
+        self.tiles.clone_from(&k.tiles);
+        self.fenced = k.fenced;
+        self.before_loop_seen = k.before_loop_seen;
     }
 }
 
@@ -528,6 +566,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 landed.tiles.extend(done);
                 landed.tiles.extend(&bulk);
                 landed.fenced |= async_proxy;
+                landed.before_loop_seen |= async_proxy;
             }
         }
         let b_tile = if self.tile_plan.transposed.contains(l) {
@@ -545,25 +584,66 @@ impl<'ctx> Gen<'ctx, '_> {
     /// tile's barrier sees the copy engine's writes, which `wgmma` reads in
     /// the same (async) proxy, so there is no group to wait for, no proxy
     /// fence and no block barrier (attention's `p @ v`, whose `v` the loop's
-    /// first wait left in flight). False where the general wait is needed.
+    /// first wait left in flight). Also a dot with nothing to wait for:
+    /// its tiles bulk copies waited for earlier in the body, or loaded
+    /// before the loop and seen landed (`operand_state`; the backward's
+    /// `dq` kernel through descriptors: `do @ v.T` and `ds @ k` after
+    /// `q @ k.T` waited for `k`). False where the general wait is needed.
     fn wait_bulk_only(&self, a: Value, b: Value) -> R<bool> {
         if !self.pending_copies.borrow().is_empty() {
             return Ok(false);
         }
         let waits: Vec<Value> = {
             let landed = self.landed.borrow();
-            let tma = |v: &Value| self.is_tma_tile(*v) && !landed.tiles.contains(v);
+            let state = [a, b].map(|v| self.operand_state(&landed, v));
+            let bulk = state.contains(&Operand::Bulk);
             let done = |v: &Value| landed.tiles.contains(v) || !self.tiles().contains_key(v);
-            if !(tma(&a) || tma(&b)) || ![a, b].iter().all(|v| tma(v) || done(v)) {
+            let ok = if bulk {
+                state
+                    .iter()
+                    .zip([a, b])
+                    .all(|(s, v)| *s != Operand::Other || done(&v))
+            } else {
+                state.iter().all(|s| *s == Operand::Ready)
+            };
+            if !ok {
                 return Ok(false);
             }
-            [a, b].into_iter().filter(|v| tma(v)).collect()
+            [a, b]
+                .into_iter()
+                .zip(state)
+                .filter(|(_, s)| *s == Operand::Bulk)
+                .map(|(v, _)| v)
+                .collect()
         };
         for &v in &waits {
             self.wait_tma(v)?;
         }
         self.landed.borrow_mut().tiles.extend(waits);
         Ok(true)
+    }
+
+    /// Where dot operand `v` stands at a wait: a bulk copy not waited for
+    /// yet; ready with no wait (registers, a bulk copy waited for earlier,
+    /// or a tile loaded before the loop once `settle_bulk_loop` or a
+    /// general wait of this body let those land, visible to every thread
+    /// and to the async proxy); or neither (the general wait).
+    pub(super) fn operand_state(&self, landed: &Landed, v: Value) -> Operand {
+        if !self.tiles().contains_key(&v) {
+            return Operand::Ready;
+        }
+        let tma = self.is_tma_tile(v);
+        let seen = landed.tiles.contains(&v);
+        let before_loop =
+            !self.tile_plan.carried_from.contains_key(&v) && !landed.issued_values.contains(&v);
+        match (tma, seen) {
+            (true, false) => Operand::Bulk,
+            (true, true) => Operand::Ready,
+            (false, _) if (landed.settled || landed.before_loop_seen) && before_loop => {
+                Operand::Ready
+            }
+            _ => Operand::Other,
+        }
     }
 
     /// After a loop that carried tiles: let the last (masked-off) copies land,

@@ -281,9 +281,14 @@ impl<'ctx> Gen<'ctx, '_> {
         self.b.build_conditional_branch(c, then_b, else_b)?;
         let mut arms = vec![];
         let mut shape = vec![];
+        // What a wait in one arm showed landed holds neither in the other
+        // arm nor after the `if` (the arm may not run).
+        let known = self.landed.borrow().known();
         for (blk, region) in [(then_b, &op.regions[0]), (else_b, &op.regions[1])] {
             self.b.position_at_end(blk);
-            let ys = self.region(region)?;
+            let ys = self.region(region);
+            self.landed.borrow_mut().forget_since(&known);
+            let ys = ys?;
             let (flat, s) = self.flat_to(&ys, &op.results)?;
             shape = s;
             arms.push((flat, self.current_block()?));

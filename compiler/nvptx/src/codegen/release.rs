@@ -22,6 +22,7 @@
 //! wait) so that the two warp groups could take turns at the tensor cores
 //! was slower (`bench/results/h200-2026-11-30-s53/release_turns.patch`).
 
+use super::async_copy::Operand;
 use super::*;
 
 impl<'ctx> Gen<'ctx, '_> {
@@ -72,18 +73,16 @@ impl<'ctx> Gen<'ctx, '_> {
             if !landed.settled {
                 return Ok(false);
             }
-            let tma = |v: &Value| self.is_tma_tile(*v) && !landed.tiles.contains(v);
-            let ready = |v: &Value| {
-                tma(v)
-                    || landed.tiles.contains(v)
-                    || !self.tiles().contains_key(v)
-                    || (!self.tile_plan.carried_from.contains_key(v)
-                        && !landed.issued_values.contains(v))
-            };
-            if !(ready(&a) && ready(&b)) {
+            let state = [a, b].map(|v| self.operand_state(&landed, v));
+            if state.contains(&Operand::Other) {
                 return Ok(false);
             }
-            [a, b].into_iter().filter(|v| tma(v)).collect()
+            [a, b]
+                .into_iter()
+                .zip(state)
+                .filter(|(_, s)| *s == Operand::Bulk)
+                .map(|(v, _)| v)
+                .collect()
         };
         let frees = self.tma.bars as i64 * 8;
         for &bar in &refills {
