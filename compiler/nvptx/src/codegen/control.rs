@@ -323,6 +323,9 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         let cur: Vec<_> = phis.iter().map(|p| p.as_basic_value()).collect();
         self.bind(&cond_r.args, Self::unflat(&cur, &shape));
+        // The body shares the enclosing loop's `landed`: what a wait in it
+        // shows landed does not hold after the loop (it may not run).
+        let known = self.landed.borrow().known();
         let ys = self.region(cond_r)?;
         let c = self.scalar(ys[0])?.into_int_value();
         self.b.build_conditional_branch(c, body, exit)?;
@@ -331,6 +334,7 @@ impl<'ctx> Gen<'ctx, '_> {
         self.loops += 1;
         let ys = self.region(body_r);
         self.loops -= 1;
+        self.landed.borrow_mut().forget_since(&known);
         let ys = ys?;
         let (next, _) = self.flat_to(&ys, &body_r.args)?;
         let latch = self.current_block()?;
