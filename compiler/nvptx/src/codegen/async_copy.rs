@@ -99,6 +99,17 @@ pub(super) struct Known {
     before_loop_seen: bool,
 }
 
+impl Operand {
+    /// The operands among `vals` (classed as `state`) to wait for.
+    pub(super) fn bulk_of(vals: [Value; 2], state: [Operand; 2]) -> Vec<Value> {
+        vals.into_iter()
+            .zip(state)
+            .filter(|(_, s)| *s == Operand::Bulk)
+            .map(|(v, _)| v)
+            .collect()
+    }
+}
+
 impl Landed {
     pub(super) fn for_body(args: &[Value], settled: bool) -> Landed {
         Landed {
@@ -609,12 +620,7 @@ impl<'ctx> Gen<'ctx, '_> {
             if !ok {
                 return Ok(false);
             }
-            [a, b]
-                .into_iter()
-                .zip(state)
-                .filter(|(_, s)| *s == Operand::Bulk)
-                .map(|(v, _)| v)
-                .collect()
+            Operand::bulk_of([a, b], state)
         };
         for &v in &waits {
             self.wait_tma(v)?;

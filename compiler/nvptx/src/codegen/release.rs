@@ -77,12 +77,7 @@ impl<'ctx> Gen<'ctx, '_> {
             if state.contains(&Operand::Other) {
                 return Ok(false);
             }
-            [a, b]
-                .into_iter()
-                .zip(state)
-                .filter(|(_, s)| *s == Operand::Bulk)
-                .map(|(v, _)| v)
-                .collect()
+            Operand::bulk_of([a, b], state)
         };
         let frees = self.tma.bars as i64 * 8;
         for &bar in &refills {

@@ -67,6 +67,18 @@ pub(super) struct TmaPlan<'ctx> {
     pub(super) release_rounds: std::cell::Cell<Option<PointerValue<'ctx>>>,
 }
 
+impl TmaPlan<'_> {
+    /// Barriers per bulk-copy stage: its own, and its release barrier
+    /// where stages are released (`release.rs`).
+    fn barrier_sets(&self) -> usize {
+        if self.release {
+            2
+        } else {
+            1
+        }
+    }
+}
+
 /// A bulk copy recorded until it is issued: the tile's column blocks.
 pub(super) struct TmaIssue<'ctx> {
     map: IntValue<'ctx>,
@@ -352,7 +364,7 @@ impl<'ctx> Gen<'ctx, '_> {
         };
         let at = self.smem_bytes.get().next_multiple_of(8);
         g.set_initializer(&self.i32c(at as i64));
-        let sets = if self.tma.release { 2 } else { 1 };
+        let sets = self.tma.barrier_sets();
         self.smem_bytes.set(at + 8 * sets * self.tma.bars);
     }
 
@@ -366,7 +378,7 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         let base = self.bars_address()?;
         let warps = self.threads / 32;
-        let sets = if self.tma.release { 2 } else { 1 };
+        let sets = self.tma.barrier_sets();
         for i in 0..sets * n {
             let at = self.b.build_int_add(base, self.i32c(8 * i as i64), "")?;
             let count = if i < n { 1 } else { warps };
