@@ -431,3 +431,44 @@ def dq(Q, K, V, DO, DQ, N, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
         assert!(!body[second..].contains("cp.async.wait_group"), "{body}");
     }
 }
+
+/// The backward's `lse` and `Delta` of a query block, broadcast along the
+/// columns of the `dk`/`dv` loop's scores, are loaded in those columns
+/// (`codegen/mma_cols.rs`): in an 8-warp block no shared-memory move and
+/// its three block barriers per vector; a 4-warp block with 64-query blocks
+/// (16 registers a vector) keeps the move.
+#[test]
+fn column_vectors_of_the_backward_load_in_place() {
+    let text = std::fs::read_to_string(root().join("bench/ln_attn_kernels.py")).unwrap();
+    let sig = |warps: usize, n: usize| {
+        format!(
+            "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, \
+             fp32, i32:16, D=128, BLOCK_M=64, BLOCK_N={n}, CAUSAL=0, num_warps={warps}, \
+             num_stages=2"
+        )
+    };
+    let p = gpu_kernel(
+        "ln_attn_kernels.py",
+        &text,
+        "attn_bwd_kv",
+        &sig(8, 128),
+        &|_| {},
+    )
+    .ptx;
+    let body = first_loop(&p);
+    // 2 vectors x 8 pairs of columns, one predicated vector load a pair.
+    assert_eq!(body.matches("ld.global.v2.b32").count(), 16, "{p}");
+    assert!(!body.contains("ld.shared.f32"), "{p}");
+    assert_eq!(body.matches("bar.sync").count(), 1, "{p}");
+    let p = gpu_kernel(
+        "ln_attn_kernels.py",
+        &text,
+        "attn_bwd_kv",
+        &sig(4, 64),
+        &|_| {},
+    )
+    .ptx;
+    let body = first_loop(&p);
+    assert_eq!(body.matches("ld.shared.f32").count(), 32, "{p}");
+    assert_eq!(body.matches("bar.sync").count(), 7, "{p}");
+}

@@ -10,6 +10,12 @@
 # Usage: tests/gpu/run.sh [path/to/tilebook]   (default ./target/release/tilebook)
 set -u
 BIN=${1:-./target/release/tilebook}
+# A binary that does not run (an empty file left by a failed unpacking
+# exits 0 with no output) would pass every case: refuse it.
+if ! "$BIN" --version > /dev/null 2>&1; then
+    echo "tests/gpu/run.sh: $BIN does not run; no GPU cases were run"
+    exit 2
+fi
 export TILEBOOK_CHECK_GPU=1
 export TILEBOOK_CHECK_BOUNDS=1
 SEED=${TILEBOOK_SEED:-$RANDOM}

@@ -15,6 +15,7 @@ mod control;
 mod gather;
 mod math;
 mod memory;
+mod mma_cols;
 mod mma_narrow;
 mod mma_rows;
 mod prefix;
@@ -83,6 +84,8 @@ struct Gen<'ctx, 'a> {
     mma: HashMap<Value, MmaLayout>,
     /// Row vectors of MMA values (`mma_plan`), by the layout they came from.
     rows: HashMap<Value, MmaLayout>,
+    /// Column vectors loaded in place (`mma_cols`), by the layout they feed.
+    cols: HashMap<Value, MmaLayout>,
     /// Ops that emit nothing: their users read their operands (`mma_plan`).
     virtual_ops: HashSet<Value>,
     /// Scaled blocks built only where read (`scaled`): `x * splat(c)` as `(x, c)`.
@@ -221,6 +224,7 @@ pub fn emit<'ctx>(
         axis0: HashMap::new(),
         mma: HashMap::new(),
         rows: HashMap::new(),
+        cols: HashMap::new(),
         virtual_ops: HashSet::new(),
         scaled: HashMap::new(),
         hoisted: HashMap::new(),
@@ -435,6 +439,9 @@ impl<'ctx> Gen<'ctx, '_> {
         if let Some(l) = self.rows.get(&v).copied() {
             return self.rows_to_blocked(v, &l);
         }
+        if let Some(l) = self.cols.get(&v).copied() {
+            return self.cols_to_blocked(v, &l);
+        }
         match self.vals.get(&v) {
             Some(Reg::B(r)) => Ok(r.clone()),
             Some(Reg::S(x)) => Ok(vec![*x; n]),
@@ -566,7 +573,8 @@ impl<'ctx> Gen<'ctx, '_> {
             | OpKind::MaxContiguous(_) => {
                 // Equal element counts share a layout: registers carry over.
                 let t = rty.expect("result");
-                if self.rows.contains_key(&op.results[0]) {
+                if self.rows.contains_key(&op.results[0]) || self.cols.contains_key(&op.results[0])
+                {
                     let regs = self.raw(op.args[0])?;
                     self.set(op.results[0], Reg::B(regs));
                     return Ok(());
@@ -585,6 +593,9 @@ impl<'ctx> Gen<'ctx, '_> {
             OpKind::Load { mask, .. } if self.tiles().contains_key(&op.results[0]) => {
                 let role = self.tiles()[&op.results[0]];
                 self.async_load(op, role, *mask)?
+            }
+            OpKind::Load { mask, other, .. } if self.cols.contains_key(&op.results[0]) => {
+                self.column_load(op, *mask, *other)?
             }
             OpKind::Load { mask, other, .. } => self.load(op, *mask, *other)?,
             OpKind::Store { mask, .. } => self.store(op, *mask)?,
@@ -679,43 +690,6 @@ impl<'ctx> Gen<'ctx, '_> {
             }
         }
         Ok(())
-    }
-
-    fn constant(&self, c: Const, e: Elem) -> R<BasicValueEnum<'ctx>> {
-        let t = self.reg_type(e);
-        Ok(match t {
-            BasicTypeEnum::FloatType(f) => f.const_float(c.as_f64()).into(),
-            BasicTypeEnum::IntType(i) => i.const_int(c.as_i64() as u64, true).into(),
-            _ => return fail("a constant of pointer type"),
-        })
-    }
-
-    /// Round an f32 register to fp16/bf16 precision (fp8 is not supported yet).
-    fn round_to(&self, x: BasicValueEnum<'ctx>, d: DType) -> R<BasicValueEnum<'ctx>> {
-        let narrow = match d {
-            DType::F16 => self.ctx.f16_type(),
-            DType::BF16 => self.ctx.bf16_type(),
-            DType::F8E5 | DType::F8E4NV => {
-                let byte = self.encode_fp8(x, d)?;
-                return self.decode_fp8(byte, d);
-            }
-            _ => return Ok(x),
-        };
-        let t = self.b.build_float_trunc(x.into_float_value(), narrow, "")?;
-        Ok(self.b.build_float_ext(t, self.ctx.f32_type(), "")?.into())
-    }
-
-    pub(super) fn float_intrinsic(
-        &self,
-        name32: &str,
-        x: BasicValueEnum<'ctx>,
-    ) -> R<BasicValueEnum<'ctx>> {
-        if x.get_type() == self.ctx.f64_type().into() {
-            return fail(format!(
-                "{name32}: fp64 transcendental functions are not supported by the GPU backend yet"
-            ));
-        }
-        self.intrinsic(name32, &[], &[x])
     }
 
     fn elementwise(&mut self, op: &Op, a: &[BasicValueEnum<'ctx>]) -> R<BasicValueEnum<'ctx>> {

@@ -252,6 +252,7 @@ pub fn env_settings() -> String {
         "TILEBOOK_MAXNREG",
         "TILEBOOK_BULK_RELEASE",
         "TILEBOOK_PRED_STORES",
+        "TILEBOOK_COLUMN_LOADS",
         "TILEBOOK_LLVM_PASSES",
         "TILEBOOK_LLVM_ARGS",
         "TILEBOOK_CODEGEN_OPT",

@@ -228,4 +228,41 @@ impl<'ctx> Gen<'ctx, '_> {
             }
         }
     }
+
+    pub(super) fn constant(&self, c: Const, e: Elem) -> R<BasicValueEnum<'ctx>> {
+        let t = self.reg_type(e);
+        Ok(match t {
+            BasicTypeEnum::FloatType(f) => f.const_float(c.as_f64()).into(),
+            BasicTypeEnum::IntType(i) => i.const_int(c.as_i64() as u64, true).into(),
+            _ => return fail("a constant of pointer type"),
+        })
+    }
+
+    /// Round an f32 register to fp16/bf16 precision (fp8 is not supported yet).
+    pub(super) fn round_to(&self, x: BasicValueEnum<'ctx>, d: DType) -> R<BasicValueEnum<'ctx>> {
+        let narrow = match d {
+            DType::F16 => self.ctx.f16_type(),
+            DType::BF16 => self.ctx.bf16_type(),
+            DType::F8E5 | DType::F8E4NV => {
+                let byte = self.encode_fp8(x, d)?;
+                return self.decode_fp8(byte, d);
+            }
+            _ => return Ok(x),
+        };
+        let t = self.b.build_float_trunc(x.into_float_value(), narrow, "")?;
+        Ok(self.b.build_float_ext(t, self.ctx.f32_type(), "")?.into())
+    }
+
+    pub(super) fn float_intrinsic(
+        &self,
+        name32: &str,
+        x: BasicValueEnum<'ctx>,
+    ) -> R<BasicValueEnum<'ctx>> {
+        if x.get_type() == self.ctx.f64_type().into() {
+            return fail(format!(
+                "{name32}: fp64 transcendental functions are not supported by the GPU backend yet"
+            ));
+        }
+        self.intrinsic(name32, &[], &[x])
+    }
 }

@@ -300,39 +300,7 @@ impl<'ctx> Gen<'ctx, '_> {
             let p = ptrs[g0].into_pointer_value();
             let c = self.check_access(op, p, w * esize, c)?;
             let fallback: Vec<_> = (g0..g0 + w).map(|i| others[i]).collect();
-            let global = p.get_type().get_address_space() == AddressSpace::from(1u16);
-            let vals = if let (Some(cond), true) = (c, global && (w * esize).is_multiple_of(4)) {
-                let raw = self.predicated_load(p, cond, &fallback, d, keep_half, w)?;
-                if keep_half {
-                    raw
-                } else {
-                    let mut v = vec![];
-                    for x in raw {
-                        v.push(self.decode_mem(x, d)?);
-                    }
-                    v
-                }
-            } else if w == 1 {
-                self.guarded(c, fallback, &mut |g| {
-                    let x = g.b.build_load(mem, p, "")?;
-                    Ok(vec![if keep_half { x } else { g.decode_mem(x, d)? }])
-                })?
-            } else {
-                let vt = mem_vec_type(mem, w as u32);
-                self.guarded(c, fallback, &mut |g| {
-                    let x = g.b.build_load(vt, p, "")?;
-                    if let Some(inst) = x.as_instruction_value() {
-                        let _ = inst.set_alignment((w * esize) as u32);
-                    }
-                    let mut v = vec![];
-                    for j in 0..w {
-                        let e =
-                            g.b.build_extract_element(x.into_vector_value(), g.i32c(j as i64), "")?;
-                        v.push(if keep_half { e } else { g.decode_mem(e, d)? });
-                    }
-                    Ok(v)
-                })?
-            };
+            let vals = self.load_run(p, c, fallback, d, keep_half, w)?;
             let vals = match cut {
                 Some((cut, elems)) => self.guarded(Some(cut), vals, &mut |g| {
                     let mut v = vec![];
@@ -351,6 +319,55 @@ impl<'ctx> Gen<'ctx, '_> {
         self.report_checks(op, crate::record::LOAD)?;
         self.set(r, Reg::B(out));
         Ok(())
+    }
+
+    /// `w` elements from `p` where `cond` holds (all of them without a
+    /// condition), else `fallback`: one predicated `ld.global` where it can
+    /// be (see `predicated_load`), else a load behind a branch. Results are
+    /// decoded to register form unless `keep_half`.
+    pub(super) fn load_run(
+        &mut self,
+        p: PointerValue<'ctx>,
+        c: Option<IntValue<'ctx>>,
+        fallback: Vec<BasicValueEnum<'ctx>>,
+        d: DType,
+        keep_half: bool,
+        w: usize,
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
+        let mem = self.mem_type(d);
+        let esize = d.size_bytes();
+        let global = p.get_type().get_address_space() == AddressSpace::from(1u16);
+        if let (Some(cond), true) = (c, global && (w * esize).is_multiple_of(4)) {
+            let raw = self.predicated_load(p, cond, &fallback, d, keep_half, w)?;
+            if keep_half {
+                return Ok(raw);
+            }
+            let mut v = vec![];
+            for x in raw {
+                v.push(self.decode_mem(x, d)?);
+            }
+            Ok(v)
+        } else if w == 1 {
+            self.guarded(c, fallback, &mut |g| {
+                let x = g.b.build_load(mem, p, "")?;
+                Ok(vec![if keep_half { x } else { g.decode_mem(x, d)? }])
+            })
+        } else {
+            let vt = mem_vec_type(mem, w as u32);
+            self.guarded(c, fallback, &mut |g| {
+                let x = g.b.build_load(vt, p, "")?;
+                if let Some(inst) = x.as_instruction_value() {
+                    let _ = inst.set_alignment((w * esize) as u32);
+                }
+                let mut v = vec![];
+                for j in 0..w {
+                    let e =
+                        g.b.build_extract_element(x.into_vector_value(), g.i32c(j as i64), "")?;
+                    v.push(if keep_half { e } else { g.decode_mem(e, d)? });
+                }
+                Ok(v)
+            })
+        }
     }
 
     /// `vals` stored to global `p` where `cond` holds, by one predicated

@@ -107,7 +107,7 @@ impl<'ctx> Gen<'ctx, '_> {
 
     /// The source of `a` if `a` broadcasts a blocked `[M, 1]` or `[1, N]`
     /// vector to the shape of `l` (`mma_plan`'s `broadcast_blocked`).
-    fn broadcast_of_blocked(&self, a: Value, l: &MmaLayout) -> Option<Value> {
+    pub(super) fn broadcast_of_blocked(&self, a: Value, l: &MmaLayout) -> Option<Value> {
         let d = self.defs.get(&a).filter(|d| d.kind == OpKind::Broadcast)?;
         let s = d.args[0];
         let shape = &self.ty(s).shape;
@@ -134,6 +134,9 @@ impl<'ctx> Gen<'ctx, '_> {
         if let Some(regs) = hit {
             return Ok(regs);
         }
+        if !rows && self.cols.get(&v).is_some_and(|c| mma_cols::same_cols(c, l)) {
+            return self.raw(v);
+        }
         let regs = if rows {
             self.blocked_to_rows(v, l)?
         } else if self.is_splat(v) {
@@ -157,7 +160,7 @@ impl<'ctx> Gen<'ctx, '_> {
 
     /// The vector a `[M, 1]` or `[1, N]` value reshapes (`lse[:, None]` of a
     /// loaded `lse`), or the value itself: its element order is the same.
-    fn vector_root(&self, mut v: Value) -> Value {
+    pub(super) fn vector_root(&self, mut v: Value) -> Value {
         while let Some(d) = self.defs.get(&v) {
             let reshape = matches!(d.kind, OpKind::Reshape | OpKind::ExpandDims(_));
             if !reshape || self.ty(d.args[0]).numel() != self.ty(v).numel() {
@@ -363,6 +366,19 @@ impl<'ctx> Gen<'ctx, '_> {
                 } else {
                     self.blocked_to_rows(v, &l)?
                 }
+            } else if let Some(l) = self.cols.get(&d).copied() {
+                // `plan_cols` puts a loop's copies of a vector in one layout.
+                if !self
+                    .cols
+                    .get(&v)
+                    .is_some_and(|c| mma_cols::same_cols(c, &l))
+                {
+                    return fail(format!(
+                        "internal: %{} enters a loop out of its columns",
+                        v.0
+                    ));
+                }
+                self.raw(v)?
             } else {
                 self.regs(v, self.layout(&t).regs())?
             };
@@ -604,6 +620,7 @@ impl Gen<'_, '_> {
             self.mma = planned.full;
             self.rows = planned.rows;
             self.virtual_ops = planned.virtual_broadcasts;
+            self.plan_cols();
             self.half_regs = crate::mma::dot_only_operands(self.k, &self.mma, false);
             self.fp8_operands = crate::mma::dot_only_operands(self.k, &self.mma, true);
             self.tile_plan = self.plan_tiles();
