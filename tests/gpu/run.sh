@@ -12,7 +12,7 @@ set -u
 BIN=${1:-./target/release/tilebook}
 # A binary that does not run (an empty file left by a failed unpacking
 # exits 0 with no output) would pass every case: refuse it.
-if ! "$BIN" --version > /dev/null 2>&1; then
+if ! "$BIN" --version 2>/dev/null | grep -q '^tilebook '; then
     echo "tests/gpu/run.sh: $BIN does not run; no GPU cases were run"
     exit 2
 fi
