@@ -22,6 +22,28 @@ probe)
     TILEBOOK_COLUMN_LOADS=$C timeout 150 $BIN run --device cuda .carry/attnkv55.py 2>&1 | grep -v "^\[" | tee -a $OUT/kv_ab.txt
   done
   ;;
+hoist)
+  for f in .carry/ptx/*.ptx; do
+    echo "$(basename $f): $($PTXAS -arch=sm_90a -v $f -o /tmp/x.cubin 2>&1 | grep -o 'Used [0-9]* registers\|[0-9]* bytes spill stores\|error.*' | tr '\n' ' ')"
+  done | tee $OUT/ptxas_hoist.txt
+  TILEBOOK_COLUMN_LOADS=2 timeout 150 $BIN run --device cuda bench/ln_attn_bench.py --check > $OUT/check_hoist.txt 2>&1; echo "check rc=$?" | tee -a $OUT/check_hoist.txt
+  tail -3 $OUT/check_hoist.txt
+  for m in ${MODES:-0 2 0 2}; do
+    echo "== TILEBOOK_COLUMN_LOADS=$m" | tee -a $OUT/hoist_ab.txt
+    TILEBOOK_COLUMN_LOADS=$m timeout 100 $BIN run --device cuda .carry/attnhoist55.py 2>&1 | grep -v "^\[" | tee -a $OUT/hoist_ab.txt
+  done
+  ;;
+final)
+  timeout 120 $BIN run --device cuda bench/ln_attn_bench.py --check > $OUT/check.txt 2>&1; echo "check rc=$?" | tee -a $OUT/check.txt
+  tail -3 $OUT/check.txt
+  cat tests/ir/matmul.py tests/ir/softmax.py tests/gpu/column_vectors.py > /tmp/cv.py
+  TILEBOOK_CHECK_GPU=1 TILEBOOK_CHECK_BOUNDS=1 timeout 60 $BIN run --device cuda /tmp/cv.py > $OUT/column_vectors.txt 2>&1; echo "column_vectors rc=$?" | tee -a $OUT/column_vectors.txt
+  TILEBOOK_CHECK_GPU=1 timeout 60 $BIN run --device cuda /tmp/cv.py >> $OUT/column_vectors.txt 2>&1; echo "column_vectors unchecked-bounds rc=$?" | tee -a $OUT/column_vectors.txt
+  mkdir -p /tmp/t/ln_attn
+  OUT=/tmp/t/ln_attn ROWS=ln_attn timeout 300 bench/run_gpu.sh $BIN > /tmp/t/ln_attn/run_gpu_output.txt 2>&1; echo "ln_attn rc=$?"
+  grep ratio /tmp/t/ln_attn/run_gpu_output.txt | grep attention_bwd | sed 's/  (higher is better)//' | cut -c1-120
+  tar -C /tmp/t -cJf $OUT/tables.tar.xz .
+  ;;
 suite)
   TILEBOOK_CHECK_GPU=1 timeout ${SUITE_S:-420} tests/gpu/run.sh $BIN > $OUT/suite.txt 2>&1; echo "suite rc=$?" >> $OUT/suite.txt
   grep -v "^ok" $OUT/suite.txt | tail -40

@@ -31,6 +31,12 @@ pub struct PipelineOptions {
     /// one stage, where the blocks take at most this many register bytes
     /// per thread (elements narrower than 32 bits count 4 bytes); 0: none.
     pub plain_budget: usize,
+    /// Vectors longer than this that a loop with a `dot` only broadcasts
+    /// along a new leading axis (`lse[None, :]` against the scores) are not
+    /// prefetched but loaded at the top of the body: a backend that loads
+    /// them into the columns of the dot's layout then holds them for part
+    /// of an iteration, not across it; 0: prefetched like the rest.
+    pub column_hoist_above: usize,
 }
 
 /// Pipeline every innermost `for` loop that loads. Returns whether it changed anything.
@@ -212,17 +218,18 @@ fn pipeline_one(
         .iter()
         .flat_map(|op| op.results.iter().copied())
         .collect();
-    let loads: Vec<usize> = body
+    let has_dot = body.iter().any(|op| matches!(op.kind, OpKind::Dot { .. }));
+    let (hoisted, loads): (Vec<usize>, Vec<usize>) = body
         .iter()
         .enumerate()
         .filter(|(_, op)| matches!(op.kind, OpKind::Load { .. }) && k.ty(op.results[0]).is_block())
         .map(|(i, _)| i)
-        .collect();
+        .partition(|&i| has_dot && column_vector(k, body, i, options.column_hoist_above));
     // Loops whose loads feed a `dot` (there the tiles wait in shared
     // memory); others where their blocks fit `plain_budget` and no write of
     // the loop may be what a later iteration's load reads (`x = load(p +
     // i); store(p + i + 1, x)` must read the stored value).
-    if !body.iter().any(|op| matches!(op.kind, OpKind::Dot { .. })) {
+    if !has_dot {
         if !roots.loads_independent_of_writes(body, &loads) {
             return None;
         }
@@ -240,7 +247,11 @@ fn pipeline_one(
         let ops_slice = slice(body, &body[li].args, &inside)?;
         plans.push((li, ops_slice));
     }
-    if plans.is_empty() {
+    let mut hoists = vec![];
+    for &li in &hoisted {
+        hoists.push((li, slice(body, &body[li].args, &inside)?));
+    }
+    if plans.is_empty() && hoists.is_empty() {
         return None;
     }
     // The carried values the loads' operands read need their next values up front.
@@ -290,8 +301,17 @@ fn pipeline_one(
         top.push(guarded);
     }
 
-    // The current tiles become loop arguments; uses of the old loads read them.
+    // Column vectors: this iteration's, loaded first.
     let mut replace: HashMap<Value, Value> = HashMap::new();
+    for (li, sl) in &hoists {
+        let mut ops: Vec<Op> = sl.iter().map(|&i| body[i].clone()).collect();
+        ops.push(body[*li].clone());
+        let cloned = clone_ops(k, &ops, &mut HashMap::new());
+        let loaded = cloned.last().expect("load").results[0];
+        replace.insert(body[*li].results[0], loaded);
+        top.extend(cloned);
+    }
+    // The current tiles become loop arguments; uses of the old loads read them.
     let mut new_args = vec![];
     for (li, _) in &plans {
         let old = body[*li].results[0];
@@ -302,7 +322,7 @@ fn pipeline_one(
     let region = &mut for_op.regions[0];
     let mut new_body: Vec<Op> = top;
     for (i, op) in region.ops.drain(..).enumerate() {
-        if plans.iter().any(|(li, _)| *li == i) {
+        if plans.iter().chain(&hoists).any(|(li, _)| *li == i) {
             continue;
         }
         let mut op = op;
@@ -321,6 +341,40 @@ fn pipeline_one(
         for_op.results.push(r);
     }
     Some(prologue)
+}
+
+/// Whether load `i` of `body` is a vector of more than `above` elements
+/// whose every use is a reshape to `[1, N]` that is only broadcast
+/// (`PipelineOptions::column_hoist_above`).
+fn column_vector(k: &Kernel, body: &[Op], i: usize, above: usize) -> bool {
+    let r = body[i].results[0];
+    let shape = &k.ty(r).shape;
+    if above == 0 || shape.len() != 1 || shape[0] <= above {
+        return false;
+    }
+    // Uses at the body's top level; none inside a nested region.
+    let uses = |v: Value| -> Option<Vec<&Op>> {
+        let mut nested = false;
+        for op in body {
+            for sub in &op.regions {
+                walk_ops(sub, &mut |o| nested |= o.args.contains(&v));
+            }
+        }
+        let top: Vec<&Op> = body.iter().filter(|op| op.args.contains(&v)).collect();
+        (!nested && !top.is_empty()).then_some(top)
+    };
+    let Some(first) = uses(r) else {
+        return false;
+    };
+    first.iter().all(|u| {
+        let expand = matches!(u.kind, OpKind::Reshape | OpKind::ExpandDims(0));
+        expand
+            && u.results.first().is_some_and(|&row| {
+                k.ty(row).shape.as_slice() == [1, shape[0]]
+                    && uses(row)
+                        .is_some_and(|next| next.iter().all(|b| b.kind == OpKind::Broadcast))
+            })
+    })
 }
 
 /// A `for` op's bounds, induction variable, initial and carried values:

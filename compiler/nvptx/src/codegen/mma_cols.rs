@@ -7,7 +7,10 @@
 //! `cached_vector` places them), instead of loaded blocked and moved into
 //! those columns through shared memory (a store, a load per register and
 //! three block barriers, every iteration). The pipelining pass's prefetched
-//! copy is carried by the loop in the same registers.
+//! copy is carried by the loop in the same registers; in blocks of one warp
+//! group that pass loads such vectors at the top of the body instead
+//! (`PipelineOptions::column_hoist_above`), so that their registers live
+//! for part of an iteration only.
 //!
 //! Each pair of adjacent columns is one predicated `ld.global.v2` where the
 //! pointers are contiguous and aligned (the form that lets ptxas batch them;
@@ -17,8 +20,9 @@
 
 use super::*;
 
-/// Registers a thread spends on one column vector at most (`2 * reps_n`):
-/// in blocks of more than one warp group, and in blocks of one. A block
+/// Registers a thread spends on one column vector carried across a loop at
+/// most (`2 * reps_n`): in blocks of more than one warp group, and in blocks
+/// of one (loaded in the iteration that reads it: the first). A block
 /// barrier among the four warps of one group is cheap, and the carried
 /// columns cost registers for the whole loop: measured on the H200
 /// (session 55, `bench/NOTES.md`), the backward's 4-warp `dk`/`dv` kernels
@@ -43,6 +47,7 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         let mut uses: HashMap<Value, Vec<&Op>> = HashMap::new();
         let mut loop_of: HashMap<Value, (&Op, usize)> = HashMap::new();
+        let mut in_loop = HashSet::new();
         tilebook_tir::walk_ops(&self.k.body, &mut |op| {
             for &a in &op.args {
                 uses.entry(a).or_default().push(op);
@@ -51,6 +56,9 @@ impl<'ctx> Gen<'ctx, '_> {
                 for (i, &a) in op.regions[0].args.iter().enumerate().skip(1) {
                     loop_of.insert(a, (op, i - 1));
                 }
+                tilebook_tir::walk_ops(&op.regions[0], &mut |o| {
+                    in_loop.extend(o.results.iter().copied())
+                });
             }
         });
         let mut seeds = vec![];
@@ -73,7 +81,7 @@ impl<'ctx> Gen<'ctx, '_> {
             if self.cols.contains_key(&root) {
                 continue;
             }
-            if let Some(group) = self.column_group(root, &l, &uses, &loop_of) {
+            if let Some(group) = self.column_group(root, &l, &uses, &loop_of, &in_loop) {
                 for v in group {
                     self.cols.insert(v, l);
                 }
@@ -89,16 +97,10 @@ impl<'ctx> Gen<'ctx, '_> {
         l: &MmaLayout,
         uses: &HashMap<Value, Vec<&Op>>,
         loop_of: &HashMap<Value, (&Op, usize)>,
+        in_loop: &HashSet<Value>,
     ) -> Option<Vec<Value>> {
-        let max = if self.threads > 128 {
-            MAX_COLUMN_REGS.0
-        } else {
-            MAX_COLUMN_REGS.1
-        };
-        if 2 * l.reps_n() > max {
-            return None;
-        }
         let mut seen = HashSet::new();
+        let mut carried = false;
         let mut work = vec![root];
         while let Some(v) = work.pop() {
             if !seen.insert(v) {
@@ -134,6 +136,7 @@ impl<'ctx> Gen<'ctx, '_> {
                 None => {
                     // A loop argument: its initial value, what the body
                     // yields for it and the loop's result share its layout.
+                    carried = true;
                     let &(lp, i) = loop_of.get(&v)?;
                     work.push(lp.args[3 + i]);
                     work.push(lp.regions[0].ops.last()?.args[i]);
@@ -176,7 +179,16 @@ impl<'ctx> Gen<'ctx, '_> {
                 }
             }
         }
-        Some(seen.into_iter().collect())
+        // Loaded in the iteration that reads it (the pipelining pass's
+        // column hoist, `tilebook_tir::pipeline`), the registers live for
+        // part of an iteration only.
+        let hoisted = !carried && seen.iter().all(|v| in_loop.contains(v));
+        let max = if self.threads > 128 || hoisted {
+            MAX_COLUMN_REGS.0
+        } else {
+            MAX_COLUMN_REGS.1
+        };
+        (2 * l.reps_n() <= max).then(|| seen.into_iter().collect())
     }
 
     /// The column (of layout `l`) of each of a column vector's registers.
