@@ -143,13 +143,7 @@ impl<'ctx> Gen<'ctx, '_> {
             let x = self.free_operand(v, &[])?;
             vec![x; 2 * l.reps_n()]
         } else {
-            let c = self.mma_coords(l)?;
-            let mut cols = vec![];
-            for rn in 0..l.reps_n() {
-                for j in 0..2 {
-                    cols.push(self.mma_pos(l, &c, 0, rn, j)?.1);
-                }
-            }
+            let cols = self.column_index(l)?;
             self.through_smem(v, &cols)?
         };
         self.vectors
