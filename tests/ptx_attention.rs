@@ -301,6 +301,33 @@ fn backward_dots_run_while_the_warps_compute() {
 }
 
 #[test]
+fn the_dq_loop_issues_both_score_dots_before_its_softmax() {
+    // `dq` over key blocks: `do @ v.T` needs no other dot, so it is issued
+    // right after `q @ k.T` (`tilebook_tir::schedule`) and runs while the
+    // warps compute `exp2` of the scores: two groups committed, then a wait
+    // that leaves one running, before the first `ex2`.
+    let text = std::fs::read_to_string(root().join("bench/ln_attn_kernels.py")).unwrap();
+    for (d, m, warps) in [(64, 64, 4), (64, 128, 8), (128, 128, 8)] {
+        let sig = format!(
+            "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, fp32, i32:16, \
+             D={d}, BLOCK_M={m}, BLOCK_N=64, CAUSAL=1, num_warps={warps}, num_stages=3"
+        );
+        let p = gpu_kernel("ln_attn_kernels.py", &text, "attn_bwd_q", &sig, &|_| {}).ptx;
+        assert!(p.starts_with(tilebook_nvptx::LAZY_WAITS_MARK), "{p}");
+        let body = first_loop(&p);
+        let softmax = body.find("ex2.approx").expect("the softmax");
+        let before = &body[..softmax];
+        assert_eq!(before.matches("wgmma.commit_group").count(), 2, "{p}");
+        let wait = before.rfind("wgmma.wait_group").expect("a wait");
+        assert!(
+            before[wait..].starts_with("wgmma.wait_group.sync.aligned 1;"),
+            "{p}"
+        );
+        assert_eq!(body.matches("wgmma.commit_group").count(), 3, "{p}");
+    }
+}
+
+#[test]
 fn the_loader_reads_the_marks_the_compiler_writes() {
     // The runtime does not depend on the compiler, so each names the text.
     assert_eq!(

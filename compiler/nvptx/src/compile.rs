@@ -171,6 +171,15 @@ fn column_hoist_above(threads: usize) -> usize {
     }
 }
 
+/// Loops of three or more dots issue a dot that needs no other dot of the
+/// iteration right after the first (`tilebook_tir::schedule`), so that it
+/// runs while the warps compute the first one's softmax (the `wgmma` groups
+/// of such loops are waited for lazily, `codegen::wgmma::plan_lazy`).
+/// `TILEBOOK_EARLY_DOTS=0` turns it off.
+fn early_dots() -> bool {
+    !std::env::var("TILEBOOK_EARLY_DOTS").is_ok_and(|v| v == "0")
+}
+
 /// `k` with its loops' loads prefetched `stages - 1` iterations ahead (at
 /// least one): each application of the pass prefetches one more.
 /// Also whether a two-dot loop was rotated (with `rotate`).
@@ -205,6 +214,18 @@ fn pipelined(k: &Kernel, stages: u32, warps: u32, rotate: bool) -> Result<(Kerne
         tilebook_tir::passes::optimize(&mut k);
         tilebook_tir::verify::verify(&k)
             .map_err(|e| format!("internal error: pipelining produced invalid tile IR: {e}"))?;
+    }
+    if early_dots() {
+        let limits = tilebook_tir::schedule::EarlyDots {
+            min_dots: 3,
+            threads: 32 * warps as usize,
+            max_elems: codegen::wgmma::LAZY_ACC_REGS,
+        };
+        if tilebook_tir::schedule::issue_dots_early(&mut k, limits) {
+            tilebook_tir::verify::verify(&k).map_err(|e| {
+                format!("internal error: issuing dots early produced invalid tile IR: {e}")
+            })?;
+        }
     }
     Ok((k, rotated))
 }

@@ -19,6 +19,7 @@ pub mod pipeline;
 pub mod print;
 pub mod provenance;
 pub mod rotate;
+pub mod schedule;
 pub mod types;
 pub mod verify;
 

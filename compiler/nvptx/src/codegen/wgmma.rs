@@ -52,7 +52,7 @@ pub(super) const TWO_BLOCKS_SHARED: usize = (SM_SHARED - 2 * BLOCK_RESERVED) / 2
 
 /// Accumulator registers a thread may hold for a lazily waited group
 /// (`plan_lazy`).
-const LAZY_ACC_REGS: usize = 32;
+pub(crate) const LAZY_ACC_REGS: usize = 32;
 
 /// Blocks per H100/H200 SM that `bytes` of shared memory a block leave room
 /// for.
