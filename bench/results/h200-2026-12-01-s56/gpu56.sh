@@ -21,6 +21,20 @@ probe)
     TILEBOOK_EARLY_DOTS=$m timeout ${AB_S:-110} $BIN run --device cuda .carry/attnearly56.py 2>&1 | grep -v "^\[" | tee -a $OUT/early_ab.txt
   done
   ;;
+regs)
+  echo "== triton" | tee $OUT/dqregs.txt
+  timeout 150 python3 .carry/dqregs56.py 2>&1 | tail -8 | tee -a $OUT/dqregs.txt
+  echo "== tilebook" | tee -a $OUT/dqregs.txt
+  timeout 150 $BIN run --device cuda .carry/dqregs56.py 2>&1 | grep -v "^\[" | tail -8 | tee -a $OUT/dqregs.txt
+  ;;
+regs2)
+  echo "== tilebook" | tee -a $OUT/dqregs.txt
+  timeout 100 $BIN run --device cuda .carry/dqregs56.py 2>&1 | grep -v "^\[" | tail -8 | tee -a $OUT/dqregs.txt
+  mkdir -p /tmp/t/ln_attn
+  OUT=/tmp/t/ln_attn ROWS=ln_attn timeout 330 bench/run_gpu.sh $BIN > /tmp/t/ln_attn/run_gpu_output.txt 2>&1; echo "ln_attn rc=$?"
+  grep ratio /tmp/t/ln_attn/run_gpu_output.txt | grep -v layernorm_fwd | sed 's/  (higher is better)//' | cut -c1-120
+  tar -C /tmp/t -cJf $OUT/tables.tar.xz .
+  ;;
 final)
   timeout 120 $BIN run --device cuda bench/ln_attn_bench.py --check > $OUT/check.txt 2>&1; echo "check rc=$?" | tee -a $OUT/check.txt
   tail -3 $OUT/check.txt

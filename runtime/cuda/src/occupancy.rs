@@ -17,7 +17,9 @@
 //! dot whose tiles take at most half an SM's shared memory. Such a kernel
 //! keeps its second build only without any spill (fp8 matmul at 128 x 128
 //! x 128, 8 warps: 147 registers in the first build, Triton's 104 and two
-//! blocks per SM).
+//! blocks per SM). Loops of several dots that leave groups running
+//! (`LAZY_WAITS_MARK`, attention's backward) are asked for two blocks too,
+//! kept within `LAZY_SPILL_BUDGET`.
 //!
 //! A kernel without tensor-core instructions that registers hold to a few
 //! blocks (two or more) is compiled again for `TARGET_WARPS` warps per SM
@@ -34,6 +36,17 @@
 /// Local memory per thread (bytes) a second build for two blocks may use
 /// for spills.
 pub(crate) const SPILL_BUDGET: u32 = 128;
+
+/// Local memory per thread (bytes) a two-block build of tensor-core code
+/// that leaves `wgmma` groups running (`LAZY_WAITS_MARK`: attention's
+/// backward) may use. Its 8-warp `dq` kernel at D = 64 takes 143-148
+/// registers, one block per SM; capped at 128 for two blocks it ran 12-14 %
+/// faster on the H200 without a spill at 16384 keys (26.4 -> 23.0 ms,
+/// Triton's 122-register build 23.1) and 11 % faster with 24 bytes spilled
+/// causal at 4096 (bench/NOTES.md, session 56). At D = 128 (198 registers,
+/// past what a second build is asked for) the cap spilled 104 bytes and ran
+/// 40 % slower.
+pub(crate) const LAZY_SPILL_BUDGET: u32 = 32;
 
 /// Warps per SM a second build of a dot-free kernel asks for (three
 /// quarters of an H100's or H200's 64).
@@ -116,11 +129,18 @@ pub(crate) fn second_build(
         .min(sm.shared.checked_div(per_block)?)
         .min(sm.blocks);
     let by_regs = sm.regs / block_regs(regs, threads)?.max(1);
+    let lazy = tensor && ptx.lines().take(2).any(|l| l == LAZY_WAITS_MARK);
     let (blocks, spill_budget) = if by_regs <= 1 {
-        if threads < 256 || (tensor && !ptx.starts_with(TWO_BLOCKS_MARK)) || room < 2 {
+        let marked = ptx.starts_with(TWO_BLOCKS_MARK) || lazy;
+        if threads < 256 || (tensor && !marked) || room < 2 {
             return None;
         }
-        (2, if tensor { 0 } else { SPILL_BUDGET })
+        let budget = match (tensor, lazy) {
+            (false, _) => SPILL_BUDGET,
+            (true, true) => LAZY_SPILL_BUDGET,
+            (true, false) => 0,
+        };
+        (2, budget)
     } else {
         // Tensor-core code asks for one block more than its registers hold
         // (its accumulators leave little to give up), other code for
@@ -155,7 +175,6 @@ pub(crate) fn second_build(
     // D = 64: 199 against 192 serialized, and only the serialized form fits
     // the third block's 168 without spilling): past the limit, by at most
     // as much again, the serialized form is built for the asked blocks.
-    let lazy = tensor && ptx.lines().take(2).any(|l| l == LAZY_WAITS_MARK);
     let serial;
     let ptx = if excess <= limit {
         ptx
@@ -265,6 +284,19 @@ mod tests {
         );
         assert!(two_blocks_ptx(&marked, 256, 96 * 1024, 147, H100).is_some());
         assert!(second_build(&marked, 256, 128 * 1024, 147, H100).is_none());
+        let b = second_build(&marked, 256, 96 * 1024, 147, H100).expect("second build");
+        assert_eq!(b.spill_budget, 0);
+        // So is code that leaves wgmma groups running (the backward's dq
+        // kernel at 8 warps, 143 registers, 82 KB), with a few bytes to spill.
+        let lazy = format!(
+            "{LAZY_WAITS_MARK}\n{}",
+            mma.replace("mma.sync", "wgmma.mma_async")
+        );
+        let b = second_build(&lazy, 256, 82 * 1024, 143, H100).expect("second build");
+        assert_eq!((b.blocks, b.spill_budget), (2, LAZY_SPILL_BUDGET));
+        assert!(b.ptx.contains(".minnctapersm 2\n"), "{}", b.ptx);
+        // At D = 128 (198 registers) two blocks are too far.
+        assert!(second_build(&lazy, 256, 82 * 1024, 198, H100).is_none());
         // Too far above two blocks' registers to fit without a large spill.
         assert!(two_blocks_ptx(PTX, 256, 1024, 192, H100).is_some());
         assert!(second_build(PTX, 256, 1024, 200, H100).is_none());
