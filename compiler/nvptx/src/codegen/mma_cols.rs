@@ -283,25 +283,7 @@ impl<'ctx> Gen<'ctx, '_> {
     /// A column vector in the blocked layout of its shape, through shared
     /// memory (the lanes that hold a column store the same value).
     pub(super) fn cols_to_blocked(&self, v: Value, l: &MmaLayout) -> R<Vec<BasicValueEnum<'ctx>>> {
-        let t = self.ty(v).clone();
-        let regs = self.raw(v)?;
-        self.barrier()?;
-        for (col, x) in self.column_index(l)?.into_iter().zip(&regs) {
-            self.smem_store(0, col, t.elem, *x)?;
-        }
-        self.need_smem(l.n * self.slot_size(t.elem));
-        self.barrier()?;
-        let bl = self.layout(&t);
-        let mut out = vec![];
-        for r in 0..bl.regs() {
-            let e = *self
-                .elem_coords(&bl, r, &t.shape)?
-                .last()
-                .unwrap_or(&self.i32c(0));
-            out.push(self.smem_load(0, e, t.elem)?);
-        }
-        self.barrier()?;
-        Ok(out)
+        self.vector_to_blocked(v, l.n, true, &|g| g.column_index(l))
     }
 }
 

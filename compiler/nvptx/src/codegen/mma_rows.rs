@@ -282,24 +282,42 @@ impl<'ctx> Gen<'ctx, '_> {
         if let Some((_, _, regs)) = self.converted.borrow().iter().find(|(_, x, _)| *x == v) {
             return Ok(regs.clone());
         }
+        let out = self.vector_to_blocked(v, l.m, false, &|g| g.rows_index(l))?;
+        self.converted
+            .borrow_mut()
+            .push((self.depth, v, out.clone()));
+        Ok(out)
+    }
+
+    /// A vector of `len` elements held one per register at the indices
+    /// `index` computes (the rows or columns of an MMA layout) in the
+    /// blocked layout of its shape: each register stored at its index, a
+    /// barrier, each blocked element loaded at its coordinate along the
+    /// first axis (`last`: the last axis, for `[1, N]` columns).
+    pub(super) fn vector_to_blocked(
+        &self,
+        v: Value,
+        len: usize,
+        last: bool,
+        index: &dyn Fn(&Self) -> R<Vec<IntValue<'ctx>>>,
+    ) -> R<Vec<BasicValueEnum<'ctx>>> {
         let t = self.ty(v).clone();
         let regs = self.raw(v)?;
         self.barrier()?;
-        for (row, x) in self.rows_index(l)?.into_iter().zip(&regs) {
-            self.smem_store(0, row, t.elem, *x)?;
+        for (at, x) in index(self)?.into_iter().zip(&regs) {
+            self.smem_store(0, at, t.elem, *x)?;
         }
-        self.need_smem(l.m * self.slot_size(t.elem));
+        self.need_smem(len * self.slot_size(t.elem));
         self.barrier()?;
         let bl = self.layout(&t);
         let mut out = vec![];
         for r in 0..bl.regs() {
-            let row = self.elem_coords(&bl, r, &t.shape)?[0];
-            out.push(self.smem_load(0, row, t.elem)?);
+            let coords = self.elem_coords(&bl, r, &t.shape)?;
+            let at = if last { coords.last() } else { coords.first() };
+            let at = at.copied().unwrap_or(self.i32c(0));
+            out.push(self.smem_load(0, at, t.elem)?);
         }
         self.barrier()?;
-        self.converted
-            .borrow_mut()
-            .push((self.depth, v, out.clone()));
         Ok(out)
     }
 
