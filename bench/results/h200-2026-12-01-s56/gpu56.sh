@@ -35,6 +35,14 @@ regs2)
   grep ratio /tmp/t/ln_attn/run_gpu_output.txt | grep -v layernorm_fwd | sed 's/  (higher is better)//' | cut -c1-120
   tar -C /tmp/t -cJf $OUT/tables.tar.xz .
   ;;
+suiteprobe)
+  echo "== triton" | tee $OUT/kvregs.txt
+  timeout 100 python3 .carry/kvregs56.py 2>&1 | tail -9 | tee -a $OUT/kvregs.txt
+  echo "== tilebook" | tee -a $OUT/kvregs.txt
+  timeout 100 $BIN run --device cuda .carry/kvregs56.py 2>&1 | grep -v "^\[" | tail -9 | tee -a $OUT/kvregs.txt
+  TILEBOOK_CHECK_GPU=1 timeout ${SUITE_S:-400} tests/gpu/run.sh $BIN > $OUT/suite.txt 2>&1; echo "suite rc=$?" >> $OUT/suite.txt
+  grep -v "^ok" $OUT/suite.txt | tail -30
+  ;;
 final)
   timeout 120 $BIN run --device cuda bench/ln_attn_bench.py --check > $OUT/check.txt 2>&1; echo "check rc=$?" | tee -a $OUT/check.txt
   tail -3 $OUT/check.txt
