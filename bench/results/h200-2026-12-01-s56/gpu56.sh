@@ -43,6 +43,12 @@ suiteprobe)
   TILEBOOK_CHECK_GPU=1 timeout ${SUITE_S:-400} tests/gpu/run.sh $BIN > $OUT/suite.txt 2>&1; echo "suite rc=$?" >> $OUT/suite.txt
   grep -v "^ok" $OUT/suite.txt | tail -30
   ;;
+fused)
+  echo "== triton" | tee $OUT/fused.txt
+  timeout 200 python3 .carry/fusedbwd56.py 4096 16384 2>&1 | tail -6 | tee -a $OUT/fused.txt
+  echo "== tilebook (mma.sync: no wgmma for a transposed register operand)" | tee -a $OUT/fused.txt
+  timeout 100 $BIN run --device cuda .carry/fusedbwd56.py 4096 2>&1 | grep -v "^\[" | tail -4 | tee -a $OUT/fused.txt
+  ;;
 final)
   timeout 120 $BIN run --device cuda bench/ln_attn_bench.py --check > $OUT/check.txt 2>&1; echo "check rc=$?" | tee -a $OUT/check.txt
   tail -3 $OUT/check.txt
