@@ -69,7 +69,10 @@ fn reorder(k: &Kernel, body: &mut Region, limits: EarlyDots) -> bool {
     if dots.len() < limits.min_dots.max(2) {
         return false;
     }
-    let dot_results: HashSet<Value> = dots.iter().map(|&i| body.ops[i].results[0]).collect();
+    let dot_results: HashSet<Value> = dots
+        .iter()
+        .flat_map(|&i| body.ops[i].results.iter().copied())
+        .collect();
     let mut changed = false;
     // A dot moves up to just after the dot before it, never above it: the
     // backward's `dk`/`dv` loop, whose `v @ do.T` would pass `p @ do`, ran
@@ -123,7 +126,7 @@ fn movable(
     limits: EarlyDots,
 ) -> Option<HashSet<usize>> {
     let dot = &body.ops[at];
-    let elems = k.ty(dot.results[0]).numel();
+    let elems = k.ty(*dot.results.first()?).numel();
     if elems > limits.max_elems.saturating_mul(limits.threads.max(1)) {
         return None;
     }
@@ -151,13 +154,11 @@ fn movable(
 mod tests {
     use super::*;
 
-    /// The `dq` loop of attention's backward, reduced: `s`, its softmax,
-    /// then `dp` (which needs no other dot), then `dq`.
-    fn dq_loop(store: bool) -> Kernel {
-        let store = if store { "    store %9, %21\n" } else { "" };
-        let text = format!(
-            "\
-kernel @k(%0: *fp16 {{div=16}} \"q\", %1: *fp32 {{div=16}} \"o\") {{
+    /// What both test kernels start with: a `[64, 64]` fp16 block `%10`
+    /// loaded from `%0` at offsets `%9`, loop bounds `%2..%3` step `%4`, a
+    /// zero accumulator `%11`, and `%7` for the output's offsets.
+    const PROLOGUE: &str = "\
+kernel @k(%0: *fp16 {div=16} \"q\", %1: *fp32 {div=16} \"o\") {
   %2 = const[0] : i32
   %3 = const[256] : i32
   %4 = const[64] : i32
@@ -168,6 +169,14 @@ kernel @k(%0: *fp16 {{div=16}} \"q\", %1: *fp32 {{div=16}} \"o\") {{
   %9 = addptr %8, %7 : <64x64x*fp16>
   %10 = load %9 : <64x64xfp16>
   %11 = const[0.0] : <64x64xfp32>
+";
+
+    /// The `dq` loop of attention's backward, reduced: `s`, its softmax,
+    /// then `dp` (which needs no other dot), then `dq`.
+    fn dq_loop(store: bool) -> Kernel {
+        let store = if store { "    store %9, %21\n" } else { "" };
+        let text = format!(
+            "{PROLOGUE}\
   %12 = for %2, %3, %4, %11 : <64x64xfp32> {{
     ^(%13: i32, %14: <64x64xfp32>):
     %15 = splat %13 : <64x64xi32>
@@ -196,19 +205,9 @@ kernel @k(%0: *fp16 {{div=16}} \"q\", %1: *fp32 {{div=16}} \"o\") {{
     /// The `dk`/`dv` loop, reduced: `dp` needs no other dot but comes after
     /// `dv`, which reads the scores.
     fn kv_loop() -> Kernel {
-        let text = "\
-kernel @k(%0: *fp16 {div=16} \"q\", %1: *fp32 {div=16} \"o\") {
-  %2 = const[0] : i32
-  %3 = const[256] : i32
-  %4 = const[64] : i32
-  %5 = arange[0, 64] : <64xi32>
-  %6 = reshape %5 : <64x1xi32>
-  %7 = broadcast %6 : <64x64xi32>
-  %8 = splat %0 : <64x64x*fp16>
-  %9 = addptr %8, %7 : <64x64x*fp16>
-  %10 = load %9 : <64x64xfp16>
-  %11 = const[0.0] : <64x64xfp32>
-  %12, %13 = for %2, %3, %4, %11, %11 : <64x64xfp32>, <64x64xfp32> {
+        let text = format!(
+            "{PROLOGUE}\
+  %12, %13 = for %2, %3, %4, %11, %11 : <64x64xfp32>, <64x64xfp32> {{
     ^(%14: i32, %15: <64x64xfp32>, %16: <64x64xfp32>):
     %17 = splat %14 : <64x64xi32>
     %18 = addptr %9, %17 : <64x64x*fp16>
@@ -223,14 +222,15 @@ kernel @k(%0: *fp16 {div=16} \"q\", %1: *fp32 {div=16} \"o\") {
     %27 = cast %26 : <64x64xfp16>
     %28 = dot %27, %19, %16 : <64x64xfp32>
     yield %24, %28
-  }
+  }}
   %29 = splat %1 : <64x64x*fp32>
   %30 = addptr %29, %7 : <64x64x*fp32>
   store %30, %12
   store %30, %13
-}
-";
-        crate::parse::parse_kernel(text).expect("test kernel parses")
+}}
+"
+        );
+        crate::parse::parse_kernel(&text).expect("test kernel parses")
     }
 
     const LIMITS: EarlyDots = EarlyDots {
