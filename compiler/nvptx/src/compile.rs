@@ -11,7 +11,6 @@ use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetTriple,
 };
 use inkwell::OptimizationLevel;
-use tilebook_tir::versions::{MaskVersions, TrueMasks};
 use tilebook_tir::Kernel;
 
 /// The pipeline; with libdevice linked it first folds the library's
@@ -181,31 +180,11 @@ fn early_dots() -> bool {
     !std::env::var("TILEBOOK_EARLY_DOTS").is_ok_and(|v| v == "0")
 }
 
-/// Which dot-free kernels get a copy without their in-bounds masks
-/// (`tilebook_tir::versions`): `TILEBOOK_MASK_VERSIONS=1` those testing
-/// such a mask in a loop, `2` all (`3`, `4`: the same, the masks kept as
-/// constants); unset or `0`, none (being measured).
-fn mask_versions() -> (MaskVersions, TrueMasks) {
-    match std::env::var("TILEBOOK_MASK_VERSIONS").as_deref() {
-        Ok("1") => (MaskVersions::Loops, TrueMasks::Drop),
-        Ok("2") => (MaskVersions::All, TrueMasks::Drop),
-        Ok("3") => (MaskVersions::Loops, TrueMasks::Keep),
-        Ok("4") => (MaskVersions::All, TrueMasks::Keep),
-        _ => (MaskVersions::Off, TrueMasks::Drop),
-    }
-}
-
 /// `k` with its loops' loads prefetched `stages - 1` iterations ahead (at
 /// least one): each application of the pass prefetches one more.
 /// Also whether a two-dot loop was rotated (with `rotate`).
 fn pipelined(k: &Kernel, stages: u32, warps: u32, rotate: bool) -> Result<(Kernel, bool), String> {
     let mut k = k.clone();
-    let (which, masks) = mask_versions();
-    if tilebook_tir::versions::version_masks(&mut k, which, masks) {
-        tilebook_tir::verify::verify(&k).map_err(|e| {
-            format!("internal error: the unmasked version produced invalid tile IR: {e}")
-        })?;
-    }
     // Two-dot loops (attention) compute the next iteration's first dot
     // before this iteration's softmax, where the carried scores fit
     // `ROTATED_BYTES` a thread (see `tilebook_tir::rotate`).

@@ -254,7 +254,6 @@ pub fn env_settings() -> String {
         "TILEBOOK_PRED_STORES",
         "TILEBOOK_COLUMN_LOADS",
         "TILEBOOK_EARLY_DOTS",
-        "TILEBOOK_MASK_VERSIONS",
         "TILEBOOK_LLVM_PASSES",
         "TILEBOOK_LLVM_ARGS",
         "TILEBOOK_CODEGEN_OPT",

@@ -22,7 +22,6 @@ pub mod rotate;
 pub mod schedule;
 pub mod types;
 pub mod verify;
-pub mod versions;
 
 pub use clock::StageClock;
 pub use ir::*;

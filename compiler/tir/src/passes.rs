@@ -182,16 +182,6 @@ fn simplify(k: &Kernel, op: &Op, consts: &HashMap<Value, Const>) -> Simplified {
                     Const(crate::ir::Const::Int(0))
                 }
                 BinOp::Div if d.is_int() && is_one(1) => Value(op.args[0]),
-                // Masks: `m & true`, `m | false` are `m`; `m & false` is
-                // false, `m | true` true.
-                BinOp::And if d == DType::I1 && is_one(1) => Value(op.args[0]),
-                BinOp::And if d == DType::I1 && is_one(0) => Value(op.args[1]),
-                BinOp::And if d == DType::I1 && (is_zero(0) || is_zero(1)) => {
-                    Const(crate::ir::Const::Int(0))
-                }
-                BinOp::Or if d == DType::I1 && (is_one(0) || is_one(1)) => {
-                    Const(crate::ir::Const::Int(1))
-                }
                 _ => Keep,
             }
         }
