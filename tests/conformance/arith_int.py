@@ -53,3 +53,29 @@ out = torch.zeros(32, dtype=torch.int32, device=DEVICE)
 logic[(1,)](x, out, N=32)
 want = ((x > 3) & (x < 7)).long() + (x <= 5).long() * 10 + ((x > 3) | (x < 7)).long() * 100
 check("and / or / not on blocks", out, want)
+
+# Shifts by an amount of the width or more, or negative: 0 (or the sign for
+# an arithmetic right shift), as PTX and numpy give them; a constant amount
+# past the width folds the same way.
+@triton.jit
+def shifts(x_ptr, s_ptr, out_ptr, N: tl.constexpr, FAR: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    s = tl.load(s_ptr + offs)
+    tl.store(out_ptr + offs, x << s)
+    tl.store(out_ptr + N + offs, x >> s)
+    tl.store(out_ptr + 2 * N + offs, (x >> FAR) + (x << FAR))
+
+for tdt, bits in [(torch.int32, 32), (torch.int64, 64), (torch.int8, 8), (torch.int16, 16)]:
+    N = 64
+    x = torch.randint(-100, 100, (N,), device=DEVICE).to(tdt)
+    s = torch.randint(-3, bits + 9, (N,), device=DEVICE).to(tdt)
+    out = torch.zeros(3 * N, dtype=tdt, device=DEVICE)
+    shifts[(1,)](x, s, out, N=N, FAR=bits + 3)
+    o = out.reshape(3, N)
+    wrap = lambda v: (v + 2 ** (bits - 1)) % 2 ** bits - 2 ** (bits - 1)
+    xs, ss = x.tolist(), s.tolist()
+    check(f"{tdt} << by any amount", o[0], torch.tensor([wrap(a << b) if 0 <= b < bits else 0 for a, b in zip(xs, ss)]))
+    check(f"{tdt} >> by any amount", o[1], torch.tensor([a >> b if 0 <= b < bits else (-1 if a < 0 else 0)
+                                                       for a, b in zip(xs, ss)]))
+    check(f"{tdt} >> and << by a constant past the width", o[2], torch.tensor([-1 if a < 0 else 0 for a in xs]))

@@ -184,9 +184,7 @@ impl Gen<'_, '_> {
             BinOp::And => self.b.ins().band(a, b),
             BinOp::Or => self.b.ins().bor(a, b),
             BinOp::Xor => self.b.ins().bxor(a, b),
-            BinOp::Shl => self.b.ins().ishl(a, b),
-            BinOp::Shr if unsigned => self.b.ins().ushr(a, b),
-            BinOp::Shr => self.b.ins().sshr(a, b),
+            BinOp::Shl | BinOp::Shr => self.shift(op == BinOp::Shl, a, b, unsigned),
             BinOp::Min | BinOp::Max if float => self.min_max_num(op == BinOp::Max, a, b),
             BinOp::Min if unsigned => self.b.ins().umin(a, b),
             BinOp::Max if unsigned => self.b.ins().umax(a, b),
@@ -203,6 +201,28 @@ impl Gen<'_, '_> {
                 self.call(name, &[i, a, b]).expect("helper result")
             }
         }
+    }
+
+    /// A shift as PTX and numpy define it: by the width or more (or a
+    /// negative amount, read unsigned) it gives 0, or the sign for an
+    /// arithmetic right shift; Cranelift's would take the amount modulo
+    /// the width (the GPU backend makes the same choice explicit).
+    fn shift(&mut self, left: bool, a: CV, b: CV, unsigned: bool) -> CV {
+        let t = self.b.func.dfg.value_type(a);
+        let width = self.b.ins().iconst(t, t.bits() as i64);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThan, b, width);
+        if !left && !unsigned {
+            let top = self.b.ins().iconst(t, t.bits() as i64 - 1);
+            let amount = self.b.ins().select(fits, b, top);
+            return self.b.ins().sshr(a, amount);
+        }
+        let r = if left {
+            self.b.ins().ishl(a, b)
+        } else {
+            self.b.ins().ushr(a, b)
+        };
+        let zero = self.b.ins().iconst(t, 0);
+        self.b.ins().select(fits, r, zero)
     }
 
     /// Integer division without traps: x/0 gives 0 (x%0 gives x), MIN/-1 wraps.

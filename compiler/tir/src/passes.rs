@@ -287,6 +287,10 @@ fn fold_binary(b: BinOp, x: Const, y: Const, d: DType) -> Option<Const> {
         BinOp::Shl if (0..d.bits() as i64).contains(&c) => a.wrapping_shl(c as u32),
         BinOp::Shr if (0..d.bits() as i64).contains(&c) && unsigned => ((a as u64) >> c) as i64,
         BinOp::Shr if (0..d.bits() as i64).contains(&c) => a >> c,
+        // By the width or more (or a negative amount): 0, or the sign
+        // (the backends' rule, PTX's and numpy's).
+        BinOp::Shr if !unsigned => a >> 63,
+        BinOp::Shl | BinOp::Shr => 0,
         BinOp::Min if unsigned => (a as u64).min(c as u64) as i64,
         BinOp::Max if unsigned => (a as u64).max(c as u64) as i64,
         BinOp::Min => a.min(c),

@@ -156,8 +156,27 @@ impl<'ctx> Gen<'ctx, '_> {
             BinOp::And => b.build_and(p, q, "")?.into(),
             BinOp::Or => b.build_or(p, q, "")?.into(),
             BinOp::Xor => b.build_xor(p, q, "")?.into(),
-            BinOp::Shl => b.build_left_shift(p, q, "")?.into(),
-            BinOp::Shr => b.build_right_shift(p, q, !u, "")?.into(),
+            BinOp::Shl | BinOp::Shr => {
+                // Defined results where LLVM has none (a shift by the width
+                // or more, or by a negative amount): PTX's and numpy's, 0,
+                // or the sign for an arithmetic right shift. A constant
+                // amount in range folds the select away.
+                let t = p.get_type();
+                let width = t.const_int(t.get_bit_width() as u64, false);
+                let fits = b.build_int_compare(IntPredicate::ULT, q, width, "")?;
+                if op == BinOp::Shr && !u {
+                    let top = t.const_int(t.get_bit_width() as u64 - 1, false);
+                    let amount = b.build_select(fits, q, top, "")?.into_int_value();
+                    b.build_right_shift(p, amount, true, "")?.into()
+                } else {
+                    let r = if op == BinOp::Shl {
+                        b.build_left_shift(p, q, "")?
+                    } else {
+                        b.build_right_shift(p, q, false, "")?
+                    };
+                    b.build_select(fits, r, t.const_zero(), "")?
+                }
+            }
             BinOp::Min | BinOp::Max => {
                 let pred = match (op, u) {
                     (BinOp::Min, true) => IntPredicate::ULT,
