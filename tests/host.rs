@@ -607,3 +607,35 @@ for a, b in [(torch.cuda.Event(), end), (torch.cuda.Event(enable_timing=True), e
          Both events must be recorded before calculating elapsed time.\n"
     );
 }
+
+#[test]
+fn bad_ranges_reshapes_and_stacks_are_torch_errors() {
+    // Found by trying odd inputs: a zero step read as a range of 2^64 - 1
+    // elements, a step away from the end as an empty range, two `-1`s as
+    // a size-0 dimension, and `stack` named the shapes after unsqueezing.
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\n\
+         cases = [lambda: torch.arange(0, 10, 0), lambda: torch.arange(0, 10, -1),\n\
+         \x20        lambda: torch.arange(0, float('inf')), lambda: torch.ones(3).reshape(-1, -1),\n\
+         \x20        lambda: torch.ones(4).view(2, -2),\n\
+         \x20        lambda: torch.stack([torch.ones(2), torch.ones(3)])]\n\
+         for f in cases:\n\
+         \x20   try:\n\
+         \x20       f()\n\
+         \x20   except RuntimeError as e:\n\
+         \x20       print(e)\n\
+         print(torch.arange(10, 0, -3), torch.arange(5, 5), torch.ones(2, 3).reshape(-1).shape)",
+    );
+    assert_eq!(
+        out,
+        "step must be nonzero\n\
+         upper bound and larger bound inconsistent with step sign\n\
+         unsupported range: 0 -> inf\n\
+         only one dimension can be inferred\n\
+         invalid shape dimension -2\n\
+         stack expects each tensor to be equal size, but got [2] at entry 0 and [3] at entry 1\n\
+         tensor([10,  7,  4,  1]) tensor([], dtype=torch.int64) torch.Size([6])\n"
+    );
+}

@@ -41,6 +41,7 @@ pub mod norm_ops;
 pub mod ops;
 pub mod reference;
 pub mod registry;
+mod shapes;
 pub mod tensor_lib;
 pub mod tensor_methods;
 pub mod torch;

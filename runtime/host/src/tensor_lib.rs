@@ -575,6 +575,23 @@ pub fn arange(s: &mut Engine, a: &Args) -> R<Val> {
         [b, e, st] => (*b, *e, *st),
         _ => return Err(Exc::type_error("arange expects 1 to 3 numbers")),
     };
+    // torch's checks, so that a zero step or a step pointing away from
+    // the end is an error rather than an empty or an endless range.
+    if !start.is_finite() || !end.is_finite() {
+        return Err(Exc::new(
+            "RuntimeError",
+            format!("unsupported range: {start} -> {end}"),
+        ));
+    }
+    if step == 0.0 || step.is_nan() {
+        return Err(Exc::new("RuntimeError", "step must be nonzero"));
+    }
+    if (step > 0.0 && end < start) || (step < 0.0 && end > start) {
+        return Err(Exc::new(
+            "RuntimeError",
+            "upper bound and larger bound inconsistent with step sign",
+        ));
+    }
     let float = a.pos.iter().any(|v| matches!(v, Val::Float(_)));
     let n = ((end - start) / step).ceil().max(0.0) as usize;
     let mut i = 0usize;
@@ -795,7 +812,16 @@ pub fn cat(items: &[Val], dim: i64, stack: bool) -> R<Val> {
     let d = wrap_dim(dim, rank, what)?;
     let mut parts = vec![];
     let mut dtype = first.dtype;
-    for t in &ts {
+    for (entry, t) in ts.iter().enumerate() {
+        if stack && t.shape != first.shape {
+            return Err(Exc::new(
+                "RuntimeError",
+                format!(
+                    "stack expects each tensor to be equal size, but got {:?} at entry 0 and {:?} at entry {entry}",
+                    first.shape, t.shape
+                ),
+            ));
+        }
         dtype = crate::tensor::promote(dtype, t.dtype);
         let mut t = t.contiguous();
         if stack {

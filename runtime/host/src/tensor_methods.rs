@@ -4,6 +4,7 @@
 
 use crate::args::{shape_val, tensor_arg, to_f64, to_int, Args};
 use crate::registry::{Entry, TensorMethodFn};
+use crate::shapes::{reshape_dims, reshape_shape};
 use crate::tensor::{Device, Scalar, Tensor};
 use crate::tensor_lib::{cumsum, reduce_call, softmax_call, unary_named};
 use crate::value::{Exc, Val, R};
@@ -25,37 +26,6 @@ fn dim_index(d: i64, rank: usize) -> R<usize> {
         ));
     }
     Ok(x as usize)
-}
-
-fn reshape_shape(t: &Tensor, a: &Args) -> R<Vec<usize>> {
-    let mut dims = reshape_dims(a)?;
-    let known: i64 = dims
-        .iter()
-        .filter(|&&d| d >= 0)
-        .try_fold(1i64, |n, &d| n.checked_mul(d))
-        .ok_or_else(|| {
-            Exc::new(
-                "RuntimeError",
-                format!("shape {dims:?} has too many elements"),
-            )
-        })?;
-    if let Some(p) = dims.iter().position(|&d| d == -1) {
-        if known == 0 || t.numel() as i64 % known != 0 {
-            return Err(Exc::new(
-                "RuntimeError",
-                format!("shape {dims:?} is invalid for input of size {}", t.numel()),
-            ));
-        }
-        dims[p] = t.numel() as i64 / known;
-    }
-    let shape: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
-    if crate::tensor::checked_numel(&shape).ok() != Some(t.numel()) {
-        return Err(Exc::new(
-            "RuntimeError",
-            format!("shape {shape:?} is invalid for input of size {}", t.numel()),
-        ));
-    }
-    Ok(shape)
 }
 
 /// Methods that read only a tensor's shape and strides, or make a view
@@ -919,19 +889,6 @@ fn tensor_copy_(s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> 
 
 fn tensor_repr(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Val> {
     Ok(Val::str(&t.repr()))
-}
-
-fn reshape_dims(a: &Args) -> R<Vec<i64>> {
-    let vals: Vec<Val> = if a.pos.len() == 1 {
-        match &a.pos[0] {
-            Val::Tuple(x) => x.to_vec(),
-            Val::List(l) => l.borrow().clone(),
-            other => vec![other.clone()],
-        }
-    } else {
-        a.pos.clone()
-    };
-    vals.iter().map(to_int).collect()
 }
 
 /// The attributes of a tensor that are not methods (`x.shape`, `x.T`);

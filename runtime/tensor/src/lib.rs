@@ -759,7 +759,13 @@ impl Tensor {
         if let Device::Cuda(i) = self.device {
             suffix.push(format!("device='cuda:{i}'"));
         }
-        let default = matches!(self.dtype, DType::F32 | DType::I64 | DType::I1);
+        // An empty tensor has no elements to tell int64 or bool by: torch
+        // names every dtype but float32 there.
+        let default = if self.numel() == 0 {
+            self.dtype == DType::F32
+        } else {
+            matches!(self.dtype, DType::F32 | DType::I64 | DType::I1)
+        };
         if self.numel() == 0 && self.shape.len() > 1 {
             suffix.push(format!(
                 "size=({})",
