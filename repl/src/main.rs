@@ -313,6 +313,24 @@ fn main() -> ExitCode {
     tilebook_cuda::serve_from_this_binary();
     tilebook_session::quiet_expected_panics();
     let cli = Cli::parse();
+    // Cells run on a thread with a large stack, as the Jupyter kernel's
+    // worker does: the recursive passes over a cell (the parser, the VM's
+    // compiler, the kernel front end) get room to spare at the nesting the
+    // front end allows, and deep Python recursion ends in a RecursionError.
+    let session = std::thread::Builder::new()
+        .name("tilebook".into())
+        .stack_size(tilebook_session::CELL_STACK_BYTES)
+        .spawn(move || dispatch(cli));
+    match session {
+        Ok(thread) => thread.join().unwrap_or(ExitCode::from(101)),
+        Err(e) => {
+            eprintln!("tilebook: cannot start the session's thread: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> ExitCode {
     match cli.command {
         None => repl::run(
             &cli.device

@@ -225,9 +225,13 @@ fn mutate(text: &str, r: &mut Rng) -> String {
         8 => {
             // Deep nesting in an expression.
             let depth = [200, 1000, 3000, 20000][r.below(4)];
-            let expr = match r.below(3) {
+            let expr = match r.below(7) {
                 0 => format!("{}1{}", "(".repeat(depth), ")".repeat(depth)),
                 1 => format!("{}1", "-".repeat(depth)),
+                2 => format!("{}1", "not ".repeat(depth)),
+                3 => format!("abs{}", "()".repeat(depth)),
+                4 => format!("abs{}", ".__call__".repeat(depth)),
+                5 => format!("{}1", "lambda: ".repeat(depth)),
                 _ => format!("{}0{}", "abs(".repeat(depth), ")".repeat(depth)),
             };
             insert_line(text, r, &format!("deep = {expr}"))

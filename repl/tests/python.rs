@@ -182,3 +182,60 @@ fn sweep_cut_keeps_the_first_points_of_a_sweep() {
         );
     }
 }
+
+/// Source nested past what the recursive passes can take, in a cell or
+/// compiled at run time by `eval`, `exec` or `compile`, is a RecursionError
+/// naming its line; every kind once aborted the process with a stack
+/// overflow (`not not ...`, `f()()...`, `a.a...`, `lambda: lambda: ...`
+/// in a cell; any of them in `eval`).
+#[test]
+fn deeply_nested_source_is_a_recursion_error_not_a_crash() {
+    let dir = std::env::temp_dir().join(format!("tb-deep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("deep.py");
+    std::fs::write(
+        &script,
+        "n = 20000\n\
+         kinds = {'parens': '(' * n + '1' + ')' * n, 'sum': '1+' * n + '1', 'unary': '-' * n + '1',\n\
+         \x20        'not': 'not ' * n + '1', 'calls': 'f' + '()' * n, 'attrs': 'a' + '.a' * n,\n\
+         \x20        'lambdas': 'lambda: ' * n + '1', 'fstring': \"f'\" + '{(' * n + \"'\"}\n\
+         for name, src in kinds.items():\n\
+         \x20   for run in (eval, exec, lambda s: compile(s, '<deep>', 'eval')):\n\
+         \x20       try:\n\
+         \x20           run(src)\n\
+         \x20           print(name, 'ran')\n\
+         \x20       except RecursionError as e:\n\
+         \x20           print(name, 'refused' if 'levels deep' in str(e) else e)\n\
+         print(eval('(' * 100 + '7' + ')' * 100), 'alive')\n",
+    )
+    .unwrap();
+    let deep_cell = format!("x = {}1\n", "not ".repeat(20000));
+    std::fs::write(dir.join("cell.py"), format!("print('before')\n{deep_cell}")).unwrap();
+    let run = |file: &str| {
+        Command::new(env!("CARGO_BIN_EXE_tilebook"))
+            .args(["run", "--device", "cpu"])
+            .arg(dir.join(file))
+            .output()
+            .unwrap()
+    };
+    let out = run("deep.py");
+    assert!(out.status.success(), "{:?}", out.status);
+    let want: String = [
+        "parens", "sum", "unary", "not", "calls", "attrs", "lambdas", "fstring",
+    ]
+    .iter()
+    .map(|k| format!("{k} refused\n").repeat(3))
+    .collect::<String>()
+        + "7 alive\n";
+    assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+    // As under CPython, a file that cannot compile runs none of its lines.
+    let out = run("cell.py");
+    assert_eq!(out.status.code(), Some(1), "{:?}", out.status);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("RecursionError") && err.contains("levels deep"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

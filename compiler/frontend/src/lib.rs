@@ -14,6 +14,7 @@
 pub mod aot;
 pub mod diag;
 pub mod kernel;
+pub mod nesting;
 pub mod parse;
 pub mod source;
 

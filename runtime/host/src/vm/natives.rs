@@ -326,6 +326,56 @@ pub mod _tb {
         }
     }
 
+    /// `eval`, `exec` and `compile` as the builtins (saved by the prelude
+    /// as `_tb.original_*`), refusing source text nested too deeply for the
+    /// VM's compiler, which recurses once per level and would overflow the
+    /// stack (`tilebook_frontend::nesting`; cells are checked as parsed).
+    #[pyfunction]
+    fn eval(args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+        checked_source("eval", "original_eval", args, vm)
+    }
+
+    #[pyfunction]
+    fn exec(args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+        checked_source("exec", "original_exec", args, vm)
+    }
+
+    #[pyfunction]
+    fn compile(args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+        checked_source("compile", "original_compile", args, vm)
+    }
+
+    fn checked_source(
+        name: &str,
+        original: &'static str,
+        args: FuncArgs,
+        vm: &VirtualMachine,
+    ) -> PyResult {
+        let source = args.args.first().or_else(|| args.kwargs.get("source"));
+        let text = source.and_then(|o| {
+            if let Some(s) = o.downcast_ref::<rustpython_vm::builtins::PyStr>() {
+                Some(s.to_string_lossy().into_owned())
+            } else {
+                o.downcast_ref::<rustpython_vm::builtins::PyBytes>()
+                    .map(|b| String::from_utf8_lossy(b.as_bytes()).into_owned())
+            }
+        });
+        if let Some((at, depth)) = text.as_deref().and_then(tilebook_frontend::parse::too_deep) {
+            let line = text
+                .as_deref()
+                .map_or(1, |t| t[..at].matches('\n').count() + 1);
+            return Err(vm.new_exception_msg(
+                vm.ctx.exceptions.recursion_error.to_owned(),
+                format!(
+                    "{name}(): the source nests about {depth} levels deep at its line {line}; the limit is {} (the compiler recurses once per level)",
+                    tilebook_frontend::parse::MAX_NESTING
+                )
+                .into(),
+            ));
+        }
+        vm.import("_tb", 0)?.get_attr(original, vm)?.call(args, vm)
+    }
+
     #[pyfunction]
     fn register_class(name: PyStrRef, cls: PyObjectRef) {
         if let Some(h) = session().host.clone() {

@@ -497,6 +497,11 @@ import builtins as _builtins
 
 for _name in ("display", "clear_output", "help"):
     setattr(_builtins, _name, _tb.builtin(_name))
+# Source text compiled at run time is checked for nesting first, as cells
+# are (the VM's compiler would overflow the stack on `'(' * 10000`).
+for _name in ("eval", "exec", "compile"):
+    setattr(_tb, "original_" + _name, getattr(_builtins, _name))
+    setattr(_builtins, _name, getattr(_tb, _name))
 for _name, _native in _MODULES.items():
     sys.modules[_name] = _tb.module(_native)
 del _name, _native
