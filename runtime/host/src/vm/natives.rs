@@ -363,7 +363,8 @@ pub mod _tb {
         if let Some((at, depth)) = text.as_deref().and_then(tilebook_frontend::parse::too_deep) {
             let line = text
                 .as_deref()
-                .map_or(1, |t| t[..at].matches('\n').count() + 1);
+                .and_then(|t| t.get(..at))
+                .map_or(1, |t| t.matches('\n').count() + 1);
             return Err(vm.new_exception_msg(
                 vm.ctx.exceptions.recursion_error.to_owned(),
                 format!(
