@@ -3,6 +3,8 @@
 //! this block's softmax (`tilebook_tir::rotate`) in 4-warp blocks, and waits
 //! for it at the end of the iteration with the `p @ v` group left running;
 //! byte offsets stay 64-bit shifts; row sums stay in registers and shuffles.
+//! Also the layer-norm backward's rows kernel (the same benchmark file):
+//! its carried sums are updated before the row's store.
 
 use tilebook_tests::{golden_source, gpu_kernel, root};
 
@@ -502,4 +504,37 @@ fn column_vectors_of_the_backward_load_in_place() {
             );
         }
     }
+}
+
+/// `ln_bwd_rows` at 16384 columns, 8 warps, in its predicated-store build
+/// (the one the runtime keeps, since the first spills): the updates of the
+/// carried `dw` (`fma` into its own register) come before the `dx` store,
+/// so `dy` and `xh` do not hold registers through the row sums and the
+/// store (`tilebook_tir::accumulate`; they came after the store before, and
+/// the kernel spilled 142 words a thread against 98).
+#[test]
+fn layer_norm_backward_updates_its_sums_before_the_row_store() {
+    let text = std::fs::read_to_string(root().join("bench/ln_attn_kernels.py")).unwrap();
+    let sig = "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, *fp32:16, *fp32:16, \
+               i32:16, i32:16, i32:16, BLOCK=16384, num_warps=8";
+    let p = gpu_kernel("ln_attn_kernels.py", &text, "ln_bwd_rows", sig, &|o| {
+        o.predicated_stores = true;
+    })
+    .ptx;
+    let lines: Vec<&str> = p.lines().collect();
+    let accumulations: Vec<usize> = (0..lines.len())
+        .filter(|&i| {
+            let f: Vec<&str> = lines[i]
+                .split([' ', '\t', ',', ';'])
+                .filter(|t| !t.is_empty())
+                .collect();
+            f.first() == Some(&"fma.rn.f32") && f.len() == 5 && f[1] == f[4]
+        })
+        .collect();
+    assert_eq!(accumulations.len(), 64, "{p}");
+    let stores: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains("st.global.v2.b32"))
+        .collect();
+    assert_eq!(stores.len(), 16, "{p}");
+    assert!(accumulations.last() < stores.first(), "{p}");
 }

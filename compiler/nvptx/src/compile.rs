@@ -180,6 +180,16 @@ fn early_dots() -> bool {
     !std::env::var("TILEBOOK_EARLY_DOTS").is_ok_and(|v| v == "0")
 }
 
+/// Dot-free loops update their carried accumulations as soon as the terms
+/// exist (`tilebook_tir::accumulate`), so the terms stop holding registers
+/// through the rest of the body: the layer-norm backward at 16384 columns
+/// spilled 98 words a thread instead of 142 and ran 25 % faster on the
+/// H200 (bench/NOTES.md, session 58). `TILEBOOK_EARLY_ACCUMULATE=0` turns
+/// it off.
+fn early_accumulate() -> bool {
+    !std::env::var("TILEBOOK_EARLY_ACCUMULATE").is_ok_and(|v| v == "0")
+}
+
 /// `k` with its loops' loads prefetched `stages - 1` iterations ahead (at
 /// least one): each application of the pass prefetches one more.
 /// Also whether a two-dot loop was rotated (with `rotate`).
@@ -214,6 +224,11 @@ fn pipelined(k: &Kernel, stages: u32, warps: u32, rotate: bool) -> Result<(Kerne
         tilebook_tir::passes::optimize(&mut k);
         tilebook_tir::verify::verify(&k)
             .map_err(|e| format!("internal error: pipelining produced invalid tile IR: {e}"))?;
+    }
+    if early_accumulate() && tilebook_tir::accumulate::accumulate_early(&mut k) {
+        tilebook_tir::verify::verify(&k).map_err(|e| {
+            format!("internal error: early accumulation produced invalid tile IR: {e}")
+        })?;
     }
     if early_dots() {
         let limits = tilebook_tir::schedule::EarlyDots {

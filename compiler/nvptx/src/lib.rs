@@ -254,6 +254,7 @@ pub fn env_settings() -> String {
         "TILEBOOK_PRED_STORES",
         "TILEBOOK_COLUMN_LOADS",
         "TILEBOOK_EARLY_DOTS",
+        "TILEBOOK_EARLY_ACCUMULATE",
         "TILEBOOK_LLVM_PASSES",
         "TILEBOOK_LLVM_ARGS",
         "TILEBOOK_CODEGEN_OPT",

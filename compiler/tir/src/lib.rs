@@ -8,6 +8,7 @@
 //! Architecture invariant: this crate knows nothing of Python syntax, LLVM,
 //! Cranelift, CUDA or Jupyter.
 
+pub mod accumulate;
 pub mod axis;
 pub mod clock;
 pub mod fp8;
