@@ -145,3 +145,26 @@ fn ir_file_tests() {
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// A constexpr parameter's literal default stands when the signature leaves
+/// it out, as it does at a launch; a default that is not a literal still
+/// needs a value, and says so.
+#[test]
+fn signature_takes_constexpr_defaults() {
+    let text = "import triton\nimport triton.language as tl\n\n@triton.jit\n\
+                def k(x, n, BLOCK: tl.constexpr = 64, NEG: tl.constexpr = -2, \
+                DT: tl.constexpr = tl.float16, ODD: tl.constexpr = 3 + 1):\n    \
+                o = tl.arange(0, BLOCK)\n    \
+                v = tl.load(x + o, mask=o < n).to(DT)\n    \
+                tl.store(x + o, (v * NEG).to(tl.float32), mask=o < n)\n";
+    let lower = |sig: &str| {
+        let src = SourceFile::new("defaults.py", text);
+        tilebook_frontend::aot::lower_file(&src, "k", sig).map(|k| print_kernel(&k))
+    };
+    let given = lower("*fp32:16, i32, BLOCK=64, NEG=-2, DT=tl.float16, ODD=4").unwrap();
+    let defaulted = lower("*fp32:16, i32, ODD=4").unwrap();
+    assert_eq!(given, defaulted);
+    assert_ne!(given, lower("*fp32:16, i32, BLOCK=128, ODD=4").unwrap());
+    let err = lower("*fp32:16, i32").unwrap_err();
+    assert!(err.contains("`ODD` needs a value"), "{err}");
+}

@@ -3,7 +3,9 @@
 //! the globals the kernel sees. Used by `tilebook compile` and the golden
 //! IR tests.
 
-use crate::kernel::{lower_kernel, parse_signature, ConstVal, Global, Globals, JitFunction};
+use crate::kernel::{
+    literal, lower_kernel, parse_signature, ConstVal, Global, Globals, JitFunction,
+};
 use crate::source::SourceFile;
 use ruff_python_ast::{Expr, Stmt};
 use std::rc::Rc;
@@ -134,21 +136,4 @@ pub fn lower_file(
     tilebook_tir::verify::verify(&k)
         .map_err(|e| format!("internal error: invalid tile IR: {e}\n"))?;
     Ok(k)
-}
-
-fn literal(e: &Expr) -> Option<ConstVal> {
-    match e {
-        Expr::NumberLiteral(n) => match &n.value {
-            ruff_python_ast::Number::Int(i) => i.as_i64().map(ConstVal::Int),
-            ruff_python_ast::Number::Float(f) => Some(ConstVal::Float(*f)),
-            _ => None,
-        },
-        Expr::StringLiteral(s) => Some(ConstVal::Str(s.value.to_str().to_string())),
-        Expr::BooleanLiteral(b) => Some(ConstVal::Bool(b.value)),
-        Expr::Call(c) => match (&*c.func, c.arguments.args.first()) {
-            (Expr::Attribute(a), Some(arg)) if a.attr.as_str() == "constexpr" => literal(arg),
-            _ => None,
-        },
-        _ => None,
-    }
 }

@@ -26,7 +26,7 @@ mod tensor_ops;
 
 pub use lower::lower_kernel;
 pub use names::{DTYPES as TL_DTYPES, TL_FUNCTIONS};
-pub use signature::{parse_signature, parse_signature_options, SignatureArg};
+pub use signature::{literal, parse_signature, parse_signature_options, SignatureArg};
 
 use crate::source::{SourceFile, Span};
 use ruff_python_ast::StmtFunctionDef;

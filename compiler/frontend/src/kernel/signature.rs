@@ -4,6 +4,7 @@
 //! entries give constexprs (and `num_warps`/`num_stages`/`maxnreg`).
 
 use super::{ArgSpec, CompileOptions, ConstVal, IntSpec, JitFunction};
+use ruff_python_ast::{Expr, Number, UnaryOp};
 use tilebook_tir::DType;
 
 /// One entry of a signature string.
@@ -190,10 +191,20 @@ pub fn parse_signature(
             continue;
         }
         if p.constexpr {
-            return Err(format!(
-                "constexpr parameter `{}` needs a value in the signature (`{}=...`)",
-                p.name, p.name
-            ));
+            // A default written as a literal (`KV_DESC: tl.constexpr = 0`)
+            // stands, as it does when the kernel is launched.
+            match default_of(f, &p.name) {
+                Some(v) => {
+                    specs.push(ArgSpec::Const(v));
+                    continue;
+                }
+                None => {
+                    return Err(format!(
+                        "constexpr parameter `{}` needs a value in the signature (`{}=...`)",
+                        p.name, p.name
+                    ))
+                }
+            }
         }
         match pos.next() {
             Some(s) => specs.push(s),
@@ -217,6 +228,46 @@ pub fn parse_signature(
         }
     }
     Ok((specs, options))
+}
+
+/// The literal default of parameter `name` of `f`, if it has one.
+fn default_of(f: &JitFunction, name: &str) -> Option<ConstVal> {
+    let p = &f.def.parameters;
+    p.posonlyargs
+        .iter()
+        .chain(&p.args)
+        .chain(&p.kwonlyargs)
+        .find(|pw| pw.parameter.name.as_str() == name)
+        .and_then(|pw| pw.default.as_deref())
+        .and_then(literal)
+}
+
+/// The value of a literal expression (`128`, `-1.5`, `'relu'`, `True`,
+/// `None`, `tl.constexpr(64)`, `tl.float16`), if `e` is one.
+pub fn literal(e: &Expr) -> Option<ConstVal> {
+    match e {
+        Expr::NumberLiteral(n) => match &n.value {
+            Number::Int(i) => i.as_i64().map(ConstVal::Int),
+            Number::Float(f) => Some(ConstVal::Float(*f)),
+            _ => None,
+        },
+        Expr::UnaryOp(u) if u.op == UnaryOp::USub => match literal(&u.operand)? {
+            ConstVal::Int(i) => i.checked_neg().map(ConstVal::Int),
+            ConstVal::Float(f) => Some(ConstVal::Float(-f)),
+            _ => None,
+        },
+        Expr::StringLiteral(s) => Some(ConstVal::Str(s.value.to_str().to_string())),
+        Expr::BooleanLiteral(b) => Some(ConstVal::Bool(b.value)),
+        Expr::NoneLiteral(_) => Some(ConstVal::None),
+        Expr::Attribute(a) if matches!(&*a.value, Expr::Name(n) if n.id.as_str() == "tl") => {
+            DType::from_name(a.attr.as_str()).map(ConstVal::DType)
+        }
+        Expr::Call(c) => match (&*c.func, c.arguments.args.first()) {
+            (Expr::Attribute(a), Some(arg)) if a.attr.as_str() == "constexpr" => literal(arg),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Only the launch options (`num_warps=`, `num_stages=`, `maxnreg=`) of a signature.
