@@ -35,7 +35,7 @@ fn parse_const(v: &str) -> Result<ConstVal, String> {
         return Ok(ConstVal::Float(f));
     }
     let d = v.strip_prefix("tl.").unwrap_or(v);
-    if let Some(dt) = DType::from_name(d) {
+    if let Some(dt) = DType::from_name(d).or_else(|| tl_dtype(d)) {
         return Ok(ConstVal::DType(dt));
     }
     Err(format!("cannot read constexpr value `{v}`"))
@@ -230,6 +230,14 @@ pub fn parse_signature(
     Ok((specs, options))
 }
 
+/// A `tl.` dtype by its Triton name (`float16`, `float8e5`, ...).
+fn tl_dtype(name: &str) -> Option<DType> {
+    super::names::DTYPES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, d)| d)
+}
+
 /// The literal default of parameter `name` of `f`, if it has one.
 fn default_of(f: &JitFunction, name: &str) -> Option<ConstVal> {
     let p = &f.def.parameters;
@@ -260,7 +268,10 @@ pub fn literal(e: &Expr) -> Option<ConstVal> {
         Expr::BooleanLiteral(b) => Some(ConstVal::Bool(b.value)),
         Expr::NoneLiteral(_) => Some(ConstVal::None),
         Expr::Attribute(a) if matches!(&*a.value, Expr::Name(n) if n.id.as_str() == "tl") => {
-            DType::from_name(a.attr.as_str()).map(ConstVal::DType)
+            let n = a.attr.as_str();
+            tl_dtype(n)
+                .or_else(|| DType::from_name(n))
+                .map(ConstVal::DType)
         }
         Expr::Call(c) => match (&*c.func, c.arguments.args.first()) {
             (Expr::Attribute(a), Some(arg)) if a.attr.as_str() == "constexpr" => literal(arg),
