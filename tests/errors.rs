@@ -110,6 +110,9 @@ fn cases() -> Vec<Case> {
         case(kernel_cell("    pass", "k[(1,)](torch.zeros(4), torch.zeros(4), 4)"), "TypeError", "missing required argument: 'BLOCK'", 4),
         case(kernel_cell("    pass", "k[(1,)](torch.zeros(4), torch.zeros(4), 4, BLOCK=4, BOGUS=1)"), "TypeError", "unexpected keyword argument 'BOGUS'", 4),
         case(kernel_cell("    pass", "k[(1,)](torch.zeros(4), torch.zeros(4), 4, BLOCK=4, maxnreg=0)"), "ValueError", "maxnreg must be a positive number of registers, got 0", 4),
+        case(kernel_cell("    pass", "k[(1,)](torch.zeros(4), torch.zeros(4), 4, BLOCK=4, num_warps=0)"), "ValueError", "num_warps must be a power of two from 1 to 32, got 0", 4),
+        case(kernel_cell("    pass", "k[(1,)](torch.zeros(4), torch.zeros(4), 4, BLOCK=4, num_warps=6)"), "ValueError", "num_warps must be a power of two from 1 to 32, got 6", 4),
+        case(kernel_cell("    pass", "k[(1,)](torch.zeros(4), torch.zeros(4), 4, BLOCK=4, num_stages=-1)"), "ValueError", "num_stages must be from 0 to 64, got -1", 4),
         case(kernel_cell("    pass", "k[(1.5,)](torch.zeros(4), torch.zeros(4), 4, BLOCK=4)"), "TypeError", "grid dimension 0 must be an int", 4),
         case(kernel_cell("    pass", "k[(1,)](torch.zeros(4), torch.zeros(4), 4, BLOCK=torch.zeros(1))"), "TypeError", "not a compile-time value", 4),
         case(

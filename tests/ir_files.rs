@@ -167,4 +167,14 @@ fn signature_takes_constexpr_defaults() {
     assert_ne!(given, lower("*fp32:16, i32, BLOCK=128, ODD=4").unwrap());
     let err = lower("*fp32:16, i32").unwrap_err();
     assert!(err.contains("`ODD` needs a value"), "{err}");
+    let err = lower("*fp32:16, i32, ODD=4, num_warps=0").unwrap_err();
+    assert!(
+        err.contains("num_warps must be a power of two from 1 to 32, got 0"),
+        "{err}"
+    );
+    let err = lower("*fp32:16, i32, ODD=4, num_stages=-2").unwrap_err();
+    assert!(
+        err.contains("num_stages must be from 0 to 64, got -2"),
+        "{err}"
+    );
 }

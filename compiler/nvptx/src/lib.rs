@@ -275,6 +275,15 @@ pub const PTX_FEATURES: &str = "+ptx85";
 /// unexpected toolkit), the kernel is compiled again without it.
 #[cfg(feature = "llvm")]
 pub fn compile(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel, String> {
+    // Every caller checks its own spelling first; this keeps the layouts'
+    // arithmetic (threads per warp group, warps per dimension) away from a
+    // warp count they cannot divide by.
+    let w = options.num_warps;
+    if !w.is_power_of_two() || w > 32 {
+        return Err(format!(
+            "num_warps must be a power of two from 1 to 32, got {w}"
+        ));
+    }
     match compile::compile_with(k, options) {
         Err(e) if options.libdevice && e.contains("libdevice") => {
             let without = GpuOptions {

@@ -378,6 +378,35 @@ pub struct CompileOptions {
     pub maxnreg: Option<u32>,
 }
 
+impl CompileOptions {
+    /// Triton's rule for `num_warps`: a power of two, and a block of at most
+    /// 1024 threads (32 warps).
+    pub fn warps(n: i64) -> Result<u32, String> {
+        match u32::try_from(n) {
+            Ok(w) if w.is_power_of_two() && w <= 32 => Ok(w),
+            _ => Err(format!(
+                "num_warps must be a power of two from 1 to 32, got {n}"
+            )),
+        }
+    }
+
+    /// `num_stages`: 0 and 1 both mean no software pipelining; more stages
+    /// than a loop can use are not an error (shared memory decides), but a
+    /// count past any kernel's reach is.
+    pub fn stages(n: i64) -> Result<u32, String> {
+        match u32::try_from(n) {
+            Ok(s) if s <= MAX_STAGES => Ok(s),
+            _ => Err(format!(
+                "num_stages must be from 0 to {MAX_STAGES}, got {n}"
+            )),
+        }
+    }
+}
+
+/// More pipeline stages than any tile fits in shared memory (a stage holds
+/// at least one 16-byte row per operand).
+pub const MAX_STAGES: u32 = 64;
+
 impl Default for CompileOptions {
     fn default() -> Self {
         CompileOptions {

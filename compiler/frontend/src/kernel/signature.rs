@@ -167,8 +167,12 @@ pub fn parse_signature(
                 let name = name.trim();
                 let value = parse_const(value)?;
                 match (name, &value) {
-                    ("num_warps", ConstVal::Int(n)) => options.num_warps = *n as u32,
-                    ("num_stages", ConstVal::Int(n)) => options.num_stages = *n as u32,
+                    ("num_warps", ConstVal::Int(n)) => {
+                        options.num_warps = CompileOptions::warps(*n)?
+                    }
+                    ("num_stages", ConstVal::Int(n)) => {
+                        options.num_stages = CompileOptions::stages(*n)?
+                    }
                     ("maxnreg", ConstVal::Int(n)) => {
                         options.maxnreg = Some(
                             u32::try_from(*n)
@@ -288,8 +292,12 @@ pub fn parse_signature_options(sig: &str) -> CompileOptions {
         if let Some((name, value)) = e.split_once('=') {
             if let Ok(ConstVal::Int(n)) = parse_const(value) {
                 match name.trim() {
-                    "num_warps" => options.num_warps = n as u32,
-                    "num_stages" => options.num_stages = n as u32,
+                    "num_warps" => {
+                        options.num_warps = CompileOptions::warps(n).unwrap_or(options.num_warps)
+                    }
+                    "num_stages" => {
+                        options.num_stages = CompileOptions::stages(n).unwrap_or(options.num_stages)
+                    }
                     "maxnreg" if n > 0 => options.maxnreg = u32::try_from(n).ok(),
                     _ => {}
                 }

@@ -252,8 +252,14 @@ pub(crate) fn prepare(
                 bound[i] = Some(v);
             }
             None => match name.as_str() {
-                "num_warps" => options.num_warps = crate::value::to_int(&v)? as u32,
-                "num_stages" => options.num_stages = crate::value::to_int(&v)? as u32,
+                "num_warps" => {
+                    options.num_warps = CompileOptions::warps(crate::value::to_int(&v)?)
+                        .map_err(|e| Exc::new("ValueError", e))?
+                }
+                "num_stages" => {
+                    options.num_stages = CompileOptions::stages(crate::value::to_int(&v)?)
+                        .map_err(|e| Exc::new("ValueError", e))?
+                }
                 "extern_libs" => extern_libs(s, &v, &mut options)?,
                 "maxnreg" => options.maxnreg = maxnreg(&v)?,
                 "num_ctas"
