@@ -231,15 +231,7 @@ kernel @k(%0: *fp16 {{div=16}} \"x\", %1: *fp16 {{div=16}} \"dx\", %2: fp32 \"m\
         crate::parse::parse_kernel(&text).expect("test kernel parses")
     }
 
-    fn body(k: &Kernel) -> Vec<Op> {
-        let mut found = None;
-        walk_ops(&k.body, &mut |op| {
-            if op.kind == OpKind::For {
-                found = Some(op.regions[0].ops.clone());
-            }
-        });
-        found.expect("loop")
-    }
+    use crate::ir::last_loop_body as body;
 
     /// Where in the loop body the op that defines the value named `%v` in
     /// `ln_loop`'s text now stands (the parser numbers values its own way,

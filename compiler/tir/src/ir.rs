@@ -486,6 +486,19 @@ pub fn walk_ops<'a>(r: &'a Region, f: &mut dyn FnMut(&'a Op)) {
     }
 }
 
+/// The ops of the last `for` loop in `k` (nested loops included), for the
+/// scheduling passes' unit tests.
+#[cfg(test)]
+pub(crate) fn last_loop_body(k: &Kernel) -> Vec<Op> {
+    let mut found = None;
+    walk_ops(&k.body, &mut |op| {
+        if op.kind == OpKind::For {
+            found = Some(op.regions[0].ops.clone());
+        }
+    });
+    found.expect("a loop")
+}
+
 /// The element type an integer `Const` must be truncated to, for folding.
 pub fn wrap_int(v: i64, d: DType) -> i64 {
     match d {

@@ -239,15 +239,7 @@ kernel @k(%0: *fp16 {div=16} \"q\", %1: *fp32 {div=16} \"o\") {
         max_elems: 32,
     };
 
-    fn body(k: &Kernel) -> Vec<Op> {
-        let mut found = None;
-        walk_ops(&k.body, &mut |op| {
-            if op.kind == OpKind::For {
-                found = Some(op.regions[0].ops.clone());
-            }
-        });
-        found.expect("loop")
-    }
+    use crate::ir::last_loop_body as body;
 
     fn kinds(ops: &[Op]) -> Vec<String> {
         ops.iter()
