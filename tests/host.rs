@@ -565,6 +565,29 @@ fn all_any_and_sums_of_empty_tensors_as_torch_gives_them() {
     );
 }
 
+/// Reductions over a leading dimension of a 3-D or 4-D tensor keep the other
+/// dimensions in order (a swap with the last dimension once gave `x.sum(0)`
+/// of a [2, 3, 4] tensor the shape [4, 3], silently transposed).
+#[test]
+fn reductions_keep_the_other_dimensions_in_order() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nx = torch.arange(24.0).reshape(2, 3, 4)\n\
+         print(list(x.sum(0).shape), x.sum(0)[1].tolist(), list(x.amax(0, keepdim=True).shape))\n\
+         y = torch.arange(48.0).reshape(2, 3, 2, 4)\n\
+         print(list(y.sum(1).shape), y.sum(1)[0, 1].tolist(), y.argmax(1)[1, 0].tolist())\n\
+         z = torch.randn(2, 3, 2, 4)\n\
+         print(torch.allclose(z.mean(1), (z[:, 0] + z[:, 1] + z[:, 2]) / 3, atol=1e-6),\
+         torch.equal(z.max(0).values, torch.maximum(z[0], z[1])))",
+    );
+    assert_eq!(
+        out,
+        "[3, 4] [20.0, 22.0, 24.0, 26.0] [1, 3, 4]\n\
+         [2, 2, 4] [36.0, 39.0, 42.0, 45.0] [2, 2, 2, 2]\nTrue True\n"
+    );
+}
+
 /// `torch.cuda.Event` on the CPU backend: a launch returns when its kernel
 /// has run, so an event is the host clock at `record()`; the time between
 /// two events lies inside the host's own measurement around them. Errors

@@ -143,3 +143,39 @@ y = torch.zeros_like(x)
 grid_stride_rows[(4,)](x, y, 13, B=64)
 xr = x.cpu().reshape(13, 64)
 check("grid-stride rows", y.cpu().reshape(13, 64), xr * 2 + xr.sum(1, keepdim=True), atol=1e-4, rtol=1e-5)
+
+# Several values carried through an `if` that resets them (a flattened
+# persistent loop: sums per group of `G` row blocks, stored and restarted
+# at each group's last step). Every carried value must keep its rows apart:
+# the analysis once took the `if`'s second result for its zero initial
+# value, all rows equal, and the CPU backend read row 0 for every row.
+@triton.jit
+def grouped_sums(x_ptr, out_ptr, steps, G: tl.constexpr, R: tl.constexpr, C: tl.constexpr):
+    r = tl.arange(0, R)
+    c = tl.arange(0, C)
+    total = tl.zeros([R, C], dtype=tl.float32)
+    rows = tl.zeros([R], dtype=tl.float32)
+    big = tl.full([R], float("-inf"), tl.float32)
+    for it in range(0, steps):
+        x = tl.load(x_ptr + (it * R + r)[:, None] * C + c[None, :])
+        total = total + x
+        rows = rows + tl.sum(x, 1)
+        big = tl.maximum(big, tl.max(x, 1))
+        if it % G == G - 1:
+            g = it // G
+            tl.store(out_ptr + g * (R * C + 2 * R) + r[:, None] * C + c[None, :], total)
+            tl.store(out_ptr + g * (R * C + 2 * R) + R * C + r, rows)
+            tl.store(out_ptr + g * (R * C + 2 * R) + R * C + R + r, big)
+            total = tl.zeros([R, C], dtype=tl.float32)
+            rows = tl.zeros([R], dtype=tl.float32)
+            big = tl.full([R], float("-inf"), tl.float32)
+
+G, R, C, groups = 3, 16, 32, 4
+x = torch.randn(groups * G * R * C, device=DEVICE)
+out = torch.zeros(groups * (R * C + 2 * R), device=DEVICE)
+grouped_sums[(1,)](x, out, groups * G, G=G, R=R, C=C)
+xg = x.cpu().double().reshape(groups, G, R, C)
+got = out.cpu().double().reshape(groups, R * C + 2 * R)
+check("if-reset carried: block", got[:, :R * C], xg.sum(1).reshape(groups, R * C), atol=1e-4, rtol=1e-5)
+check("if-reset carried: row sums", got[:, R * C:R * C + R], xg.sum(3).sum(1), atol=1e-4, rtol=1e-5)
+check("if-reset carried: row maxima", got[:, R * C + R:], xg.amax(3).amax(1))

@@ -151,12 +151,28 @@ fn region(
             }
             continue;
         }
+        if op.kind == OpKind::While {
+            // A while loop's carried values: nothing is claimed.
+            for sub in &op.regions {
+                for &a in &sub.args {
+                    info.insert(a, UNKNOWN);
+                }
+            }
+        }
         for sub in &op.regions {
             region(k, sub, ints, base, hints, info);
         }
         match base {
             None => one(k, op, ints, info),
             Some(b) => one_dim0(k, op, ints, b, info),
+        }
+        // Results past the first (an `if`'s or a while loop's, a multi-value
+        // reduction's): nothing known, as for the first. Without a fact, a
+        // `for` loop that carries one kept its initial value's facts (a
+        // zero block's "all equal"), so `l = l + tl.sum(s, 1)` reset in an
+        // `if` with another value read lane 0 for every row.
+        for &res in op.results.iter().skip(1) {
+            info.insert(res, UNKNOWN);
         }
         if !hints && matches!(op.kind, OpKind::MultipleOf(_) | OpKind::MaxContiguous(_)) {
             let x = info.get(&op.args[0]).copied().unwrap_or(UNKNOWN);

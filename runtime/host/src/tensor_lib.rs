@@ -142,7 +142,11 @@ pub fn reduce(
             "max(): Expected reduction dim to be specified for input.numel() == 0.",
         ));
     }
-    let moved = src.transpose(axis, src.shape.len() - 1);
+    // The reduced dimension last, the others in their order: the outputs
+    // come out in the result's row-major order. (A swap with the last
+    // dimension reordered the rest: `x.sum(0)` of a [2, 3, 4] tensor came
+    // out [4, 3].)
+    let moved = src.move_to_last(axis);
     let vals = moved.values();
     let mut out_shape: Vec<usize> = moved.shape[..moved.shape.len() - 1].to_vec();
     let float = t.dtype.is_float();

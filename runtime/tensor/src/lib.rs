@@ -530,6 +530,16 @@ impl Tensor {
         Some(t)
     }
 
+    /// A view with dimension `a` moved to the end, the others keeping their
+    /// order (`movedim(a, -1)`).
+    pub fn move_to_last(&self, a: usize) -> Tensor {
+        let mut t = self.clone();
+        let (n, st) = (t.shape.remove(a), t.strides.remove(a));
+        t.shape.push(n);
+        t.strides.push(st);
+        t
+    }
+
     pub fn transpose(&self, a: usize, b: usize) -> Tensor {
         let mut t = self.clone();
         t.shape.swap(a, b);
