@@ -588,6 +588,35 @@ fn reductions_keep_the_other_dimensions_in_order() {
     );
 }
 
+/// Reductions over several dimensions at once, as torch takes them
+/// (`x.sum((0, 2))`, `amax(dim=[..])`, `var`, `all`); a repeated or
+/// out-of-range dimension, and a tuple for `max`, are torch's errors.
+#[test]
+fn reductions_over_a_tuple_of_dimensions() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nx = torch.arange(24.0).reshape(2, 3, 4)\n\
+         print(x.sum((0, 2)).tolist(), torch.sum(x, (0, 2)).tolist(), x.sum(dim=[2, 0]).tolist())\n\
+         print(list(x.sum((0, 2), keepdim=True).shape), x.mean((1, 2)).tolist(), x.amax((0, 1)).tolist())\n\
+         print(x.sum(()).item(), round(x.var((0, 2))[0].item(), 4), (x > 5).all((1, 2)).tolist())\n\
+         for bad in ['x.sum((0, 0))', 'x.sum((0, 3))', 'x.max((0, 1))']:\n\
+         \x20   try:\n\
+         \x20       eval(bad)\n\
+         \x20   except Exception as e:\n\
+         \x20       print(type(e).__name__, e)",
+    );
+    assert_eq!(
+        out,
+        "[60.0, 92.0, 124.0] [60.0, 92.0, 124.0] [60.0, 92.0, 124.0]\n\
+         [1, 3, 1] [5.5, 17.5] [20.0, 21.0, 22.0, 23.0]\n\
+         276.0 42.5714 [False, True]\n\
+         RuntimeError dim 0 appears multiple times in the list of dims\n\
+         IndexError Dimension out of range (expected to be in range of [-3, 2], but got 3)\n\
+         TypeError max(): argument 'dim' must be int, not tuple\n"
+    );
+}
+
 /// `torch.cuda.Event` on the CPU backend: a launch returns when its kernel
 /// has run, so an event is the host clock at `record()`; the time between
 /// two events lies inside the host's own measurement around them. Errors

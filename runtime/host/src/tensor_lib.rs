@@ -337,6 +337,94 @@ fn tensor_of_one(a: &Args, s: &mut Engine, shape: Vec<usize>, default: DType, x:
     Ok(Val::tensor(t))
 }
 
+/// `t.sum((0, 2))` and the other reductions torch lets name several
+/// dimensions: the named dimensions move to the end (the others keep their
+/// order), become one, and that one is reduced; `keepdim` puts ones back
+/// where they were. An empty tuple reduces everything.
+fn reduce_dims(
+    s: &mut Engine,
+    t: &Tensor,
+    a: &Args,
+    first_arg: usize,
+    kind_name: &str,
+    dims: &[i64],
+    keepdim: bool,
+) -> R<Val> {
+    if !matches!(
+        kind_name,
+        "sum" | "mean" | "amax" | "amin" | "var" | "std" | "all" | "any"
+    ) {
+        return Err(Exc::type_error(format!(
+            "{kind_name}(): argument 'dim' must be int, not tuple"
+        )));
+    }
+    let r = t.shape.len();
+    let mut axes = vec![];
+    for &d in dims {
+        let n = if d < 0 { d + r as i64 } else { d };
+        if n < 0 || n as usize >= r.max(1) {
+            return Err(Exc::new(
+                "IndexError",
+                format!(
+                    "Dimension out of range (expected to be in range of [{}, {}], but got {d})",
+                    -(r as i64),
+                    r as i64 - 1
+                ),
+            ));
+        }
+        if axes.contains(&(n as usize)) {
+            return Err(Exc::new(
+                "RuntimeError",
+                format!("dim {n} appears multiple times in the list of dims"),
+            ));
+        }
+        axes.push(n as usize);
+    }
+    let all_dims = axes.is_empty() || r == 0;
+    let kept: Vec<usize> = (0..r).filter(|d| !axes.contains(d) && !all_dims).collect();
+    let mut order = kept.clone();
+    order.extend((0..r).filter(|d| !kept.contains(d)));
+    let mut moved = t.clone();
+    moved.shape = order.iter().map(|&d| t.shape[d]).collect();
+    moved.strides = order.iter().map(|&d| t.strides[d]).collect();
+    let mut flat_shape: Vec<usize> = kept.iter().map(|&d| t.shape[d]).collect();
+    flat_shape.push(order[kept.len()..].iter().map(|&d| t.shape[d]).product());
+    let flat = moved
+        .contiguous()
+        .view(&flat_shape)
+        .expect("contiguous view");
+    let last = Val::Int(flat_shape.len() as i64 - 1);
+    let mut pos = a.pos.clone();
+    if pos.len() > first_arg {
+        pos[first_arg] = last.clone();
+    }
+    let mut kw: Vec<(String, Val)> =
+        a.kw.iter()
+            .filter(|(k, _)| k != "keepdim")
+            .cloned()
+            .collect();
+    if pos.len() <= first_arg {
+        kw.retain(|(k, _)| k != "dim");
+        kw.push(("dim".into(), last));
+    }
+    let args = Args {
+        pos,
+        kw,
+        fname: a.fname.clone(),
+    };
+    let v = reduce_call(s, &flat, &args, first_arg, kind_name)?;
+    let out = match (&v, keepdim) {
+        (Val::Tensor(o), true) => o.clone(),
+        _ => return Ok(v),
+    };
+    let shape: Vec<usize> = (0..r)
+        .map(|d| if kept.contains(&d) { t.shape[d] } else { 1 })
+        .collect();
+    Ok(Val::tensor(
+        out.contiguous().view(&shape).expect("same element count"),
+    ))
+}
+
 /// `t.sum(dim)`, `torch.max(t, dim)` and friends.
 pub fn reduce_call(
     s: &mut Engine,
@@ -345,16 +433,20 @@ pub fn reduce_call(
     first_arg: usize,
     kind_name: &str,
 ) -> R<Val> {
-    let dim = a
-        .get(first_arg, "dim")
-        .filter(|v| !matches!(v, Val::None))
-        .map(|v| to_int(&v))
-        .transpose()?;
+    let dim_arg = a.get(first_arg, "dim").filter(|v| !matches!(v, Val::None));
     let keepdim = a
         .kw("keepdim")
         .map(|v| v.truth())
         .transpose()?
         .unwrap_or(false);
+    if let Some(Val::Tuple(_) | Val::List(_)) = &dim_arg {
+        let dims = crate::value::iterate(dim_arg.as_ref().expect("dim"))?
+            .iter()
+            .map(to_int)
+            .collect::<R<Vec<i64>>>()?;
+        return reduce_dims(s, t, a, first_arg, kind_name, &dims, keepdim);
+    }
+    let dim = dim_arg.map(|v| to_int(&v)).transpose()?;
     if matches!(kind_name, "var" | "std") {
         if !t.dtype.is_float() {
             return Err(Exc::new(

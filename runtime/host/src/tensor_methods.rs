@@ -231,12 +231,12 @@ pub const METHODS: &[Entry<TensorMethodFn>] = &[
     Entry {
         name: "sum",
         f: tensor_sum,
-        doc: "Tensor.sum(dim=None, keepdim=False, dtype=None): the sum of elements.",
+        doc: "Tensor.sum(dim=None, keepdim=False, dtype=None): the sum of elements (dim: an int or a tuple of ints).",
     },
     Entry {
         name: "mean",
         f: tensor_sum,
-        doc: "Tensor.mean(dim=None, keepdim=False): the mean of floating elements.",
+        doc: "Tensor.mean(dim=None, keepdim=False): the mean of floating elements (dim: an int or a tuple of ints).",
     },
     Entry {
         name: "max",
