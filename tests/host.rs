@@ -691,3 +691,74 @@ fn bad_ranges_reshapes_and_stacks_are_torch_errors() {
          tensor([10,  7,  4,  1]) tensor([], dtype=torch.int64) torch.Size([6])\n"
     );
 }
+
+#[test]
+fn augmented_assignment_writes_into_the_tensor_and_its_views() {
+    // `s = x[:, 1:3]; s *= 10` rebound `s` to a new tensor, so `x` kept its
+    // old values: a silent wrong answer. torch writes in place.
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\n\
+         x = torch.arange(0, 8, dtype=torch.float32).reshape(2, 4)\n\
+         v = x[:, 1:3]\nw = v\nv *= 10\nv += 1\nprint(v is w)\nprint(x)\n\
+         t = x.T\nt -= 1\nprint(x[0])\n\
+         y = x.view(-1)\ny /= 2\nprint(x[1, 3].item())\n\
+         i = torch.arange(4)\ni += 2\ni <<= 1\nprint(i)\n\
+         x[0] += 100\nprint(x[0, 0].item(), x[1, 0].item())\n\
+         for f in [lambda: i.__itruediv__(2), lambda: x[0].__iadd__(torch.ones(3, 4)),\n\
+         \x20         lambda: torch.ones(2, requires_grad=True).__imul__(2)]:\n\
+         \x20   try:\n\
+         \x20       f()\n\
+         \x20   except RuntimeError as e:\n\
+         \x20       print(e)\n",
+    );
+    assert_eq!(
+        out,
+        "True\n\
+         tensor([[ 0., 11., 21.,  3.],\n        [ 4., 51., 61.,  7.]])\n\
+         tensor([-1., 10., 20.,  2.])\n3.0\ntensor([ 4,  6,  8, 10])\n99.5 1.5\n\
+         result type Float can't be cast to the desired output type torch.int64\n\
+         output with shape [4] doesn't match the broadcast shape [3, 4]\n\
+         a leaf Variable that requires grad is being used in an in-place operation.\n"
+    );
+}
+
+#[test]
+fn tensor_indices_take_ellipsis_index_tensors_and_tensor_bounds() {
+    // A slice bound that was not a plain int read as absent (`x[:n]` with
+    // `n` a 0-d tensor was `x[:]`, `x[:2.5]` too), a one-element 1-D index
+    // tensor dropped its dimension, and `...` and integer index tensors
+    // were refused.
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nx = torch.arange(10)\nn = torch.tensor(3)\n\
+         print(x[:n], x[n], x[torch.tensor([1])].shape, x[2:10**30], x[-10**30:2])\n\
+         for f in [lambda: x[:2.5], lambda: x[torch.tensor(1.0)], lambda: x[..., ...],\n\
+         \x20         lambda: x[torch.tensor([10])], lambda: x[[1, 2.0]],\n\
+         \x20         lambda: [0, 1][torch.tensor(1.5)]]:\n\
+         \x20   try:\n\
+         \x20       f()\n\
+         \x20   except (TypeError, IndexError) as e:\n\
+         \x20       print(type(e).__name__, e)\n\
+         y = torch.zeros(2, 3, 4)\n\
+         print(y[..., 1].shape, y[0, ...].shape, y[..., None].shape, y[None, ..., 0].shape)\n\
+         y[..., 0] = 1\nprint(y.sum().item())\n\
+         z = torch.arange(6).reshape(2, 3)\n\
+         print(z[:, [2, 0]].tolist(), z[torch.tensor([[0, 1], [1, 0]])].shape)\n\
+         z[:, torch.tensor([0, 2])] = 9\nprint(z.tolist())",
+    );
+    assert_eq!(
+        out,
+        "tensor([0, 1, 2]) tensor(3) torch.Size([1]) tensor([2, 3, 4, 5, 6, 7, 8, 9]) tensor([0, 1])\n\
+         TypeError slice indices must be integers or None or have an __index__ method\n\
+         IndexError tensors used as indices must be long, int, byte or bool tensors\n\
+         IndexError an index can only have a single ellipsis ('...')\n\
+         IndexError index 10 is out of bounds for dimension with size 10\n\
+         IndexError tensors used as indices must be long, int, byte or bool tensors\n\
+         TypeError only integer tensors of a single element can be converted to an index\n\
+         torch.Size([2, 3]) torch.Size([3, 4]) torch.Size([2, 3, 4, 1]) torch.Size([1, 2, 3])\n\
+         6.0\n[[2, 0], [5, 3]] torch.Size([2, 2, 3])\n[[9, 1, 9], [9, 4, 9]]\n"
+    );
+}

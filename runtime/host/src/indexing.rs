@@ -1,6 +1,6 @@
 //! Indexing of host values: `t[...]` and `t[...] = v` for tensors (ints,
-//! slices, `None`, and one boolean mask over one or more dimensions, as
-//! torch takes them), lists, tuples, strings and dicts.
+//! slices, `None`, `...`, and one boolean mask over one or more dimensions
+//! or one integer index tensor, as torch takes them), lists, tuples, strings and dicts.
 
 use crate::ops::{equal, num};
 use crate::tensor::{Scalar, Tensor};
@@ -39,23 +39,110 @@ pub(crate) fn slice_bounds(
     Ok((lo, hi.max(lo), step as usize))
 }
 
+fn is_ellipsis(v: &Val) -> bool {
+    matches!(v, Val::Py(_)) && matches!(v.type_name().as_str(), "ellipsis" | "EllipsisType")
+}
+
+/// `...` in an index stands for as many whole slices as the dimensions the
+/// other parts leave (`None` takes none, a boolean mask as many as it has).
+fn expand_ellipsis(parts: Vec<Val>, rank: usize) -> R<Vec<Val>> {
+    let Some(at) = parts.iter().position(is_ellipsis) else {
+        return Ok(parts);
+    };
+    if parts[at + 1..].iter().any(is_ellipsis) {
+        return Err(Exc::new(
+            "IndexError",
+            "an index can only have a single ellipsis ('...')",
+        ));
+    }
+    let used: usize = parts
+        .iter()
+        .map(|p| match p {
+            Val::None => 0,
+            Val::Tensor(m) if m.dtype == DType::I1 => m.shape.len(),
+            p if is_ellipsis(p) => 0,
+            _ => 1,
+        })
+        .sum();
+    let fill = rank.saturating_sub(used);
+    let mut out = parts[..at].to_vec();
+    out.extend(std::iter::repeat_n(Val::Slice(None, None, None), fill));
+    out.extend_from_slice(&parts[at + 1..]);
+    Ok(out)
+}
+
+/// The one advanced part of an index: a boolean mask over `k` dimensions
+/// of the view from `at`, or an integer tensor (or list) over one. `chosen`
+/// are the picked positions of those dimensions flattened, `dims` the shape
+/// they become in the result (a mask's true count, an index tensor's shape).
+struct Advanced {
+    at: usize,
+    k: usize,
+    chosen: Vec<usize>,
+    dims: Vec<usize>,
+}
+
 /// A tensor index resolved: the view its basic parts (ints, slices, `None`)
-/// select, and the boolean mask, if any, with the view dimension it starts
-/// at (it covers as many dimensions as it has).
+/// select, and the advanced part, if any.
 struct Resolved {
     view: Tensor,
-    mask: Option<(usize, Vec<bool>, usize)>,
+    mask: Option<Advanced>,
+}
+
+/// An integer tensor or a list of ints used as an index of a dimension of
+/// length `n`: the positions and the shape of the index.
+fn int_index(v: &Val, n: usize) -> R<Option<(Vec<usize>, Vec<usize>)>> {
+    let (raw, shape): (Vec<i64>, Vec<usize>) = match v {
+        Val::Tensor(ix) if ix.dtype.is_int() && ix.dtype != DType::I1 => (
+            ix.values().into_iter().map(|x| x.i()).collect(),
+            ix.shape.clone(),
+        ),
+        Val::List(l) => {
+            let l = l.borrow();
+            let mut raw = Vec::with_capacity(l.len());
+            for x in l.iter() {
+                match x {
+                    Val::Int(i) => raw.push(*i),
+                    _ => return Ok(None),
+                }
+            }
+            let len = raw.len();
+            (raw, vec![len])
+        }
+        _ => return Ok(None),
+    };
+    let picked = raw
+        .into_iter()
+        .map(|i| {
+            norm_index(i, n).map_err(|_| {
+                Exc::new(
+                    "IndexError",
+                    format!("index {i} is out of bounds for dimension with size {n}"),
+                )
+            })
+        })
+        .collect::<R<Vec<usize>>>()?;
+    Ok(Some((picked, shape)))
 }
 
 fn resolve(t: &Tensor, idx: &Val) -> R<Resolved> {
-    let parts: Vec<Val> = match idx {
-        Val::Tuple(items) => items.to_vec(),
-        other => vec![other.clone()],
-    };
+    let parts = expand_ellipsis(
+        match idx {
+            Val::Tuple(items) => items.to_vec(),
+            other => vec![other.clone()],
+        },
+        t.shape.len(),
+    )?;
     let mut out = t.clone();
     let mut dim = 0;
     let mut mask = None;
     let too_many = || Exc::new("IndexError", "too many indices for tensor");
+    let more_than_one = || {
+        Exc::new(
+            "NotImplementedError",
+            "tensor indexing with more than one boolean mask or index tensor is not supported in tilebook",
+        )
+    };
     for p in parts {
         match p {
             Val::Int(i) => {
@@ -65,7 +152,7 @@ fn resolve(t: &Tensor, idx: &Val) -> R<Resolved> {
                 let j = norm_index(i, out.shape[dim])?;
                 out = out.select(dim, j);
             }
-            Val::Tensor(ix) if ix.numel() == 1 && ix.dtype.is_int() && ix.dtype != DType::I1 => {
+            Val::Tensor(ix) if ix.shape.is_empty() && ix.dtype.is_int() && ix.dtype != DType::I1 => {
                 if dim >= out.shape.len() {
                     return Err(too_many());
                 }
@@ -74,10 +161,7 @@ fn resolve(t: &Tensor, idx: &Val) -> R<Resolved> {
             }
             Val::Tensor(m) if m.dtype == DType::I1 => {
                 if mask.is_some() {
-                    return Err(Exc::new(
-                        "NotImplementedError",
-                        "tensor indexing with more than one boolean mask is not supported in tilebook",
-                    ));
+                    return Err(more_than_one());
                 }
                 let k = m.shape.len();
                 if dim + k > out.shape.len() || out.shape[dim..dim + k] != m.shape[..] {
@@ -89,8 +173,15 @@ fn resolve(t: &Tensor, idx: &Val) -> R<Resolved> {
                         ),
                     ));
                 }
-                let bits: Vec<bool> = m.values().into_iter().map(|v| v.truth()).collect();
-                mask = Some((dim, bits, k));
+                let chosen: Vec<usize> = m
+                    .values()
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, v)| v.truth())
+                    .map(|(i, _)| i)
+                    .collect();
+                let dims = vec![chosen.len()];
+                mask = Some(Advanced { at: dim, k, chosen, dims });
                 dim += k;
             }
             Val::Slice(a, b, s) => {
@@ -105,10 +196,31 @@ fn resolve(t: &Tensor, idx: &Val) -> R<Resolved> {
                 out = out.unsqueeze(dim);
                 dim += 1;
             }
+            p @ (Val::Tensor(_) | Val::List(_)) => {
+                if dim >= out.shape.len() {
+                    return Err(too_many());
+                }
+                let Some((chosen, dims)) = int_index(&p, out.shape[dim])? else {
+                    return Err(Exc::new(
+                        "IndexError",
+                        "tensors used as indices must be long, int, byte or bool tensors",
+                    ));
+                };
+                if mask.is_some() {
+                    return Err(more_than_one());
+                }
+                mask = Some(Advanced { at: dim, k: 1, chosen, dims });
+                dim += 1;
+            }
+            other if other.type_name() == "slice" => {
+                return Err(Exc::type_error(
+                    "slice indices must be integers or None or have an __index__ method",
+                ))
+            }
             other => {
                 return Err(Exc::new(
                     "NotImplementedError",
-                    format!("tensor indexing with {} is not supported in tilebook (use ints, slices, None and boolean masks)", other.type_name()),
+                    format!("tensor indexing with {} is not supported in tilebook (use ints, slices, None, one boolean mask or one integer index tensor)", other.type_name()),
                 ))
             }
         }
@@ -121,24 +233,24 @@ impl Resolved {
     /// the result (a mask's dimensions become one of its true count).
     fn selection(&self) -> (Vec<usize>, Vec<usize>) {
         let offs = self.view.offsets();
-        let Some((at, bits, k)) = &self.mask else {
+        let Some(adv) = &self.mask else {
             return (offs, self.view.shape.clone());
         };
         let shape = &self.view.shape;
-        let pre: usize = shape[..*at].iter().product();
-        let m = bits.len();
+        let (at, k) = (adv.at, adv.k);
+        let pre: usize = shape[..at].iter().product();
+        let m: usize = shape[at..at + k].iter().product();
         let post: usize = shape[at + k..].iter().product();
-        let chosen: Vec<usize> = (0..m).filter(|&i| bits[i]).collect();
-        let mut picked = Vec::with_capacity(pre * chosen.len() * post);
+        let mut picked = Vec::with_capacity(pre * adv.chosen.len() * post);
         for p in 0..pre {
-            for &c in &chosen {
+            for &c in &adv.chosen {
                 for q in 0..post {
                     picked.push(offs[(p * m + c) * post + q]);
                 }
             }
         }
-        let mut out_shape = shape[..*at].to_vec();
-        out_shape.push(chosen.len());
+        let mut out_shape = shape[..at].to_vec();
+        out_shape.extend_from_slice(&adv.dims);
         out_shape.extend_from_slice(&shape[at + k..]);
         (picked, out_shape)
     }

@@ -395,6 +395,36 @@ Tensor.__truediv__, Tensor.__rtruediv__ = _with_rule("/", _div_rule)
 Tensor.__matmul__, Tensor.__rmatmul__ = _with_rule("@", _matmul_rule)
 
 
+def _inplace(name, op):
+    """`t += x` and the other augmented assignments: torch writes the result
+    into `t` itself (a view's base sees it), keeping `t`'s shape and dtype."""
+    def method(self, other):
+        if _grad_enabled[0] and self.requires_grad:
+            if self.grad_fn is None:
+                raise RuntimeError(
+                    "a leaf Variable that requires grad is being used in an in-place operation.")
+            raise RuntimeError(
+                f"tilebook's autograd does not record in-place operations ({name} on a tensor "
+                "with a grad_fn); write `t = t op x` instead")
+        out = _tb.binop(op, self, other)
+        if list(out.shape) != list(self.shape):
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                f"{list(out.shape)}")
+        if out.dtype.is_floating_point and not self.dtype.is_floating_point:
+            raise RuntimeError(
+                f"result type Float can't be cast to the desired output type {self.dtype}")
+        self.copy_(out)
+        return self
+    method.__name__ = name
+    return method
+
+
+for _name, _op in (("__iadd__", "+"), ("__isub__", "-"), ("__imul__", "*"), ("__itruediv__", "/"),
+                   ("__ifloordiv__", "//"), ("__imod__", "%"), ("__ipow__", "**"), ("__iand__", "&"),
+                   ("__ior__", "|"), ("__ixor__", "^"), ("__ilshift__", "<<"), ("__irshift__", ">>")):
+    setattr(Tensor, _name, _inplace(_name, _op))
+
 def _neg(self):
     out = _tb.unop("-", self)
     return _record(out, "NegBackward0", [self], lambda g: (-g,))

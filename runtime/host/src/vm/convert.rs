@@ -189,11 +189,28 @@ pub fn to_val(vm: &VirtualMachine, o: &PyObjectRef) -> Val {
         }
     }
     if let Some(sl) = o.downcast_ref::<PySlice>() {
-        let g = |x: Option<&PyObjectRef>| -> Option<i64> {
-            x.and_then(|x| x.downcast_ref::<PyInt>())
-                .and_then(|i| i.try_to_primitive::<i64>(vm).ok())
+        // A bound is None or anything with `__index__` (an int, a one-element
+        // integer tensor); a huge int clamps as Python's slices do. Any other
+        // bound keeps the slice a Python object, which indexing refuses
+        // (it used to read as an absent bound: `x[:2.5]` was `x[:]`).
+        let g = |x: Option<&PyObjectRef>| -> Result<Option<i64>, ()> {
+            let Some(x) = x.filter(|x| !vm.is_none(x)) else {
+                return Ok(None);
+            };
+            let i = x.try_index(vm).map_err(|_| ())?;
+            Ok(Some(i.try_to_primitive::<i64>(vm).unwrap_or(
+                if i.as_bigint().to_string().starts_with('-') {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                },
+            )))
         };
-        return Val::Slice(g(sl.start.as_ref()), g(Some(&sl.stop)), g(sl.step.as_ref()));
+        if let (Ok(a), Ok(b), Ok(c)) =
+            (g(sl.start.as_ref()), g(Some(&sl.stop)), g(sl.step.as_ref()))
+        {
+            return Val::Slice(a, b, c);
+        }
     }
     if let Some(m) = o.downcast_ref::<PyModule>() {
         // Kernels may name `math` (its functions are tile-language builtins).

@@ -123,6 +123,8 @@ class Tensor(_Obj):
         return int(_tb.getattr(self, "item")())
 
     def __index__(self):
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(_tb.getattr(self, "item")())
 
     __hash__ = object.__hash__
