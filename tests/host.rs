@@ -706,6 +706,8 @@ fn augmented_assignment_writes_into_the_tensor_and_its_views() {
          y = x.view(-1)\ny /= 2\nprint(x[1, 3].item())\n\
          i = torch.arange(4)\ni += 2\ni <<= 1\nprint(i)\n\
          x[0] += 100\nprint(x[0, 0].item(), x[1, 0].item())\n\
+         w = torch.ones(3, requires_grad=True)\nl = (w * 2).sum()\nl += (w * w).sum()\nl.backward()\n\
+         print(w.grad.tolist())\n\
          for f in [lambda: i.__itruediv__(2), lambda: x[0].__iadd__(torch.ones(3, 4)),\n\
          \x20         lambda: torch.ones(2, requires_grad=True).__imul__(2)]:\n\
          \x20   try:\n\
@@ -717,7 +719,7 @@ fn augmented_assignment_writes_into_the_tensor_and_its_views() {
         out,
         "True\n\
          tensor([[ 0., 11., 21.,  3.],\n        [ 4., 51., 61.,  7.]])\n\
-         tensor([-1., 10., 20.,  2.])\n3.0\ntensor([ 4,  6,  8, 10])\n99.5 1.5\n\
+         tensor([-1., 10., 20.,  2.])\n3.0\ntensor([ 4,  6,  8, 10])\n99.5 1.5\n[4.0, 4.0, 4.0]\n\
          result type Float can't be cast to the desired output type torch.int64\n\
          output with shape [4] doesn't match the broadcast shape [3, 4]\n\
          a leaf Variable that requires grad is being used in an in-place operation.\n"

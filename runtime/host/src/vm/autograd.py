@@ -395,17 +395,17 @@ Tensor.__truediv__, Tensor.__rtruediv__ = _with_rule("/", _div_rule)
 Tensor.__matmul__, Tensor.__rmatmul__ = _with_rule("@", _matmul_rule)
 
 
-def _inplace(name, op):
+def _inplace(name, op, plain):
     """`t += x` and the other augmented assignments: torch writes the result
-    into `t` itself (a view's base sees it), keeping `t`'s shape and dtype."""
+    into `t` itself (a view's base sees it), keeping `t`'s shape and dtype.
+    A tensor on the autograd graph (not a leaf) gets the recorded
+    out-of-place result instead, so its gradient stays right."""
     def method(self, other):
         if _grad_enabled[0] and self.requires_grad:
             if self.grad_fn is None:
                 raise RuntimeError(
                     "a leaf Variable that requires grad is being used in an in-place operation.")
-            raise RuntimeError(
-                f"tilebook's autograd does not record in-place operations ({name} on a tensor "
-                "with a grad_fn); write `t = t op x` instead")
+            return plain(self, other)
         out = _tb.binop(op, self, other)
         if list(out.shape) != list(self.shape):
             raise RuntimeError(
@@ -420,10 +420,17 @@ def _inplace(name, op):
     return method
 
 
-for _name, _op in (("__iadd__", "+"), ("__isub__", "-"), ("__imul__", "*"), ("__itruediv__", "/"),
-                   ("__ifloordiv__", "//"), ("__imod__", "%"), ("__ipow__", "**"), ("__iand__", "&"),
-                   ("__ior__", "|"), ("__ixor__", "^"), ("__ilshift__", "<<"), ("__irshift__", ">>")):
-    setattr(Tensor, _name, _inplace(_name, _op))
+def _augmented():
+    import operator as o
+    return (("__iadd__", "+", o.add), ("__isub__", "-", o.sub), ("__imul__", "*", o.mul),
+            ("__itruediv__", "/", o.truediv), ("__ifloordiv__", "//", o.floordiv),
+            ("__imod__", "%", o.mod), ("__ipow__", "**", o.pow), ("__iand__", "&", o.and_),
+            ("__ior__", "|", o.or_), ("__ixor__", "^", o.xor), ("__ilshift__", "<<", o.lshift),
+            ("__irshift__", ">>", o.rshift))
+
+
+for _name, _op, _plain in _augmented():
+    setattr(Tensor, _name, _inplace(_name, _op, _plain))
 
 def _neg(self):
     out = _tb.unop("-", self)
