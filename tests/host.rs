@@ -764,3 +764,24 @@ fn tensor_indices_take_ellipsis_index_tensors_and_tensor_bounds() {
          6.0\n[[2, 0], [5, 3]] torch.Size([2, 2, 3])\n[[9, 1, 9], [9, 4, 9]]\n"
     );
 }
+
+#[test]
+fn where_and_result_type_join_python_numbers_weakly() {
+    // `torch.where(c, fp16, 0.0)` came out float32 (torch keeps float16), a
+    // string operand read as 0, and `torch.tensor([])` was int64.
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nh = torch.ones(2, dtype=torch.float16)\nc = torch.tensor([True, False])\n\
+         print(torch.where(c, h, 0.0).dtype, torch.where(c, h, 2).dtype, torch.where(c, 1, 2).dtype)\n\
+         print(torch.where(c, 1.0, h.to(torch.int32)).dtype, torch.result_type(h, 1.0), torch.result_type(2, h))\n\
+         print(torch.tensor([]).dtype, torch.tensor([[]]).shape)\n\
+         try:\n    torch.where(c, h, 'x')\nexcept TypeError as e:\n    print('TypeError')",
+    );
+    assert_eq!(
+        out,
+        "torch.float16 torch.float16 torch.int64\n\
+         torch.float32 torch.float16 torch.float16\n\
+         torch.float32 torch.Size([1, 0])\nTypeError\n"
+    );
+}

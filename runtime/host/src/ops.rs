@@ -368,6 +368,12 @@ fn result_dtype(a: &Operand, b: &Operand) -> DType {
     }
 }
 
+/// torch's result type of two host values (tensors, or Python numbers that
+/// join weakly): `torch.where`'s and `torch.result_type`'s rule.
+pub(crate) fn result_type(a: &Val, b: &Val) -> R<DType> {
+    Ok(result_dtype(&operand(a)?, &operand(b)?))
+}
+
 fn broadcast_operands(a: &Operand, b: &Operand) -> R<(Vec<usize>, Device)> {
     let shape_of = |o: &Operand| match o {
         Operand::T(t) => t.shape.clone(),

@@ -626,7 +626,9 @@ pub fn from_data(s: &mut Engine, a: &Args) -> R<Val> {
     let mut shape = vec![];
     let mut vals = vec![];
     flatten_data(&data, &mut shape, 0, &mut vals)?;
-    let default = if vals.iter().any(|v| matches!(v, Scalar::F(_))) {
+    // torch's default dtype for floats, and for no data at all
+    // (`torch.tensor([])` is float32).
+    let default = if vals.is_empty() || vals.iter().any(|v| matches!(v, Scalar::F(_))) {
         DType::F32
     } else if !vals.is_empty() && vals.iter().all(|v| matches!(v, Scalar::B(_))) {
         DType::I1

@@ -531,9 +531,9 @@ fn torch_where(_s: &mut Engine, _name: &str, a: Args) -> R<Val> {
     let c = tensor_arg(&a.req(0, "condition")?, "torch.where")?;
     let x = a.req(1, "input")?;
     let y = a.req(2, "other")?;
-    let xt = scalar_or_tensor(&x, &c.device);
-    let yt = scalar_or_tensor(&y, &c.device);
-    let d = crate::tensor::promote(xt.dtype, yt.dtype);
+    let d = crate::ops::result_type(&x, &y)?;
+    let xt = scalar_or_tensor(&x, &c.device)?;
+    let yt = scalar_or_tensor(&y, &c.device)?;
     let shape = crate::tensor::broadcast_shape(
         &c.shape,
         &crate::tensor::broadcast_shape(&xt.shape, &yt.shape).unwrap_or_default(),
@@ -748,14 +748,8 @@ fn torch_softmax(s: &mut Engine, name: &str, a: Args) -> R<Val> {
 }
 
 fn torch_result_type(_s: &mut Engine, _name: &str, a: Args) -> R<Val> {
-    let dt = |v: &Val| match v {
-        Val::Tensor(t) => t.dtype,
-        Val::Float(_) => DType::F32,
-        Val::Bool(_) => DType::I1,
-        _ => DType::I64,
-    };
     Ok(Val::DType(
-        crate::tensor::promote(dt(&a.req(0, "tensor1")?), dt(&a.req(1, "tensor2")?)),
+        crate::ops::result_type(&a.req(0, "tensor1")?, &a.req(1, "tensor2")?)?,
         true,
     ))
 }
@@ -893,16 +887,11 @@ fn torch_cuda_set_stream(_s: &mut Engine, _name: &str, _a: Args) -> R<Val> {
     Ok(Val::None)
 }
 
-fn scalar_or_tensor(v: &Val, device: &Device) -> Tensor {
-    match v {
+fn scalar_or_tensor(v: &Val, device: &Device) -> R<Tensor> {
+    Ok(match v {
         Val::Tensor(t) => (**t).clone(),
         Val::Float(f) => Tensor::from_scalars(&[], DType::F32, device.clone(), [Scalar::F(*f)]),
         Val::Bool(b) => Tensor::from_scalars(&[], DType::I1, device.clone(), [Scalar::B(*b)]),
-        other => Tensor::from_scalars(
-            &[],
-            DType::I64,
-            device.clone(),
-            [Scalar::I(to_int(other).unwrap_or(0))],
-        ),
-    }
+        other => Tensor::from_scalars(&[], DType::I64, device.clone(), [Scalar::I(to_int(other)?)]),
+    })
 }
