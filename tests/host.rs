@@ -785,3 +785,25 @@ fn where_and_result_type_join_python_numbers_weakly() {
          torch.float32 torch.Size([1, 0])\nTypeError\n"
     );
 }
+
+#[test]
+fn tensors_print_as_torch_2_11_prints_them() {
+    // Expected text from torch 2.11 on the GPU machine (session 60):
+    // summarized rows wrapped one element early, continuation lines were
+    // indented one column too far, and `inf` / `-0.` widened every element.
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nx = torch.arange(3000, dtype=torch.float32).reshape(30, 100) / 7\n\
+         print(str(x).splitlines()[:2])\n\
+         print(torch.tensor([float('inf'), float('-inf'), float('nan'), 1.0]), torch.tensor([-0.0, 0.0]))\n\
+         print(torch.tensor([float('nan'), 1.5]), torch.tensor([0.5, 1.25, 100.0]))",
+    );
+    assert_eq!(
+        out,
+        "['tensor([[0.0000e+00, 1.4286e-01, 2.8571e-01,  ..., 1.3857e+01, 1.4000e+01,', \
+         '         1.4143e+01],']\n\
+         tensor([inf, -inf, nan, 1.]) tensor([-0., 0.])\n\
+         tensor([   nan, 1.5000]) tensor([  0.5000,   1.2500, 100.0000])\n"
+    );
+}

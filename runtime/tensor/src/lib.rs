@@ -755,7 +755,16 @@ impl Tensor {
             self.collect_shown(0, self.offset as isize, summarize, &mut shown);
         }
         let strs = element_strings(&shown, self.dtype);
-        let width = strs.iter().map(|s| s.len()).max().unwrap_or(0);
+        // torch pads to the widest nonzero finite float (every integer),
+        // so an `inf`, `nan` or `-0.` wider than those is not padded to.
+        let counts = |v: &Scalar| !self.dtype.is_float() || (v.f().is_finite() && v.f() != 0.0);
+        let width = strs
+            .iter()
+            .zip(&shown)
+            .filter(|(_, v)| counts(v))
+            .map(|(s, _)| s.len())
+            .max()
+            .unwrap_or(1);
         let mut body = String::new();
         let mut it = strs.into_iter();
         if self.shape.is_empty() {
@@ -809,9 +818,10 @@ impl Tensor {
         let last = d + 1 == self.shape.len();
         let shown = self.shown(d, summarize);
         let n = shown.len();
-        // Rows of a 1-D line wrap at 80 columns like torch does.
+        // Rows of a 1-D line wrap at 80 columns like torch does (its
+        // indent is one less than ours: `tensor(` and one per dimension).
         let per_line = if last {
-            ((80 - indent) / (width + 2)).max(1)
+            ((80 - (indent - 1)) / (width + 2)).max(1)
         } else {
             usize::MAX
         };
@@ -831,7 +841,7 @@ impl Tensor {
                     on_line += 1;
                     if on_line == per_line {
                         out.push_str(",\n");
-                        out.push_str(&" ".repeat(indent + d));
+                        out.push_str(&" ".repeat(indent));
                         on_line = 0;
                     } else {
                         out.push_str(", ");
