@@ -807,3 +807,25 @@ fn tensors_print_as_torch_2_11_prints_them() {
          tensor([   nan, 1.5000]) tensor([  0.5000,   1.2500, 100.0000])\n"
     );
 }
+
+#[test]
+fn split_chunk_repeat_and_comparison_functions_as_torch_has_them() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nx = torch.arange(24.).reshape(2, 3, 4)\n\
+         print([t.shape[2] for t in x.split(3, 2)], [t.tolist() for t in torch.arange(5).split([2, 3])])\n\
+         print([t.shape[1] for t in x.chunk(2, 1)], len(torch.chunk(x, 5, 2)))\n\
+         print(torch.arange(3).repeat(2, 2).tolist(), torch.tensor([[1, 2]]).repeat(2, 1, 2).shape)\n\
+         print(torch.eq(x, 2).sum().item(), torch.lt(torch.tensor([1, 5]), 3).tolist())\n\
+         v = x.split(2, 2)[1]\nv += 100\nprint(x[0, 0].tolist())\n\
+         try:\n    torch.arange(5).split([2, 2])\nexcept RuntimeError as e:\n    print(e)",
+    );
+    assert_eq!(
+        out,
+        "[3, 1] [[0, 1], [2, 3, 4]]\n[2, 1] 4\n[[0, 1, 2, 0, 1, 2], [0, 1, 2, 0, 1, 2]] torch.Size([2, 1, 4])\n\
+         1 [True, False]\n[0.0, 1.0, 102.0, 103.0]\n\
+         split_with_sizes expects split_sizes to sum exactly to 5 (input tensor's size at dimension 0), \
+         but got split_sizes=[2, 2]\n"
+    );
+}

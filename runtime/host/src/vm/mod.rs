@@ -37,6 +37,7 @@ const PRELUDE: &str = concat!(
     include_str!("profiler.py"),
     include_str!("autograd.py"),
     include_str!("attention.py"),
+    include_str!("pieces.py"),
     include_str!("distributed.py")
 );
 
