@@ -630,7 +630,7 @@ pub fn from_data(s: &mut Engine, a: &Args) -> R<Val> {
     // (`torch.tensor([])` is float32).
     let default = if vals.is_empty() || vals.iter().any(|v| matches!(v, Scalar::F(_))) {
         DType::F32
-    } else if !vals.is_empty() && vals.iter().all(|v| matches!(v, Scalar::B(_))) {
+    } else if vals.iter().all(|v| matches!(v, Scalar::B(_))) {
         DType::I1
     } else {
         DType::I64

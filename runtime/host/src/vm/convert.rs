@@ -199,7 +199,7 @@ pub fn to_val(vm: &VirtualMachine, o: &PyObjectRef) -> Val {
             };
             let i = x.try_index(vm).map_err(|_| ())?;
             Ok(Some(i.try_to_primitive::<i64>(vm).unwrap_or(
-                if i.as_bigint().to_string().starts_with('-') {
+                if *i.as_bigint() < Default::default() {
                     i64::MIN
                 } else {
                     i64::MAX
