@@ -57,8 +57,9 @@ for f in tests/gpu/*.py; do
     # its messages name its own lines).
     check_bounds.py) TILEBOOK_CHECK_GPU=0 run_case "gpu/check_bounds.py" "$f" ;;
     # Bulk tensor copies: checked mode would replace them by per-thread
-    # copies, so this one runs unchecked (still against the CPU backend).
+    # copies, so these run unchecked (still against the CPU backend).
     tma.py) TILEBOOK_CHECK_BOUNDS=0 run_case "gpu/tma.py" "$tmp/tma.py" ;;
+    pointer_tma.py) TILEBOOK_CHECK_BOUNDS=0 run_case "gpu/pointer_tma.py" "$tmp/pointer_tma.py" ;;
     *) run_case "gpu/$(basename "$f")" "$tmp/$(basename "$f")" ;;
     esac
 done

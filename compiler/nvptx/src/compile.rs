@@ -180,6 +180,12 @@ fn early_dots() -> bool {
     !std::env::var("TILEBOOK_EARLY_DOTS").is_ok_and(|v| v == "0")
 }
 
+/// Pointer loads of tensor blocks as bulk tensor copies on Hopper
+/// (`tilebook_tir::pointer_tma`). `TILEBOOK_POINTER_TMA=0` turns it off.
+fn pointer_maps() -> bool {
+    !std::env::var("TILEBOOK_POINTER_TMA").is_ok_and(|v| v == "0")
+}
+
 /// Dot-free loops update their carried accumulations as soon as the terms
 /// exist (`tilebook_tir::accumulate`), so the terms stop holding registers
 /// through the rest of the body: the layer-norm backward at 16384 columns
@@ -272,6 +278,32 @@ pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel
     // the register path, 119-135 with two stages; Triton 130-195).
     // A rotated build that leaves a dot off `wgmma` or passes the shared
     // memory limit is built again unrotated before anything else changes.
+    // Pointer loads of 2-D tensor blocks are marked as bulk tensor copies
+    // where `wgmma` can read their tiles (`tilebook_tir::pointer_tma`), in
+    // blocks of more than one warp group, whose stages are released warp
+    // by warp (`codegen/release.rs`). The tutorial matmul on the H200
+    // (session 61): 8 warps, 128x256x64, 698-703 TFLOPS at 4096 and
+    // 691-692 at 8192 with them, 699-702 and 650-693 without; 4 warps,
+    // 128x128x64, 574-599 against 583-602 (the block barrier between
+    // stages), so one warp group keeps `cp.async`.
+    let mapped;
+    let k = if wgmma_allowed(options)
+        && !options.check_bounds
+        && options.num_warps > 4
+        && options.pointer_maps
+        && pointer_maps()
+    {
+        let mut m = k.clone();
+        if tilebook_tir::pointer_tma::annotate(&mut m) {
+            tilebook_tir::verify::verify(&m).map_err(|e| {
+                format!("internal error: marking bulk tensor copies produced invalid tile IR: {e}")
+            })?;
+        }
+        mapped = m;
+        &mapped
+    } else {
+        k
+    };
     let mut stages = options.num_stages;
     let mut rotate = rotate_dots(options);
     let (module, k, emitted) = loop {

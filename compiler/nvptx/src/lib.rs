@@ -101,6 +101,11 @@ pub struct GpuOptions {
     /// runtime builds it as a second choice for kernels that spill and
     /// store in a loop (`GpuKernel::branched_stores`). `TILEBOOK_PRED_STORES=1` turns it on.
     pub predicated_stores: bool,
+    /// Block loads through plain pointers may be bulk tensor copies
+    /// (`tilebook_tir::pointer_tma`); the runtime builds a kernel again
+    /// without them for a launch whose arguments a tensor map cannot
+    /// describe (a row stride of 0).
+    pub pointer_maps: bool,
 }
 
 impl GpuOptions {
@@ -113,6 +118,7 @@ impl GpuOptions {
             libdevice: std::env::var("TILEBOOK_LIBDEVICE").map_or(true, |v| v != "off"),
             libdevice_path: None,
             check_bounds: false,
+            pointer_maps: true,
             maxnreg: None,
             predicated_stores: std::env::var("TILEBOOK_PRED_STORES").is_ok_and(|v| v == "1"),
         }
@@ -179,6 +185,35 @@ pub struct TensorMapUse {
     pub swizzle: u32,
     /// Out-of-bounds elements read as NaN (the descriptor's padding).
     pub nan_fill: bool,
+    /// A tensor read through plain pointers (`load[tma=i, map]`): its rows,
+    /// columns and row stride (elements), and `desc_param` is its base
+    /// pointer; `None`: a descriptor's, whose shape and strides follow it.
+    pub shape: Option<[MapSrc; 3]>,
+}
+
+/// Where the launch finds one number of a tensor map: a parameter's value
+/// or a constant the kernel was built with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MapSrc {
+    Param(u32),
+    Const(i64),
+}
+
+impl MapSrc {
+    fn mark(self) -> String {
+        match self {
+            MapSrc::Param(p) => format!("p{p}"),
+            MapSrc::Const(c) => format!("c{c}"),
+        }
+    }
+
+    fn parse(s: &str) -> Option<MapSrc> {
+        match s.split_at_checked(1)? {
+            ("p", p) => Some(MapSrc::Param(p.parse().ok()?)),
+            ("c", c) => Some(MapSrc::Const(c.parse().ok()?)),
+            _ => None,
+        }
+    }
 }
 
 /// How the PTX records each tensor-map parameter (one line per map, in
@@ -187,8 +222,12 @@ pub const TENSOR_MAP_MARK: &str = "// tilebook tensor map:";
 
 impl TensorMapUse {
     pub fn mark(&self) -> String {
+        let shape = match self.shape {
+            Some(s) => format!(" shape {} {} {}", s[0].mark(), s[1].mark(), s[2].mark()),
+            None => String::new(),
+        };
         format!(
-            "{TENSOR_MAP_MARK} param {} box {} {} swizzle {} nan {}",
+            "{TENSOR_MAP_MARK} param {} box {} {} swizzle {} nan {}{shape}",
             self.desc_param, self.rows, self.cols, self.swizzle, self.nan_fill as u8
         )
     }
@@ -203,7 +242,13 @@ pub fn tensor_maps_in(ptx: &str) -> Vec<TensorMapUse> {
                 .split_whitespace()
                 .collect();
             let n = |i: usize| w.get(i).and_then(|x| x.parse::<u32>().ok());
+            let src = |i: usize| w.get(i).and_then(|x| MapSrc::parse(x));
+            let shape = match w.get(9) {
+                Some(&"shape") => Some([src(10)?, src(11)?, src(12)?]),
+                _ => None,
+            };
             Some(TensorMapUse {
+                shape,
                 desc_param: n(1)?,
                 rows: n(3)?,
                 cols: n(4)?,

@@ -219,10 +219,19 @@ pub enum OpKind {
     /// the mask is then exactly the descriptor's bounds and `o` its padding.
     /// A backend may perform it as a bulk tensor copy (Hopper's TMA) or
     /// ignore the coordinates.
+    ///
+    /// `load[mask, other, tma=i, map] p, m, o, r, c, rows, cols, stride`:
+    /// a load through plain pointers that reads the block at (row `r`,
+    /// column `c`) of the 2-D tensor at pointer parameter `i` with `rows`
+    /// by `cols` elements, rows `stride` elements apart (each a parameter
+    /// or a constant), elements past them read as `o` (`pointer_tma`).
+    /// Rows or columns past the bounds that the pointers wrapped around may
+    /// read differently: they provably reach no stored element.
     Load {
         mask: bool,
         other: bool,
         tma: Option<u32>,
+        map: bool,
     },
     /// `store[mask] p, v (, m)`: scatter through pointers; no results.
     /// `store[mask, tma=i] p, v, m, c0, c1 ...`: the same store, known to
@@ -414,7 +423,27 @@ pub fn load_tma(op: &Op) -> Option<(u32, &[Value])> {
             mask,
             other,
             tma: Some(i),
-        } => Some((i, op.args.get(1 + mask as usize + other as usize..)?)),
+            map,
+        } => {
+            let rest = op.args.get(1 + mask as usize + other as usize..)?;
+            Some((i, rest.get(..rest.len().checked_sub(3 * map as usize)?)?))
+        }
+        _ => None,
+    }
+}
+
+/// The tensor a `load[tma=i, map]` reads: its rows, columns and row stride.
+pub fn load_map(op: &Op) -> Option<[Value; 3]> {
+    match op.kind {
+        OpKind::Load {
+            tma: Some(_),
+            map: true,
+            ..
+        } => op
+            .args
+            .get(op.args.len().checked_sub(3)?..)?
+            .try_into()
+            .ok(),
         _ => None,
     }
 }

@@ -17,6 +17,7 @@ pub mod libm;
 pub mod parse;
 pub mod passes;
 pub mod pipeline;
+pub mod pointer_tma;
 pub mod print;
 pub mod provenance;
 pub mod rotate;

@@ -443,7 +443,7 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
             let tma = attrs.iter().find_map(|a| a.strip_prefix("tma="));
             if attrs
                 .iter()
-                .any(|a| a != "mask" && a != "other" && !a.starts_with("tma="))
+                .any(|a| a != "mask" && a != "other" && a != "map" && !a.starts_with("tma="))
             {
                 return None;
             }
@@ -454,6 +454,7 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
                     Some(i) => Some(i.parse().ok()?),
                     None => None,
                 },
+                map: has("map"),
             }
         }
         "atomic" if n == 3 || (n == 4 && attrs[3] == "mask") => OpKind::AtomicRmw {

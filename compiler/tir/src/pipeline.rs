@@ -521,7 +521,13 @@ pub(crate) fn substitute(op: &mut Op, replace: &HashMap<Value, Value>) {
 
 /// A copy of `load` whose mask is also ANDed with the scalar `cond`.
 pub(crate) fn guard_load(k: &mut Kernel, load: Op, cond: Value, out: &mut Vec<Op>) -> Op {
-    let OpKind::Load { mask, other, tma } = load.kind else {
+    let OpKind::Load {
+        mask,
+        other,
+        tma,
+        map,
+    } = load.kind
+    else {
         return load;
     };
     let t = k.ty(load.results[0]).clone();
@@ -544,14 +550,15 @@ pub(crate) fn guard_load(k: &mut Kernel, load: Op, cond: Value, out: &mut Vec<Op
     };
     let mut args = vec![load.args[0], new_mask];
     args.extend(crate::ir::load_other(&load));
-    if let Some((_, coords)) = crate::ir::load_tma(&load) {
-        args.extend(coords);
+    if tma.is_some() {
+        args.extend(&load.args[1 + mask as usize + other as usize..]);
     }
     Op {
         kind: OpKind::Load {
             mask: true,
             other,
             tma,
+            map,
         },
         args,
         results: load.results,
@@ -677,6 +684,7 @@ kernel @k(%0: *fp16 {{div=16}} \"a\", %1: *fp32 {{div=16}} \"b\", %2: *fp32 {{di
                     mask: false,
                     other: false,
                     tma: None,
+                    map: false,
                 }
         });
         assert!(!unmasked_vector_load);

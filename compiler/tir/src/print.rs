@@ -140,7 +140,12 @@ pub fn op_head(kind: &OpKind) -> String {
         OpKind::Cast => "cast".into(),
         OpKind::Bitcast => "bitcast".into(),
         OpKind::AddPtr => "addptr".into(),
-        OpKind::Load { mask, other, tma } => {
+        OpKind::Load {
+            mask,
+            other,
+            tma,
+            map,
+        } => {
             let mut attrs: Vec<String> = vec![];
             if *mask {
                 attrs.push("mask".into());
@@ -150,6 +155,9 @@ pub fn op_head(kind: &OpKind) -> String {
             }
             if let Some(i) = tma {
                 attrs.push(format!("tma={i}"));
+            }
+            if *map {
+                attrs.push("map".into());
             }
             if attrs.is_empty() {
                 "load".into()

@@ -332,7 +332,8 @@ kernel @k(%0: *fp16 {div=16} \"a\", %1: *fp16 {div=16} \"o\") {
             OpKind::Load {
                 mask: true,
                 other: false,
-                tma: None
+                tma: None,
+                map: false,
             }
         );
         let y = body.last().expect("yield");

@@ -98,10 +98,10 @@ impl Verifier<'_> {
 
     /// A `tma=i` attribute's descriptor (base parameter `i`, its shape and
     /// strides after it) exists and one `i32` coordinate per dim follows.
-    fn tma_ok(&self, i: u32, rank: usize, coords: &[Value]) -> bool {
+    fn tma_ok(&self, i: u32, rank: usize, map: bool, coords: &[Value]) -> bool {
         let params = &self.k.params;
         let i = i as usize;
-        i + 2 * rank < params.len()
+        (i + 2 * rank < params.len() || map && i < params.len())
             && self.ty(params[i].value).elem.is_ptr()
             && coords.len() >= rank
             && coords[..rank]
@@ -274,16 +274,24 @@ impl Verifier<'_> {
                     && arg(1).dtype().is_some_and(DType::is_int)
                     && arg(1).shape == arg(0).shape
             }
-            OpKind::Load { mask, other, tma } => {
+            OpKind::Load {
+                mask,
+                other,
+                tma,
+                map,
+            } => {
                 let n = 1 + *mask as usize + *other as usize;
                 let coords = if tma.is_some() { arg(0).shape.len() } else { 0 };
+                if *map && (tma.is_none() || coords != 2) {
+                    return self.fail(op, "a mapped load is not a 2-D tma load");
+                }
                 if let Some(i) = tma {
-                    if !self.tma_ok(*i, coords, op.args.get(n..).unwrap_or(&[])) {
+                    if !self.tma_ok(*i, coords, *map, op.args.get(n..).unwrap_or(&[])) {
                         return self
                             .fail(op, "a tma load's descriptor or coordinates are malformed");
                     }
                 }
-                counts(n + coords, 1) && {
+                counts(n + coords + 3 * *map as usize, 1) && {
                     let p = arg(0);
                     let value = match p.elem {
                         Elem::Ptr(d) => p.with_elem(Elem::Scalar(d)),
@@ -298,7 +306,7 @@ impl Verifier<'_> {
                 let n = 2 + *mask as usize;
                 let coords = if tma.is_some() { arg(0).shape.len() } else { 0 };
                 if let Some(i) = tma {
-                    if !self.tma_ok(*i, coords, op.args.get(n..).unwrap_or(&[])) {
+                    if !self.tma_ok(*i, coords, false, op.args.get(n..).unwrap_or(&[])) {
                         return self
                             .fail(op, "a tma store's descriptor or coordinates are malformed");
                     }

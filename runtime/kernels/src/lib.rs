@@ -179,6 +179,10 @@ pub struct Runtime {
     /// The record checked GPU launches write into, with the generation and
     /// device of the context it belongs to (allocated on first use).
     pub check_record: Option<(u32, u32, tilebook_cuda::DeviceBuffer)>,
+    /// Sixteen zero bytes on a device (with its context's generation and
+    /// device): the tensor a bulk-copy map reads where the launch's tensor
+    /// has no rows or columns (`kernels/tensor_maps.rs`).
+    pub zero_block: Option<(u32, u32, tilebook_cuda::DeviceBuffer)>,
     /// A checked launch inside a measurement whose record is read when the
     /// measurement ends (reading it per launch would be timed too).
     pub(crate) check_pending: Option<kernels::PendingCheck>,
@@ -236,6 +240,7 @@ impl Runtime {
             check_gpu: std::env::var("TILEBOOK_CHECK_GPU").is_ok_and(|v| v == "1"),
             check_bounds: std::env::var("TILEBOOK_CHECK_BOUNDS").is_ok_and(|v| v == "1"),
             check_record: None,
+            zero_block: None,
             check_pending: None,
             check_ptx: std::env::var("TILEBOOK_CHECK_PTX").is_ok_and(|v| v == "1"),
             l2_flush: vec![],

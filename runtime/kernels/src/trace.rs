@@ -112,6 +112,8 @@ pub(crate) fn run_traced(s: &mut dyn Host, k: &Rc<KernelObj>, p: &Prepared) -> R
         num_warps: p.options.num_warps,
         on_other_gpus: Default::default(),
         object: Default::default(),
+        gpu_options: None,
+        plain: Default::default(),
     };
     // Make sure the host copies are current before the CPU reads them.
     if let Backend::Cuda(g) = &s.backend {

@@ -29,7 +29,7 @@
 
 use super::async_copy::TileRole;
 use super::*;
-use crate::TensorMapUse;
+use crate::{MapSrc, TensorMapUse};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::AnyType;
 
@@ -79,6 +79,10 @@ impl TmaPlan<'_> {
     }
 }
 
+/// One tensor-map parameter: the base pointer parameter, whether stores use
+/// it, and (for a tensor read through plain pointers) its shape's sources.
+pub(super) type MapKey = (u32, bool, Option<[MapSrc; 3]>);
+
 /// A bulk copy recorded until it is issued: the tile's column blocks.
 pub(super) struct TmaIssue<'ctx> {
     map: IntValue<'ctx>,
@@ -103,7 +107,7 @@ pub(super) fn append_params<'ctx>(
     k: &Kernel,
     check_bounds: bool,
     params: &mut Vec<inkwell::types::BasicMetadataTypeEnum<'ctx>>,
-) -> (Vec<(u32, bool)>, usize) {
+) -> (Vec<MapKey>, usize) {
     let maps = if check_bounds { vec![] } else { map_params(k) };
     let first = params.len();
     for _ in &maps {
@@ -116,17 +120,48 @@ pub(super) fn append_params<'ctx>(
 /// `load[tma=i]` names and one per descriptor some `store[tma=i]` names
 /// (`(i, true)`: a store's box is its whole block, unswizzled), in
 /// parameter order.
-fn map_params(k: &Kernel) -> Vec<(u32, bool)> {
-    let mut out = std::collections::BTreeSet::new();
+fn map_params(k: &Kernel) -> Vec<MapKey> {
+    let mut out = vec![];
     tilebook_tir::walk_ops(&k.body, &mut |op| {
-        if let Some((i, _)) = tilebook_tir::load_tma(op) {
-            out.insert((i, false));
-        }
-        if let Some((i, _)) = tilebook_tir::store_tma(op) {
-            out.insert((i, true));
+        let key = match (tilebook_tir::load_tma(op), tilebook_tir::store_tma(op)) {
+            (Some((i, _)), _) => match tilebook_tir::load_map(op) {
+                Some(m) => match map_shape(k, m) {
+                    Some(s) => (i, false, Some(s)),
+                    None => return,
+                },
+                None => (i, false, None),
+            },
+            (_, Some((i, _))) => (i, true, None),
+            _ => return,
+        };
+        if !out.contains(&key) {
+            out.push(key);
         }
     });
-    out.into_iter().collect()
+    out.sort_by_key(|(i, store, s)| (*i, *store, format!("{s:?}")));
+    out
+}
+
+/// Where the launch finds a mapped load's rows, columns and row stride:
+/// each must be a parameter or a constant.
+pub(super) fn map_shape(k: &Kernel, m: [Value; 3]) -> Option<[MapSrc; 3]> {
+    let src = |v: Value| {
+        if let Some(i) = k.params.iter().position(|p| p.value == v) {
+            return Some(MapSrc::Param(i as u32));
+        }
+        let mut c = None;
+        tilebook_tir::walk_ops(&k.body, &mut |op| {
+            if let (OpKind::Const(tilebook_tir::Const::Int(x)), Some(&r)) =
+                (&op.kind, op.results.first())
+            {
+                if r == v {
+                    c = Some(MapSrc::Const(*x));
+                }
+            }
+        });
+        c
+    };
+    Some([src(m[0])?, src(m[1])?, src(m[2])?])
 }
 
 /// Declare the tensor-map parameters `first..` of `func` as 128-byte,
@@ -216,6 +251,10 @@ impl<'ctx> Gen<'ctx, '_> {
                 cols: s.block_cols() as u32,
                 swizzle: s.swizzle as u32,
                 nan_fill,
+                shape: match tilebook_tir::load_map(op) {
+                    Some(m) => Some(map_shape(self.k, m)?),
+                    None => None,
+                },
             },
         ))
     }
@@ -224,7 +263,7 @@ impl<'ctx> Gen<'ctx, '_> {
     /// be one, through one descriptor whose box no other stream contradicts.
     /// `params` are the tensor-map parameters `map_params` declared, from
     /// parameter `first` on.
-    pub(super) fn plan_tma(&mut self, params: &[(u32, bool)], first: usize) -> R<()> {
+    pub(super) fn plan_tma(&mut self, params: &[MapKey], first: usize) -> R<()> {
         let mut per_role: HashMap<TileRole, Option<(u32, TensorMapUse)>> = HashMap::new();
         let mut any_tile = HashSet::new();
         let k = self.k;
@@ -247,12 +286,13 @@ impl<'ctx> Gen<'ctx, '_> {
         });
         let mut maps: Vec<TensorMapUse> = params
             .iter()
-            .map(|&(p, _)| TensorMapUse {
+            .map(|&(p, _, shape)| TensorMapUse {
                 desc_param: p,
                 rows: 0,
                 cols: 0,
                 swizzle: 0,
                 nan_fill: false,
+                shape,
             })
             .collect();
         let mut roles: Vec<(TileRole, (u32, TensorMapUse))> = per_role
@@ -272,7 +312,7 @@ impl<'ctx> Gen<'ctx, '_> {
         };
         let mut bars = 0;
         for (role, (param, use_)) in roles {
-            let Some(m) = params.iter().position(|&p| p == (param, false)) else {
+            let Some(m) = params.iter().position(|&p| p == (param, false, use_.shape)) else {
                 continue;
             };
             if maps[m].rows != 0 && maps[m] != use_ {
@@ -298,6 +338,7 @@ impl<'ctx> Gen<'ctx, '_> {
                             cols: s.block_cols() as u32,
                             swizzle: s.swizzle as u32,
                             nan_fill: false,
+                            shape: None,
                         },
                         None => TensorMapUse {
                             desc_param: i,
@@ -305,6 +346,7 @@ impl<'ctx> Gen<'ctx, '_> {
                             cols,
                             swizzle: 0,
                             nan_fill: false,
+                            shape: None,
                         },
                     }
                 });
@@ -315,7 +357,8 @@ impl<'ctx> Gen<'ctx, '_> {
             }
         });
         for (i, use_) in stores {
-            let (Some(u), Some(m)) = (use_, params.iter().position(|&p| p == (i, true))) else {
+            let (Some(u), Some(m)) = (use_, params.iter().position(|&p| p == (i, true, None)))
+            else {
                 continue;
             };
             maps[m] = u;
@@ -326,9 +369,15 @@ impl<'ctx> Gen<'ctx, '_> {
         // One warp group is held together by its `wgmma`s anyway: releases
         // cost it more than the block barrier (H200, D = 64, 4 warps: 2-3 %
         // slower; 8 warps: 3-14 % faster; bench/NOTES.md session 53).
+        // Blocks read through plain pointers (the tutorial matmul, one dot
+        // a loop) keep the block barrier: with releases the issuing thread
+        // waits for the slowest warp inside its own warp group's loop (H200,
+        // 128x256x64, 8 warps, three runs: 634-666 TFLOPS with releases,
+        // 668-681 with the barrier, 646-698 with `cp.async`; session 61).
         plan.release = bars > 0
             && bars <= 32
             && self.threads > 128
+            && !plan.maps.iter().any(|m| m.shape.is_some())
             && std::env::var("TILEBOOK_BULK_RELEASE").map_or(true, |v| v != "0");
         if bars > 0 {
             let g = self

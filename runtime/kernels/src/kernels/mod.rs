@@ -295,7 +295,7 @@ fn gpu_options(arch: &str, p: &Prepared) -> tilebook_nvptx::GpuOptions {
 /// spills no more than the first (at 4096 columns and 16 warps it spilled
 /// 10 words against 6, and ran at 1727 GB/s against 2153).
 /// `TILEBOOK_PRED_STORES` set to 0 or 1 fixes the form.
-fn build(
+pub(super) fn build(
     loader: &tilebook_cuda::Loader,
     kernel: &tilebook_tir::Kernel,
     o: &tilebook_nvptx::GpuOptions,
@@ -452,6 +452,7 @@ fn back_end(
         })?;
         dump_ptx(&gk);
     }
+    let gpu_opts = gpu.as_ref().map(|g| gpu_options(&g.arch, p));
     let gpu = match gpu {
         None => None,
         Some(g) => {
@@ -487,6 +488,8 @@ fn back_end(
         num_warps: p.options.num_warps,
         on_other_gpus: Default::default(),
         object: Default::default(),
+        gpu_options: gpu_opts,
+        plain: Default::default(),
     };
     if !from_disk {
         stored::store(s, p, &jit.name, &c, &static_out);

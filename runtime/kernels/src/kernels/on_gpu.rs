@@ -135,16 +135,26 @@ pub(super) fn launch_on(
                     )
                 })?)
             };
-            let func = func.as_deref().unwrap_or(&gk.1);
+            let mut func = func.as_deref().unwrap_or(&gk.1);
             if gk.0.check_bounds {
                 raw.extend(checked::extra_args(s, g, &gk.0, args)?);
             }
+            let plain;
             if !gk.0.tensor_maps.is_empty() {
-                raw.extend(super::tensor_maps::arguments(
-                    &gk.0.tensor_maps,
-                    args,
-                    &raw,
-                )?);
+                match super::tensor_maps::arguments(s, g, &gk.0.tensor_maps, args, &raw) {
+                    Ok(maps) => raw.extend(maps),
+                    // A pointer load's tensor map cannot describe these
+                    // arguments: the build without such maps runs instead.
+                    Err(_) if gk.0.tensor_maps.iter().any(|m| m.shape.is_some()) => {
+                        plain = super::tensor_maps::plain_build(jit, compiled, g)?;
+                        let maps = &plain.0.tensor_maps;
+                        if !maps.is_empty() {
+                            raw.extend(super::tensor_maps::arguments(s, g, maps, args, &raw)?);
+                        }
+                        func = &plain.1;
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             if let Err(e) = launch_gpu(g, jit, func, grid, args, &raw) {
                 return Err(s.gpu_failure(e));

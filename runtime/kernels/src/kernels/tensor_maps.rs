@@ -1,14 +1,20 @@
 //! The tensor maps a kernel with bulk tensor copies takes after its
 //! parameters (`tilebook_nvptx::TensorMapUse`): each built from a host
-//! descriptor's arguments (base, shape, strides) at launch.
+//! descriptor's arguments (base, shape, strides), or from the parameters
+//! a block load through plain pointers names (`load[tma=i, map]`), at launch.
 
 use super::KernelArg;
 use crate::value::Exc;
 use tilebook_cuda::{Arg, TensorMap};
-use tilebook_nvptx::TensorMapUse;
+use tilebook_nvptx::{MapSrc, TensorMapUse};
 use tilebook_tir::DType;
 
+use crate::value::kernel::Compiled;
 use crate::value::R;
+use crate::Host;
+use std::rc::Rc;
+use tilebook_cuda::Gpu;
+use tilebook_frontend::kernel::JitFunction;
 
 /// `CUtensorMapDataType` for elements of `d` (only their size matters to
 /// the copy; the float types let out-of-bounds elements read as NaN).
@@ -27,11 +33,33 @@ fn map_dtype(d: DType) -> u32 {
 
 /// The launch arguments for `maps`, given the kernel's own (`args`, and
 /// `raw`, their device values).
-pub(super) fn arguments(maps: &[TensorMapUse], args: &[KernelArg], raw: &[Arg]) -> R<Vec<Arg>> {
-    maps.iter().map(|m| one(m, args, raw)).collect()
+pub(super) fn arguments(
+    s: &mut dyn Host,
+    g: &Rc<Gpu>,
+    maps: &[TensorMapUse],
+    args: &[KernelArg],
+    raw: &[Arg],
+) -> R<Vec<Arg>> {
+    maps.iter().map(|m| one(s, g, m, args, raw)).collect()
 }
 
-fn one(m: &TensorMapUse, args: &[KernelArg], raw: &[Arg]) -> R<Arg> {
+/// The address of sixteen zero bytes on `g` (made on first use).
+fn zero_block(s: &mut dyn Host, g: &Rc<Gpu>) -> R<u64> {
+    let fresh =
+        !matches!(&s.zero_block, Some((gen, dev, _)) if *gen == g.generation && *dev == g.ordinal);
+    if fresh {
+        let b = g
+            .alloc(16)
+            .map_err(|e| Exc::new("RuntimeError", format!("tensor map: {e}")))?;
+        s.zero_block = Some((g.generation, g.ordinal, b));
+    }
+    match &s.zero_block {
+        Some((_, _, b)) => Ok(g.address(b)),
+        None => Err(Exc::new("InternalError", "no zero block")),
+    }
+}
+
+fn one(s: &mut dyn Host, g: &Rc<Gpu>, m: &TensorMapUse, args: &[KernelArg], raw: &[Arg]) -> R<Arg> {
     let unused = TensorMap {
         addr: 0,
         dtype: 0,
@@ -59,8 +87,31 @@ fn one(m: &TensorMapUse, args: &[KernelArg], raw: &[Arg]) -> R<Arg> {
         Some(KernelArg::Int(v, _)) => Ok(*v),
         _ => Err(internal()),
     };
-    let (rows, cols) = (int(i + 1)?, int(i + 2)?);
-    let stride = int(i + 3)?;
+    let src = |s: MapSrc| match s {
+        MapSrc::Param(j) => int(j as usize),
+        MapSrc::Const(c) => Ok(c),
+    };
+    let (rows, cols, stride) = match m.shape {
+        Some([r, c, s]) => (src(r)?, src(c)?, src(s)?),
+        None => (int(i + 1)?, int(i + 2)?, int(i + 3)?),
+    };
+    // A block read through plain pointers from a tensor with no rows or
+    // columns: every element is masked off, and the copy engine, which
+    // needs a tensor of at least one element, reads one zero element (and
+    // zero fill around it) instead.
+    if m.shape.is_some() && (rows < 1 || cols < 1) {
+        let addr = zero_block(s, g)?;
+        return Ok(Arg::TensorMap(TensorMap {
+            addr,
+            dtype: map_dtype(t.dtype),
+            rank: 2,
+            dims: [1, 1, 0, 0, 0],
+            strides: [16, 0, 0, 0],
+            boxes: [m.cols, m.rows, 0, 0, 0],
+            swizzle: m.swizzle,
+            nan_fill: m.nan_fill,
+        }));
+    }
     let elem = t.dtype.size_bytes() as i64;
     let bad = |what: String| Exc::new("ValueError", format!("tensor descriptor: {what}"));
     if addr % 16 != 0 {
@@ -92,4 +143,42 @@ fn one(m: &TensorMapUse, args: &[KernelArg], raw: &[Arg]) -> R<Arg> {
         swizzle: m.swizzle,
         nan_fill: m.nan_fill,
     }))
+}
+
+/// `compiled` built again without bulk copies for pointer loads, on `g`
+/// (made once per device, `Compiled::plain`).
+pub(super) fn plain_build(
+    jit: &JitFunction,
+    compiled: &Compiled,
+    g: &Rc<Gpu>,
+) -> R<Rc<(tilebook_nvptx::GpuKernel, tilebook_cuda::GpuFunction)>> {
+    if let Some((ordinal, b)) = &*compiled.plain.borrow() {
+        if *ordinal == g.ordinal {
+            return Ok(b.clone());
+        }
+    }
+    let failed = |e: String| {
+        Exc::new(
+            "CompilationError",
+            format!(
+                "GPU backend, kernel `{}` without bulk copies: {e}",
+                jit.name
+            ),
+        )
+    };
+    let options = compiled
+        .gpu_options
+        .clone()
+        .ok_or_else(|| Exc::new("InternalError", "no GPU options were recorded"))?;
+    let options = tilebook_nvptx::GpuOptions {
+        pointer_maps: false,
+        arch: g.arch.clone(),
+        ..options
+    };
+    let kernel =
+        tilebook_tir::parse::parse_kernel(&compiled.tir).map_err(|e| failed(e.to_string()))?;
+    let (gk, f, _) = super::build(&g.loader(), &kernel, &options).map_err(failed)?;
+    let b = Rc::new((gk, f.map_err(failed)?));
+    *compiled.plain.borrow_mut() = Some((g.ordinal, b.clone()));
+    Ok(b)
 }

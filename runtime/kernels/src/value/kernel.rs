@@ -36,7 +36,19 @@ pub struct Compiled {
     /// The `CompiledKernel` object a launch returns, made on the first
     /// launch and shared by the later ones (no allocation per launch).
     pub object: RefCell<Option<crate::value::Val>>,
+    /// The options the GPU code was built with.
+    pub gpu_options: Option<tilebook_nvptx::GpuOptions>,
+    /// The same specialization built without bulk copies for pointer loads
+    /// (`GpuOptions::pointer_maps`), on the device of that ordinal: made for
+    /// the first launch whose arguments their tensor maps cannot describe.
+    pub plain: RefCell<Option<PlainBuild>>,
 }
+
+/// `Compiled::plain`: a device ordinal, the code and its loaded function.
+pub type PlainBuild = (
+    u32,
+    Rc<(tilebook_nvptx::GpuKernel, tilebook_cuda::GpuFunction)>,
+);
 
 impl Compiled {
     /// The GPU function for another device than the one it was compiled
