@@ -12,7 +12,8 @@
 #
 # Covered: sizes that are multiples of the blocks and sizes that are not,
 # K not a multiple of BK with rows padded to 16 bytes (a slice of a wider
-# tensor), fp16 and bf16, 4 and 8 warps, BK 32 and 64, 2 to 4 stages, and
+# tensor), fp16 and bf16, 4 and 8 warps, BK 32 and 64, 2 to 4 stages, b
+# passed transposed (fp8 e5m2 and e4m3, fp16, bf16), and
 # kernels the marking must refuse (the wrapped rows reach an unmasked
 # store, or a row sum), which must still agree with the CPU backend.
 import torch
@@ -101,6 +102,27 @@ tutorial(130, 70, 48, pad_k=16, bk=32, warps=4, stages=3)
 tutorial(384, 256, 256, dt=torch.bfloat16, bn=64, warps=4, stages=2)
 tutorial(300, 520, 1024, bm=64, bn=256, warps=8, stages=3, act="leaky_relu")
 tutorial(256, 256, 64, bk=64, stages=4)
+def transposed_b(m, n, k, dt, bm=128, bn=128, bk=64, warps=8, stages=3):
+    # b as tutorial 03's fp8 run passes it: the transpose of an N-major
+    # tensor, so its [K, N] blocks are transposed blocks of that tensor
+    # (`map_t`), copied into the K-major tiles `wgmma` reads.
+    a = torch.randint(-3, 4, (m, k), device="cuda").to(dt)
+    b = torch.randint(-3, 4, (n, k), device="cuda").to(dt).T
+    c = torch.full((m, n), 7.0, device="cuda", dtype=torch.float16)
+    grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
+    matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                        c.stride(0), c.stride(1), BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk,
+                        GROUP_SIZE_M=8, ACTIVATION="", num_warps=warps, num_stages=stages)
+    ref = (a.float().cpu() @ b.float().cpu()).half().float()
+    check(f"transposed b {m}x{n}x{k} {dt} {bm}x{bn}x{bk} w{warps} s{stages}", c.cpu().float(), ref)
+
+
+transposed_b(512, 512, 512, torch.float8_e5m2, bk=128)
+transposed_b(1000, 600, 384, torch.float8_e5m2, bn=256, bk=128)
+transposed_b(300, 200, 256, torch.float8_e4m3fn)
+transposed_b(500, 260, 320, torch.float16)
+transposed_b(256, 384, 512, torch.bfloat16, bn=256, stages=3)
+
 # K = 0: the loop runs no iteration; A's map has no columns and B's no
 # rows (the launch gives the engine a one-element tensor of zeros).
 tutorial(100, 128, 0, pad_k=64)
