@@ -156,3 +156,67 @@ fn wrapped_rows_that_reach_the_output_are_not_bulk_copies() {
         assert!(p.contains("cp.async.cg.shared.global"), "{kernel}: {p}");
     }
 }
+
+/// b passed transposed (tutorial 03's fp8 run, and `a @ w.T` in fp16): its
+/// `[K, N]` blocks are transposed blocks of an N-major tensor (`map_t`), so
+/// one bulk copy of an `N x K` box fills the K-major tile `wgmma` reads,
+/// the map over N (param 4) rows by K (5) columns, rows `stride_bn` (9)
+/// apart. No operand byte moves by `cp.async`.
+#[test]
+fn transposed_b_blocks_arrive_by_bulk_tensor_copies_into_k_major_tiles() {
+    for (ty, out, bk, wgmma, a_box, b_box) in [
+        (
+            "fp8e5",
+            "fp16",
+            128,
+            "m64n256k32.f32.e5m2.e5m2",
+            "box 128 128 swizzle 128",
+            "box 256 128 swizzle 128",
+        ),
+        (
+            "fp8e4nv",
+            "fp16",
+            64,
+            "m64n256k32.f32.e4m3.e4m3",
+            "box 128 64 swizzle 64",
+            "box 256 64 swizzle 64",
+        ),
+        (
+            "fp16",
+            "fp16",
+            64,
+            "m64n256k16.f32.f16.f16",
+            "box 128 64 swizzle 128",
+            "box 256 64 swizzle 128",
+        ),
+    ] {
+        let sig = format!("*{ty}:16, *{ty}:16, *{out}:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:1, i32:16, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K={bk}, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8, num_stages=3");
+        let p = ptx(
+            "matmul.py",
+            &golden_source("matmul.py"),
+            "matmul_kernel",
+            &sig,
+        );
+        let marks: Vec<&str> = p
+            .lines()
+            .filter(|l| l.starts_with(tilebook_nvptx::TENSOR_MAP_MARK))
+            .collect();
+        let mark = |param: u32, b: &str, shape: &str| {
+            format!(
+                "{} param {param} {b} nan 0 shape {shape}",
+                tilebook_nvptx::TENSOR_MAP_MARK
+            )
+        };
+        assert_eq!(
+            marks,
+            [mark(0, a_box, "p3 p5 p6"), mark(1, b_box, "p4 p5 p9")],
+            "{ty}: {p}"
+        );
+        assert!(
+            p.contains(&format!("wgmma.mma_async.sync.aligned.{wgmma}")),
+            "{ty}: {p}"
+        );
+        assert!(!p.contains("cp.async.cg"), "{ty}: {p}");
+        assert!(p.contains("cp.async.bulk.tensor.2d"), "{ty}: {p}");
+    }
+}

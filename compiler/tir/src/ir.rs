@@ -168,6 +168,15 @@ pub enum Combine {
     Region,
 }
 
+/// How a `load[tma=i, map]` block lies in the tensor it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MapOrder {
+    /// The block's dim 0 runs along the tensor's rows.
+    Rows,
+    /// The block's dim 0 runs along the tensor's columns (`map_t`).
+    Transposed,
+}
+
 /// The op table. Operands are listed as `args`, results as `results` in `Op`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum OpKind {
@@ -227,11 +236,15 @@ pub enum OpKind {
     /// or a constant), elements past them read as `o` (`pointer_tma`).
     /// Rows or columns past the bounds that the pointers wrapped around may
     /// read differently: they provably reach no stored element.
+    /// `load[.., tma=i, map_t]`: the block is a transposed block of the
+    /// tensor (its dim 0 runs along the tensor's columns: a `[K, N]` block
+    /// of a tensor stored N-major), `r`, `c` still the tensor's row and
+    /// column of its first element.
     Load {
         mask: bool,
         other: bool,
         tma: Option<u32>,
-        map: bool,
+        map: Option<MapOrder>,
     },
     /// `store[mask] p, v (, m)`: scatter through pointers; no results.
     /// `store[mask, tma=i] p, v, m, c0, c1 ...`: the same store, known to
@@ -426,24 +439,28 @@ pub fn load_tma(op: &Op) -> Option<(u32, &[Value])> {
             map,
         } => {
             let rest = op.args.get(1 + mask as usize + other as usize..)?;
-            Some((i, rest.get(..rest.len().checked_sub(3 * map as usize)?)?))
+            let extra = if map.is_some() { 3 } else { 0 };
+            Some((i, rest.get(..rest.len().checked_sub(extra)?)?))
         }
         _ => None,
     }
 }
 
-/// The tensor a `load[tma=i, map]` reads: its rows, columns and row stride.
-pub fn load_map(op: &Op) -> Option<[Value; 3]> {
+/// The tensor a `load[tma=i, map]` reads: its rows, columns and row
+/// stride, and how the block lies in it.
+pub fn load_map(op: &Op) -> Option<([Value; 3], MapOrder)> {
     match op.kind {
         OpKind::Load {
             tma: Some(_),
-            map: true,
+            map: Some(order),
             ..
-        } => op
-            .args
-            .get(op.args.len().checked_sub(3)?..)?
-            .try_into()
-            .ok(),
+        } => Some((
+            op.args
+                .get(op.args.len().checked_sub(3)?..)?
+                .try_into()
+                .ok()?,
+            order,
+        )),
         _ => None,
     }
 }

@@ -441,10 +441,9 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
         "load" => {
             let has = |s: &str| attrs.iter().any(|a| a == s);
             let tma = attrs.iter().find_map(|a| a.strip_prefix("tma="));
-            if attrs
-                .iter()
-                .any(|a| a != "mask" && a != "other" && a != "map" && !a.starts_with("tma="))
-            {
+            if attrs.iter().any(|a| {
+                !["mask", "other", "map", "map_t"].contains(&a.as_str()) && !a.starts_with("tma=")
+            }) {
                 return None;
             }
             OpKind::Load {
@@ -454,7 +453,13 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
                     Some(i) => Some(i.parse().ok()?),
                     None => None,
                 },
-                map: has("map"),
+                map: if has("map") {
+                    Some(MapOrder::Rows)
+                } else if has("map_t") {
+                    Some(MapOrder::Transposed)
+                } else {
+                    None
+                },
             }
         }
         "atomic" if n == 3 || (n == 4 && attrs[3] == "mask") => OpKind::AtomicRmw {

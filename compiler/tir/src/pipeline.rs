@@ -684,7 +684,7 @@ kernel @k(%0: *fp16 {{div=16}} \"a\", %1: *fp32 {{div=16}} \"b\", %2: *fp32 {{di
                     mask: false,
                     other: false,
                     tma: None,
-                    map: false,
+                    map: None,
                 }
         });
         assert!(!unmasked_vector_load);

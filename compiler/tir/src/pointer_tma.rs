@@ -22,6 +22,9 @@
 //!   and the value of stores whose mask holds `start + i < m` on that dim,
 //!   so the rows that differ are never written.
 //!
+//! A block whose dim 0 has stride 1 (a `[K, N]` block of a tensor stored
+//! N-major) is the transpose of a block of that tensor (`map_t`).
+//!
 //! The mark adds the block's coordinates (row, column, `i32`) and the
 //! tensor's rows, columns and row stride (parameters or constants, which
 //! the launch reads to build the copy engine's tensor map). The pointers
@@ -318,7 +321,9 @@ fn host_value(f: &Facts, v: Value) -> bool {
 /// What a qualifying load becomes.
 struct Plan {
     param: u32,
+    /// The block's first element's row and column in the tensor.
     coords: [Sym; 2],
+    order: MapOrder,
     /// rows, columns, row stride: each a host value or a constant.
     map: [Result<Value, i64>; 3],
 }
@@ -448,10 +453,17 @@ fn plan_load(k: &Kernel, f: &Facts, for_op: &Op, body: &Region, load: &Op) -> Op
         return None;
     }
     terms.sort_by_key(|t| t.0);
-    let row_stride = terms[0].2.clone();
-    if terms[1].2 != Sym::constant(1) {
-        return None;
-    }
+    // The dim of stride 1 runs along the tensor's columns: dim 1 as a rule,
+    // dim 0 for a `[K, N]` block of a tensor stored N-major (tutorial 03's
+    // pre-transposed fp8 `b`), read as its transpose.
+    let one = Sym::constant(1);
+    let inner = match (terms[0].2 == one, terms[1].2 == one) {
+        (_, true) => 1,
+        (true, false) => 0,
+        _ => return None,
+    };
+    let outer = 1 - inner;
+    let row_stride = terms[outer].2.clone();
     let stride_value = match row_stride.as_const() {
         Some(c) if c > 0 && (c * esize) % 16 == 0 => Err(c),
         Some(_) => return None,
@@ -477,9 +489,9 @@ fn plan_load(k: &Kernel, f: &Facts, for_op: &Op, body: &Region, load: &Op) -> Op
     let mut advance = [0i64; 2];
     if step != Sym::default() {
         if let Some(c) = step.as_const() {
-            advance[1] = c;
+            advance[inner] = c;
         } else {
-            advance[0] = step.ratio(&row_stride)?;
+            advance[outer] = step.ratio(&row_stride)?;
         }
     }
     // Iterations so far, as a multiple of the induction variable.
@@ -550,9 +562,20 @@ fn plan_load(k: &Kernel, f: &Facts, for_op: &Op, body: &Region, load: &Op) -> Op
     if !wraps.is_empty() && !unseen(k, f, load.results[0], &wraps) {
         return None;
     }
+    let (rows, cols) = if inner == 1 {
+        (rows, cols)
+    } else {
+        (cols, rows)
+    };
+    let [c0, c1] = coords;
     Some(Plan {
         param: *param,
-        coords,
+        coords: if inner == 1 { [c0, c1] } else { [c1, c0] },
+        order: if inner == 1 {
+            MapOrder::Rows
+        } else {
+            MapOrder::Transposed
+        },
         map: [rows, cols, stride_value],
     })
 }
@@ -699,7 +722,7 @@ fn rewrite(k: &mut Kernel, r: &mut Region, plans: &HashMap<Value, Plan>) {
                 mask,
                 other,
                 tma: Some(p.param),
-                map: true,
+                map: Some(p.order),
             };
             r.ops.push(op);
         }

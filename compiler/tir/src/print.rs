@@ -156,8 +156,10 @@ pub fn op_head(kind: &OpKind) -> String {
             if let Some(i) = tma {
                 attrs.push(format!("tma={i}"));
             }
-            if *map {
-                attrs.push("map".into());
+            match map {
+                Some(MapOrder::Rows) => attrs.push("map".into()),
+                Some(MapOrder::Transposed) => attrs.push("map_t".into()),
+                None => {}
             }
             if attrs.is_empty() {
                 "load".into()

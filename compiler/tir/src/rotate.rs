@@ -333,7 +333,7 @@ kernel @k(%0: *fp16 {div=16} \"a\", %1: *fp16 {div=16} \"o\") {
                 mask: true,
                 other: false,
                 tma: None,
-                map: false,
+                map: None,
             }
         );
         let y = body.last().expect("yield");

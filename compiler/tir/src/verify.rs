@@ -282,16 +282,16 @@ impl Verifier<'_> {
             } => {
                 let n = 1 + *mask as usize + *other as usize;
                 let coords = if tma.is_some() { arg(0).shape.len() } else { 0 };
-                if *map && (tma.is_none() || coords != 2) {
+                if map.is_some() && (tma.is_none() || coords != 2) {
                     return self.fail(op, "a mapped load is not a 2-D tma load");
                 }
                 if let Some(i) = tma {
-                    if !self.tma_ok(*i, coords, *map, op.args.get(n..).unwrap_or(&[])) {
+                    if !self.tma_ok(*i, coords, map.is_some(), op.args.get(n..).unwrap_or(&[])) {
                         return self
                             .fail(op, "a tma load's descriptor or coordinates are malformed");
                     }
                 }
-                counts(n + coords + 3 * *map as usize, 1) && {
+                counts(n + coords + if map.is_some() { 3 } else { 0 }, 1) && {
                     let p = arg(0);
                     let value = match p.elem {
                         Elem::Ptr(d) => p.with_elem(Elem::Scalar(d)),

@@ -535,7 +535,7 @@ impl Lowerer<'_> {
             mask: mask.is_some(),
             other: mask.is_some(),
             tma,
-            map: false,
+            map: None,
         };
         Ok(KVal::T(self.emit1(kind, operands, rt, span)))
     }

@@ -551,7 +551,7 @@ impl Lowerer<'_> {
                 mask: mask.is_some(),
                 other: has_other,
                 tma: None,
-                map: false,
+                map: None,
             },
             operands,
             rt,

@@ -32,6 +32,7 @@ use super::*;
 use crate::{MapSrc, TensorMapUse};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::AnyType;
+use tilebook_tir::MapOrder;
 
 /// Which tile streams are bulk copies, and where their barriers are.
 #[derive(Default)]
@@ -125,7 +126,7 @@ fn map_params(k: &Kernel) -> Vec<MapKey> {
     tilebook_tir::walk_ops(&k.body, &mut |op| {
         let key = match (tilebook_tir::load_tma(op), tilebook_tir::store_tma(op)) {
             (Some((i, _)), _) => match tilebook_tir::load_map(op) {
-                Some(m) => match map_shape(k, m) {
+                Some((m, _)) => match map_shape(k, m) {
                     Some(s) => (i, false, Some(s)),
                     None => return,
                 },
@@ -221,18 +222,35 @@ impl<'ctx> Gen<'ctx, '_> {
     /// where one can perform it: a `wgmma` tile stored as the load's block
     /// (not transposed on the way), at most 256 rows and a column block of
     /// the swizzle's width, with zero or NaN where masked off.
+    ///
+    /// A `[K, N]` block read as the transpose of a tensor block (`map_t`)
+    /// fills the K-major tile its K-major copy would (`N x K`, the tensor's
+    /// rows by its columns), so the box is the tile's as for any other.
     fn tma_candidate(&self, op: &Op, role: TileRole) -> Option<(u32, TensorMapUse)> {
         let (param, coords) = tilebook_tir::load_tma(op)?;
         let r = op.results[0];
         let t = self.ty(r);
         let l = role.layout;
         let staged = role.operand == 1 && self.tile_plan.transposed.contains(&l);
-        if !l.wgmma || staged || self.tile_plan.k_major.contains_key(&r) || coords.len() != 2 {
+        let map = tilebook_tir::load_map(op);
+        let transposed = matches!(map, Some((_, MapOrder::Transposed)));
+        let k_major = self.tile_plan.k_major.contains_key(&r);
+        if !l.wgmma || staged || k_major != transposed || coords.len() != 2 {
             return None;
         }
         let s = l.swizzled(role.operand);
         let elem = t.dtype()?.size_bytes();
-        if t.shape != [s.rows, s.cols] || s.rows > 256 || s.elem != elem || s.swizzle < 32 {
+        let shape = if transposed {
+            [t.shape[1], t.shape[0]]
+        } else {
+            [t.shape[0], t.shape[1]]
+        };
+        if t.shape.len() != 2
+            || shape != [s.rows, s.cols]
+            || s.rows > 256
+            || s.elem != elem
+            || s.swizzle < 32
+        {
             return None;
         }
         let nan_fill = match tilebook_tir::load_other(op) {
@@ -251,8 +269,8 @@ impl<'ctx> Gen<'ctx, '_> {
                 cols: s.block_cols() as u32,
                 swizzle: s.swizzle as u32,
                 nan_fill,
-                shape: match tilebook_tir::load_map(op) {
-                    Some(m) => Some(map_shape(self.k, m)?),
+                shape: match map {
+                    Some((m, _)) => Some(map_shape(self.k, m)?),
                     None => None,
                 },
             },
