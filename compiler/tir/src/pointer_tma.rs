@@ -80,12 +80,11 @@ impl Sym {
     }
     /// `self == f * o` for a constant `f`.
     fn ratio(&self, o: &Sym) -> Option<i64> {
-        if o.terms.is_empty() {
-            return (o.constant != 0 && self.terms.is_empty() && self.constant % o.constant == 0)
-                .then(|| self.constant / o.constant);
-        }
-        let (v, c) = o.terms.iter().next()?;
-        let f = self.terms.get(v)? / c;
+        let f = match o.terms.iter().next() {
+            None if self.terms.is_empty() => self.constant.checked_div(o.constant)?,
+            None => return None,
+            Some((v, c)) => self.terms.get(v)?.checked_div(*c)?,
+        };
         (o.scale(f)? == *self).then_some(f)
     }
 }
@@ -465,7 +464,7 @@ fn plan_load(k: &Kernel, f: &Facts, for_op: &Op, body: &Region, load: &Op) -> Op
     let outer = 1 - inner;
     let row_stride = terms[outer].2.clone();
     let stride_value = match row_stride.as_const() {
-        Some(c) if c > 0 && (c * esize) % 16 == 0 => Err(c),
+        Some(c) if c > 0 && c.checked_mul(esize).is_some_and(|b| b % 16 == 0) => Err(c),
         Some(_) => return None,
         None => {
             let (v, 1) = row_stride.terms.iter().next().map(|(v, c)| (*v, *c))? else {
@@ -692,39 +691,39 @@ fn materialize(k: &mut Kernel, s: &Sym, loc: Loc, out: &mut Vec<Op>) -> Value {
     acc
 }
 
+/// Mark the planned loads of `r` (and of the regions in it), each with its
+/// coordinates computed just before it.
 fn rewrite(k: &mut Kernel, r: &mut Region, plans: &HashMap<Value, Plan>) {
-    {
-        let ops = std::mem::take(&mut r.ops);
-        for mut op in ops {
-            for sub in &mut op.regions {
-                rewrite(k, sub, plans);
-            }
-            let Some(p) = op.results.first().and_then(|v| plans.get(v)) else {
-                r.ops.push(op);
-                continue;
-            };
-            let OpKind::Load { mask, other, .. } = op.kind else {
-                r.ops.push(op);
-                continue;
-            };
-            let mut extra = vec![];
-            for c in &p.coords {
-                extra.push(materialize(k, c, op.loc, &mut r.ops));
-            }
-            for m in &p.map {
-                extra.push(match m {
-                    Ok(v) => *v,
-                    Err(c) => materialize(k, &Sym::constant(*c), op.loc, &mut r.ops),
-                });
-            }
-            op.args.extend(extra);
-            op.kind = OpKind::Load {
-                mask,
-                other,
-                tma: Some(p.param),
-                map: Some(p.order),
-            };
-            r.ops.push(op);
+    let ops = std::mem::take(&mut r.ops);
+    for mut op in ops {
+        for sub in &mut op.regions {
+            rewrite(k, sub, plans);
         }
+        let Some(p) = op.results.first().and_then(|v| plans.get(v)) else {
+            r.ops.push(op);
+            continue;
+        };
+        let OpKind::Load { mask, other, .. } = op.kind else {
+            r.ops.push(op);
+            continue;
+        };
+        let mut extra = vec![];
+        for c in &p.coords {
+            extra.push(materialize(k, c, op.loc, &mut r.ops));
+        }
+        for m in &p.map {
+            extra.push(match m {
+                Ok(v) => *v,
+                Err(c) => materialize(k, &Sym::constant(*c), op.loc, &mut r.ops),
+            });
+        }
+        op.args.extend(extra);
+        op.kind = OpKind::Load {
+            mask,
+            other,
+            tma: Some(p.param),
+            map: Some(p.order),
+        };
+        r.ops.push(op);
     }
 }
