@@ -109,6 +109,13 @@ fn tutorial_matmul_operands_arrive_by_bulk_tensor_copies() {
         p.contains("mbarrier.try_wait.parity.shared::cta.b64"),
         "{p}"
     );
+    // The copy engine writes the tiles in the async proxy that `wgmma`
+    // reads, so the loop waits on their barriers with no proxy fence; the
+    // one fence left orders the threads' earlier scratch writes before the
+    // first bulk copies.
+    assert_eq!(p.matches("fence.proxy.async.shared::cta").count(), 1, "{p}");
+    let fence = p.find("fence.proxy.async.shared::cta").unwrap_or(0);
+    assert!(fence < p.find(bulk).unwrap_or(0), "{p}");
     // No thread copies operands itself any more.
     assert!(!p.contains("cp.async.cg"), "{p}");
     assert!(!p.contains("cp.async.ca"), "{p}");
@@ -218,5 +225,10 @@ fn transposed_b_blocks_arrive_by_bulk_tensor_copies_into_k_major_tiles() {
         );
         assert!(!p.contains("cp.async.cg"), "{ty}: {p}");
         assert!(p.contains("cp.async.bulk.tensor.2d"), "{ty}: {p}");
+        assert_eq!(
+            p.matches("fence.proxy.async.shared::cta").count(),
+            1,
+            "{ty}: {p}"
+        );
     }
 }

@@ -118,6 +118,11 @@ def transposed_b(m, n, k, dt, bm=128, bn=128, bk=64, warps=8, stages=3):
 
 
 transposed_b(512, 512, 512, torch.float8_e5m2, bk=128)
+# fp8 128 x 128 x 128 over 8 warps and 3 stages (two blocks per SM, the
+# table's fp8 config): a long K (each stage's barrier through many phases),
+# and ragged M, N and K.
+transposed_b(512, 512, 4096, torch.float8_e5m2, bk=128)
+transposed_b(260, 390, 1008, torch.float8_e4m3fn, bk=128)
 transposed_b(1000, 600, 384, torch.float8_e5m2, bn=256, bk=128)
 transposed_b(300, 200, 256, torch.float8_e4m3fn)
 transposed_b(500, 260, 320, torch.float16)

@@ -557,7 +557,11 @@ impl<'ctx> Gen<'ctx, '_> {
         for &v in &bulk {
             self.wait_tma(v)?;
         }
-        if async_proxy {
+        // Generic-proxy writes (`cp.async`, stores) reach `wgmma`'s async
+        // proxy through a fence; tiles the copy engine wrote are in that
+        // proxy already, and their barrier's wait made them visible.
+        let fence = async_proxy && !(self.is_tma_tile(a) && self.is_tma_tile(b));
+        if fence {
             self.ptx_statement("fence.proxy.async.shared::cta;")?;
         }
         self.barrier()?;
@@ -576,8 +580,8 @@ impl<'ctx> Gen<'ctx, '_> {
                     .collect();
                 landed.tiles.extend(done);
                 landed.tiles.extend(&bulk);
-                landed.fenced |= async_proxy;
-                landed.before_loop_seen |= async_proxy;
+                landed.fenced |= fence;
+                landed.before_loop_seen |= fence;
             }
         }
         let b_tile = if self.tile_plan.transposed.contains(l) {
