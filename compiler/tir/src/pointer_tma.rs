@@ -110,6 +110,9 @@ struct Facts {
     uses: HashMap<Value, Vec<(usize, usize)>>,
     /// Ops by id (pre-order), with the id of the op whose region holds them.
     ops: Vec<(Op, Option<usize>)>,
+    /// The arguments of each region-holding op's first region, by op id
+    /// (a loop body's induction variable and carried values).
+    body_args: HashMap<usize, Vec<Value>>,
     params: HashMap<Value, (u32, ParamAttrs)>,
 }
 
@@ -118,6 +121,7 @@ fn collect(k: &Kernel) -> Facts {
         defs: HashMap::new(),
         uses: HashMap::new(),
         ops: vec![],
+        body_args: HashMap::new(),
         params: HashMap::new(),
     };
     for (i, p) in k.params.iter().enumerate() {
@@ -134,6 +138,9 @@ fn collect(k: &Kernel) -> Facts {
             }
             for res in &op.results {
                 f.defs.insert(*res, Def::Op(shallow.clone()));
+            }
+            if let Some(sub) = op.regions.first() {
+                f.body_args.insert(id, sub.args.clone());
             }
             for sub in &op.regions {
                 for a in &sub.args {
@@ -609,8 +616,8 @@ fn unseen(k: &Kernel, f: &Facts, v: Value, wraps: &[(usize, Value, Value)]) -> b
                     match outer.kind {
                         OpKind::For => {
                             work.push((outer.results[pos], d));
-                            if let Some(body) = find_region(&k.body, *p) {
-                                work.push((body.args[pos + 1], d));
+                            if let Some(&a) = f.body_args.get(p).and_then(|a| a.get(pos + 1)) {
+                                work.push((a, d));
                             }
                         }
                         OpKind::If => work.push((outer.results[pos], d)),
@@ -619,8 +626,8 @@ fn unseen(k: &Kernel, f: &Facts, v: Value, wraps: &[(usize, Value, Value)]) -> b
                 }
                 OpKind::For if pos >= 3 => {
                     work.push((op.results[pos - 3], d));
-                    if let Some(body) = find_region(&k.body, id) {
-                        work.push((body.args[pos - 2], d));
+                    if let Some(&a) = f.body_args.get(&id).and_then(|a| a.get(pos - 2)) {
+                        work.push((a, d));
                     }
                 }
                 OpKind::Store {

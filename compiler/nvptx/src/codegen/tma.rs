@@ -122,11 +122,19 @@ pub(super) fn append_params<'ctx>(
 /// (`(i, true)`: a store's box is its whole block, unswizzled), in
 /// parameter order.
 fn map_params(k: &Kernel) -> Vec<MapKey> {
+    let mut consts = HashMap::new();
+    tilebook_tir::walk_ops(&k.body, &mut |op| {
+        if let (OpKind::Const(tilebook_tir::Const::Int(x)), Some(&r)) =
+            (&op.kind, op.results.first())
+        {
+            consts.insert(r, *x);
+        }
+    });
     let mut out = vec![];
     tilebook_tir::walk_ops(&k.body, &mut |op| {
         let key = match (tilebook_tir::load_tma(op), tilebook_tir::store_tma(op)) {
             (Some((i, _)), _) => match tilebook_tir::load_map(op) {
-                Some((m, _)) => match map_shape(k, m) {
+                Some((m, _)) => match map_shape(k, m, &|v| consts.get(&v).copied()) {
                     Some(s) => (i, false, Some(s)),
                     None => return,
                 },
@@ -144,23 +152,16 @@ fn map_params(k: &Kernel) -> Vec<MapKey> {
 }
 
 /// Where the launch finds a mapped load's rows, columns and row stride:
-/// each must be a parameter or a constant.
-pub(super) fn map_shape(k: &Kernel, m: [Value; 3]) -> Option<[MapSrc; 3]> {
-    let src = |v: Value| {
-        if let Some(i) = k.params.iter().position(|p| p.value == v) {
-            return Some(MapSrc::Param(i as u32));
-        }
-        let mut c = None;
-        tilebook_tir::walk_ops(&k.body, &mut |op| {
-            if let (OpKind::Const(tilebook_tir::Const::Int(x)), Some(&r)) =
-                (&op.kind, op.results.first())
-            {
-                if r == v {
-                    c = Some(MapSrc::Const(*x));
-                }
-            }
-        });
-        c
+/// each must be a parameter or an integer constant (`int_const` looks
+/// those up).
+pub(super) fn map_shape(
+    k: &Kernel,
+    m: [Value; 3],
+    int_const: &dyn Fn(Value) -> Option<i64>,
+) -> Option<[MapSrc; 3]> {
+    let src = |v: Value| match k.params.iter().position(|p| p.value == v) {
+        Some(i) => Some(MapSrc::Param(i as u32)),
+        None => int_const(v).map(MapSrc::Const),
     };
     Some([src(m[0])?, src(m[1])?, src(m[2])?])
 }
@@ -270,7 +271,13 @@ impl<'ctx> Gen<'ctx, '_> {
                 swizzle: s.swizzle as u32,
                 nan_fill,
                 shape: match map {
-                    Some((m, _)) => Some(map_shape(self.k, m)?),
+                    Some((m, _)) => {
+                        let int_const = |v: Value| match self.defs.get(&v).map(|op| &op.kind) {
+                            Some(OpKind::Const(tilebook_tir::Const::Int(x))) => Some(*x),
+                            _ => None,
+                        };
+                        Some(map_shape(self.k, m, &int_const)?)
+                    }
                     None => None,
                 },
             },
