@@ -21,19 +21,20 @@ suite() {
 case "${PART:-probe}" in
 probe)
   cat tests/ir/matmul.py .carry/probe62.py > $t/p.py
-  for r in 1 2; do for m in 0 1; do
+  [ -n "${SKIP_AB:-}" ] || for r in 1 2; do for m in 0 1; do
     echo "== tilebook BULK_FENCE=$m run $r" | tee -a $OUT/ab.txt
     if [ $m = 1 ]; then export TILEBOOK_BULK_FENCE=1; else unset TILEBOOK_BULK_FENCE; fi
     TILEBOOK_CACHE_DIR=$(mktemp -d) timeout 150 $BIN run --device cuda $t/p.py 2>&1 | grep -v "^\[" | tee -a $OUT/ab.txt
   done; done
   unset TILEBOOK_BULK_FENCE
-  echo "== triton" | tee -a $OUT/ab.txt
-  TRITON_CACHE_DIR=$t/tc timeout 150 python3 $t/p.py 2>&1 | tee -a $OUT/ab.txt
+  [ -n "${SKIP_AB:-}" ] || { echo "== triton" | tee -a $OUT/ab.txt
+  TRITON_CACHE_DIR=$t/tc timeout 150 python3 $t/p.py 2>&1 | tee -a $OUT/ab.txt; }
   mkdir -p $OUT/triton_ptx
   for f in $(grep -l "e5m2" $t/tc/*/*.ptx 2>/dev/null); do d=$(basename $(dirname $f)); cp $f $OUT/triton_ptx/$d.ptx; done
   cat tests/ir/matmul.py .carry/power62.py > $t/w.py
   nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv -lms 100 > $OUT/smi.csv 2>&1 &
   smi=$!
+  [ -n "${SKIP_AB:-}" ] || true
   timeout 100 $BIN run --device cuda $t/w.py 2>&1 | grep -v "^\[" | tee -a $OUT/power.txt
   sleep 2
   timeout 100 python3 $t/w.py triton 2>&1 | tee -a $OUT/power.txt

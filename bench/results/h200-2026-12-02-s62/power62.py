@@ -2,7 +2,8 @@
 # measurement holds it (rep=50) and as peers.py holds cuBLAS (warmup=25,
 # rep=100), three times each, while nvidia-smi samples clocks and power.
 import sys, time, torch, triton
-s = 8192
+import os
+s = int(os.environ.get("S", "8192"))
 a = torch.randn(s, s, device='cuda', dtype=torch.float16)
 b = torch.randn(s, s, device='cuda', dtype=torch.float16)
 c = torch.empty((s, s), device='cuda', dtype=torch.float16)
