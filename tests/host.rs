@@ -829,3 +829,43 @@ fn split_chunk_repeat_and_comparison_functions_as_torch_has_them() {
          but got split_sizes=[2, 2]\n"
     );
 }
+
+#[test]
+fn clamp_limits_elements_as_torch_does() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nx = torch.tensor([-2.0, -0.5, float('nan'), 0.25, 3.0])\n\
+         print(torch.clamp(x, -1, 1))\nprint(x.clip(max=0.0))\nprint(torch.clip(x, 0.5, 0.1))\n\
+         i = torch.arange(-3, 4)\nprint(i.clamp(-1, 2), i.clamp(min=0.5).dtype)\n\
+         print(torch.arange(6.0).reshape(2, 3).clamp(torch.tensor([1.0, 2.0, 3.0]), 4.0))\n\
+         h = torch.tensor([-1.0, 0.2, 0.9], dtype=torch.float16)\nh.clamp_(0, 0.5)\nprint(h)",
+    );
+    assert_eq!(
+        out,
+        "tensor([-1.0000, -0.5000,     nan,  0.2500,  1.0000])\n\
+         tensor([-2.0000, -0.5000,     nan,  0.0000,  0.0000])\n\
+         tensor([0.1000, 0.1000,    nan, 0.1000, 0.1000])\n\
+         tensor([-1, -1, -1,  0,  1,  2,  2]) torch.float32\n\
+         tensor([[1., 2., 3.],\n        [3., 4., 4.]])\n\
+         tensor([0.0000, 0.2000, 0.5000], dtype=torch.float16)\n"
+    );
+    for (cell, message) in [
+        (
+            "x.clamp()",
+            "at least one of 'min' or 'max' must not be None",
+        ),
+        (
+            "i.clamp_(min=0.5)",
+            "result type torch.float32 can't be cast to the desired output type torch.int64",
+        ),
+        (
+            "torch.clamp(torch.tensor([True]), 0, 1)",
+            "not implemented for bool",
+        ),
+        ("x.clamp(torch.zeros(3))", "does not broadcast"),
+    ] {
+        let r = s.run_cell(cell);
+        assert!(!r.ok && r.text().contains(message), "{cell}: {}", r.text());
+    }
+}

@@ -26,6 +26,7 @@
 pub mod args;
 pub mod attention_ops;
 pub mod builtins;
+pub mod clamp_ops;
 pub mod cuda_events;
 pub mod device_ops;
 mod distributed;
@@ -269,6 +270,7 @@ impl Engine {
                 cuda_events::TABLE,
                 reference::TABLE,
                 float_class::TABLE,
+                clamp_ops::TABLE,
                 triton::TABLE,
                 docs::TABLE,
             ]),
@@ -613,6 +615,7 @@ mod registry_docs {
         }
         missing.extend(undocumented(crate::tensor_methods::METHODS));
         missing.extend(undocumented(crate::float_class::METHODS));
+        missing.extend(undocumented(crate::clamp_ops::METHODS));
         assert!(missing.is_empty(), "entries without a doc: {missing:?}");
     }
 }

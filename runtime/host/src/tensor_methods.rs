@@ -919,7 +919,10 @@ pub fn field_names() -> impl Iterator<Item = &'static str> {
 /// function of `torch.Tensor`).
 /// Every tensor method: this table and `float_class`'s.
 fn all_methods() -> impl Iterator<Item = &'static Entry<TensorMethodFn>> {
-    METHODS.iter().chain(crate::float_class::METHODS)
+    METHODS
+        .iter()
+        .chain(crate::float_class::METHODS)
+        .chain(crate::clamp_ops::METHODS)
 }
 
 pub fn method_names() -> impl Iterator<Item = &'static str> {
