@@ -869,3 +869,26 @@ fn clamp_limits_elements_as_torch_does() {
         assert!(!r.ok && r.text().contains(message), "{cell}: {}", r.text());
     }
 }
+
+#[test]
+fn linspace_and_logspace_include_both_ends() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nprint(torch.linspace(0, 1, 5), torch.linspace(-1, 1, steps=4))\n\
+         print(torch.linspace(3, 10, 1), torch.linspace(0, 1, 0), torch.linspace(0, 10, 4, dtype=torch.int64))\n\
+         print(torch.logspace(0, 3, 4), torch.logspace(0, 3, 4, base=2.0))",
+    );
+    assert_eq!(
+        out,
+        "tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000]) tensor([-1.0000, -0.3333,  0.3333,  1.0000])\n\
+         tensor([3.]) tensor([]) tensor([ 0,  3,  6, 10])\n\
+         tensor([   1.,   10.,  100., 1000.]) tensor([1., 2., 4., 8.])\n"
+    );
+    let r = s.run_cell("torch.linspace(0, 1, -1)");
+    assert!(
+        !r.ok && r.text().contains("number of steps must be non-negative"),
+        "{}",
+        r.text()
+    );
+}

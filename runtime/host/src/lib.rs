@@ -43,6 +43,7 @@ pub mod ops;
 pub mod reference;
 pub mod registry;
 mod shapes;
+pub mod spaced;
 pub mod tensor_lib;
 pub mod tensor_methods;
 pub mod torch;
@@ -271,6 +272,7 @@ impl Engine {
                 reference::TABLE,
                 float_class::TABLE,
                 clamp_ops::TABLE,
+                spaced::TABLE,
                 triton::TABLE,
                 docs::TABLE,
             ]),
