@@ -67,8 +67,8 @@ fn method_clamp(_s: &mut Engine, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val> 
             "RuntimeError",
             format!(
                 "{name}: result type {} can't be cast to the desired output type {}",
-                torch_name(r.dtype),
-                torch_name(t.dtype)
+                crate::tensor::torch_name(r.dtype),
+                crate::tensor::torch_name(t.dtype)
             ),
         ));
     }
@@ -85,14 +85,6 @@ fn method_clamp(_s: &mut Engine, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val> 
         t.set_at(o, v);
     }
     Ok(Val::Tensor(t.clone()))
-}
-
-/// `torch.float32` for `DType::F32`, as torch names its dtypes.
-fn torch_name(d: DType) -> String {
-    crate::modules::TORCH_DTYPES
-        .iter()
-        .find(|(_, t)| *t == d)
-        .map_or_else(|| d.to_string(), |(n, _)| format!("torch.{n}"))
 }
 
 /// `min` and `max` (positional from `first`, or by keyword); `None` for a

@@ -26,7 +26,7 @@ const SUBMODULES: &[(&str, &str, &str)] = &[
     ("tl.extra.cuda", "libdevice", "tl.extra.cuda.libdevice"),
 ];
 
-pub(crate) const TORCH_DTYPES: &[(&str, DType)] = &[
+const TORCH_DTYPES: &[(&str, DType)] = &[
     ("float16", DType::F16),
     ("half", DType::F16),
     ("bfloat16", DType::BF16),
