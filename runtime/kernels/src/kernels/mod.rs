@@ -20,6 +20,8 @@ mod on_gpu;
 pub(crate) use on_gpu::{finish_pending_check, PendingCheck};
 use on_gpu::{launch_gpus, launch_on};
 mod object;
+mod ptx_files;
+use ptx_files::{dump_ptx, override_ptx};
 mod specialize;
 use object::compiled_value;
 pub use object::{warmup, KernelRef};
@@ -333,7 +335,16 @@ fn load_module(
     cubin: Option<Vec<u8>>,
 ) -> GpuBuilt {
     let t = Instant::now();
-    let threads = 32 * gk.num_warps;
+    let mut gk = gk;
+    let mut threads = 32 * gk.num_warps;
+    let cubin = match override_ptx(&gk) {
+        Some((ptx, n)) => {
+            gk.ptx = ptx;
+            threads = n.unwrap_or(threads);
+            None
+        }
+        None => cubin,
+    };
     let from_cubin = cubin.and_then(|c| {
         loader
             .load_cubin(c.into(), &gk.name, gk.shared_bytes, threads)
@@ -764,19 +775,4 @@ pub fn kernel_attr(_s: &mut dyn Host, k: &Rc<KernelObj>, name: &str) -> R<Val> {
             format!("JITFunction has no attribute '{name}' in tilebook"),
         )),
     }
-}
-
-/// `TILEBOOK_DUMP_PTX=DIR` (with `TILEBOOK_CHECK_PTX=1`): write each
-/// kernel's PTX to `DIR/NAME-HASH.ptx`, HASH of the LLVM IR it was made
-/// from, so two runs under different code-generator options can be
-/// compared kernel by kernel. Best effort: a write that fails is skipped.
-fn dump_ptx(gk: &tilebook_nvptx::GpuKernel) {
-    use std::hash::{Hash, Hasher};
-    let Ok(dir) = std::env::var("TILEBOOK_DUMP_PTX") else {
-        return;
-    };
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    gk.llvm_ir.hash(&mut h);
-    let path = std::path::Path::new(&dir).join(format!("{}-{:016x}.ptx", gk.name, h.finish()));
-    let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(path, &gk.ptx));
 }
