@@ -240,11 +240,19 @@ pub enum OpKind {
     /// tensor (its dim 0 runs along the tensor's columns: a `[K, N]` block
     /// of a tensor stored N-major), `r`, `c` still the tensor's row and
     /// column of its first element.
+    ///
+    /// `load[.., guards=n]`: the mask's outermost `n` AND terms are splats
+    /// of the iteration guards that software pipelining and dot rotation
+    /// add (`pipeline::guard_load`): where one is false the iteration the
+    /// load is for does not run, and neither the value nor anything made
+    /// from it is used, so a backend may skip the load (its value is then
+    /// unspecified rather than the mask's `other`).
     Load {
         mask: bool,
         other: bool,
         tma: Option<u32>,
         map: Option<MapOrder>,
+        guards: u8,
     },
     /// `store[mask] p, v (, m)`: scatter through pointers; no results.
     /// `store[mask, tma=i] p, v, m, c0, c1 ...`: the same store, known to
@@ -437,6 +445,7 @@ pub fn load_tma(op: &Op) -> Option<(u32, &[Value])> {
             other,
             tma: Some(i),
             map,
+            ..
         } => {
             let rest = op.args.get(1 + mask as usize + other as usize..)?;
             let extra = if map.is_some() { 3 } else { 0 };

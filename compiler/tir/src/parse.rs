@@ -441,8 +441,11 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
         "load" => {
             let has = |s: &str| attrs.iter().any(|a| a == s);
             let tma = attrs.iter().find_map(|a| a.strip_prefix("tma="));
+            let guards = attrs.iter().find_map(|a| a.strip_prefix("guards="));
             if attrs.iter().any(|a| {
-                !["mask", "other", "map", "map_t"].contains(&a.as_str()) && !a.starts_with("tma=")
+                !["mask", "other", "map", "map_t"].contains(&a.as_str())
+                    && !a.starts_with("tma=")
+                    && !a.starts_with("guards=")
             }) {
                 return None;
             }
@@ -459,6 +462,10 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
                     Some(MapOrder::Transposed)
                 } else {
                     None
+                },
+                guards: match guards {
+                    Some(n) => n.parse().ok()?,
+                    None => 0,
                 },
             }
         }

@@ -526,6 +526,7 @@ pub(crate) fn guard_load(k: &mut Kernel, load: Op, cond: Value, out: &mut Vec<Op
         other,
         tma,
         map,
+        guards,
     } = load.kind
     else {
         return load;
@@ -559,6 +560,7 @@ pub(crate) fn guard_load(k: &mut Kernel, load: Op, cond: Value, out: &mut Vec<Op
             other,
             tma,
             map,
+            guards: guards.saturating_add(1),
         },
         args,
         results: load.results,
@@ -655,6 +657,56 @@ kernel @k(%0: *fp16 {{div=16}} \"a\", %1: *fp32 {{div=16}} \"b\", %2: *fp32 {{di
         body.iter().position(f).expect("an op")
     }
 
+    /// Each pipelining step guards the prefetches once more (`guards=n`),
+    /// the guards are the mask's outermost AND terms, and the count
+    /// survives printing and parsing.
+    #[test]
+    fn prefetches_count_their_iteration_guards() {
+        let mut k = column_loop(false);
+        let options = PipelineOptions {
+            threads: 128,
+            plain_budget: 0,
+            column_hoist_above: 0,
+        };
+        let guards_in_loop = |k: &Kernel| {
+            let mut g = vec![];
+            walk_ops(&k.body, &mut |op| {
+                if op.kind == OpKind::For {
+                    for o in &op.regions[0].ops {
+                        if let OpKind::Load { guards, .. } = o.kind {
+                            g.push(guards);
+                        }
+                    }
+                }
+            });
+            g
+        };
+        assert_eq!(guards_in_loop(&k), [0, 0]);
+        assert!(pipeline_loads(&mut k, options));
+        assert_eq!(guards_in_loop(&k), [1, 1]);
+        assert!(pipeline_loads(&mut k, options));
+        assert_eq!(guards_in_loop(&k), [2, 2]);
+        crate::verify::verify(&k).expect("pipelined kernel verifies");
+        // The outermost term of a guarded mask is a splat of the guard.
+        let mut defs = HashMap::new();
+        walk_ops(&k.body, &mut |op| {
+            for &r in &op.results {
+                defs.insert(r, op.clone());
+            }
+        });
+        walk_ops(&k.body, &mut |op| {
+            if let OpKind::Load { guards: 2, .. } = op.kind {
+                let and = &defs[&op.args[1]];
+                assert_eq!(and.kind, OpKind::Binary(BinOp::And));
+                assert_eq!(defs[&and.args[1]].kind, OpKind::Splat);
+            }
+        });
+        let text = crate::print::print_kernel(&k);
+        assert!(text.contains("guards=2"), "{text}");
+        let again = crate::parse::parse_kernel(&text).expect("printed kernel parses");
+        assert_eq!(guards_in_loop(&again), [2, 2]);
+    }
+
     #[test]
     fn column_vectors_load_at_the_top_of_the_body() {
         let vector_load = |o: &Op| matches!(o.kind, OpKind::Load { .. }) && o.results.len() == 1;
@@ -685,6 +737,7 @@ kernel @k(%0: *fp16 {{div=16}} \"a\", %1: *fp32 {{div=16}} \"b\", %2: *fp32 {{di
                     other: false,
                     tma: None,
                     map: None,
+                    guards: 0,
                 }
         });
         assert!(!unmasked_vector_load);

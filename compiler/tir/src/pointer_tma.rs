@@ -710,7 +710,13 @@ fn rewrite(k: &mut Kernel, r: &mut Region, plans: &HashMap<Value, Plan>) {
             r.ops.push(op);
             continue;
         };
-        let OpKind::Load { mask, other, .. } = op.kind else {
+        let OpKind::Load {
+            mask,
+            other,
+            guards,
+            ..
+        } = op.kind
+        else {
             r.ops.push(op);
             continue;
         };
@@ -730,6 +736,7 @@ fn rewrite(k: &mut Kernel, r: &mut Region, plans: &HashMap<Value, Plan>) {
             other,
             tma: Some(p.param),
             map: Some(p.order),
+            guards,
         };
         r.ops.push(op);
     }

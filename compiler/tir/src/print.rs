@@ -145,6 +145,7 @@ pub fn op_head(kind: &OpKind) -> String {
             other,
             tma,
             map,
+            guards,
         } => {
             let mut attrs: Vec<String> = vec![];
             if *mask {
@@ -160,6 +161,9 @@ pub fn op_head(kind: &OpKind) -> String {
                 Some(MapOrder::Rows) => attrs.push("map".into()),
                 Some(MapOrder::Transposed) => attrs.push("map_t".into()),
                 None => {}
+            }
+            if *guards > 0 {
+                attrs.push(format!("guards={guards}"));
             }
             if attrs.is_empty() {
                 "load".into()

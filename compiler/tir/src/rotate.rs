@@ -334,6 +334,7 @@ kernel @k(%0: *fp16 {div=16} \"a\", %1: *fp16 {div=16} \"o\") {
                 other: false,
                 tma: None,
                 map: None,
+                guards: 1,
             }
         );
         let y = body.last().expect("yield");

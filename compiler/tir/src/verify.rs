@@ -279,8 +279,12 @@ impl Verifier<'_> {
                 other,
                 tma,
                 map,
+                guards,
             } => {
                 let n = 1 + *mask as usize + *other as usize;
+                if *guards > 0 && !*mask {
+                    return self.fail(op, "a guarded load has no mask");
+                }
                 let coords = if tma.is_some() { arg(0).shape.len() } else { 0 };
                 if map.is_some() && (tma.is_none() || coords != 2) {
                     return self.fail(op, "a mapped load is not a 2-D tma load");

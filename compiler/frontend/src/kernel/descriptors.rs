@@ -536,6 +536,7 @@ impl Lowerer<'_> {
             other: mask.is_some(),
             tma,
             map: None,
+            guards: 0,
         };
         Ok(KVal::T(self.emit1(kind, operands, rt, span)))
     }

@@ -552,6 +552,7 @@ impl Lowerer<'_> {
                 other: has_other,
                 tma: None,
                 map: None,
+                guards: 0,
             },
             operands,
             rt,

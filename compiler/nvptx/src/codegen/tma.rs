@@ -88,6 +88,10 @@ pub(super) type MapKey = (u32, bool, Option<[MapSrc; 3]>);
 pub(super) struct TmaIssue<'ctx> {
     map: IntValue<'ctx>,
     bar: IntValue<'ctx>,
+    /// Whether the iteration the copy prefetches for runs (`i32`, 0 or 1;
+    /// `load[guards=n]`): where it does not, nothing reads the tile, and
+    /// the barrier's phase completes with no bytes instead of a copy.
+    live: Option<IntValue<'ctx>>,
     bytes: usize,
     /// (shared address, inner coordinate, outer coordinate) per column block.
     boxes: Vec<(IntValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>)>,
@@ -507,17 +511,71 @@ impl<'ctx> Gen<'ctx, '_> {
                 .build_int_add(inner, self.i32c((j * s.block_cols()) as i64), "")?;
             boxes.push((dst, c, outer));
         }
+        let live = self.prefetch_guard(op)?;
         self.record_tma(
             r,
             TmaIssue {
                 map,
                 bar,
+                live,
                 bytes: s.bytes(),
                 boxes,
             },
         );
         self.set(r, Reg::B(vec![tile.into(), word.into()]));
         Ok(())
+    }
+
+    /// Whether the iteration a pipelined load prefetches for runs: the
+    /// conjunction of the pipeliner's guards, the outermost `guards` AND
+    /// terms of its mask (`pipeline::guard_load`: `mask & splat(c)`, or
+    /// `splat(c)` for a load that had no mask), as an `i32` 0 or 1. None
+    /// for an unguarded load, or a mask not of that shape.
+    fn prefetch_guard(&self, op: &Op) -> R<Option<IntValue<'ctx>>> {
+        let OpKind::Load {
+            mask: true, guards, ..
+        } = op.kind
+        else {
+            return Ok(None);
+        };
+        let splat_of = |v: Value| {
+            self.defs
+                .get(&v)
+                .filter(|d| d.kind == OpKind::Splat)
+                .and_then(|d| d.args.first().copied())
+        };
+        let mut m = op.args[1];
+        let mut conds = vec![];
+        for _ in 0..guards {
+            if let Some(c) = splat_of(m) {
+                conds.push(c);
+                break;
+            }
+            match self.defs.get(&m) {
+                Some(d) if d.kind == OpKind::Binary(tilebook_tir::BinOp::And) => {
+                    let Some(c) = splat_of(d.args[1]) else {
+                        return Ok(None);
+                    };
+                    conds.push(c);
+                    m = d.args[0];
+                }
+                _ => return Ok(None),
+            }
+        }
+        let mut live: Option<IntValue<'ctx>> = None;
+        for c in conds {
+            let Ok(BasicValueEnum::IntValue(c)) = self.scalar(c) else {
+                return Ok(None);
+            };
+            let c = self
+                .b
+                .build_int_z_extend_or_bit_cast(c, self.ctx.i32_type(), "")?;
+            live = Some(match live {
+                Some(l) => self.b.build_and(l, c, "")?,
+                None => c,
+            });
+        }
+        Ok(live)
     }
 
     /// The parity of the phase the fill of `stage` completes: the role's
@@ -548,12 +606,26 @@ impl<'ctx> Gen<'ctx, '_> {
     /// tile's bytes and asks for each column block.
     pub(super) fn issue_tma(&self, t: &TmaIssue<'ctx>) -> R<()> {
         let mut args: Vec<BasicValueEnum> = vec![self.tid.into(), t.bar.into(), t.map.into()];
-        let mut text = format!(
-            "{{ .reg .pred p; setp.eq.u32 p, $0, 0; @p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {};",
+        let mut text = "{ .reg .pred p; setp.eq.u32 p, $0, 0;".to_string();
+        // A prefetch for an iteration that does not run: thread 0 completes
+        // the barrier's phase (one arrival) with no copy.
+        let first = match t.live {
+            Some(live) => {
+                text.push_str(
+                    " .reg .pred q, n; setp.ne.u32 q, $3, 0; and.pred n, p, !q; and.pred p, p, q; \
+                     @n mbarrier.arrive.shared::cta.b64 _, [$1];",
+                );
+                args.push(live.into());
+                4
+            }
+            None => 3,
+        };
+        text.push_str(&format!(
+            " @p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {};",
             t.bytes
-        );
+        ));
         for (j, (dst, inner, outer)) in t.boxes.iter().enumerate() {
-            let n = 3 + 3 * j;
+            let n = first + 3 * j;
             text.push_str(&format!(
                 " @p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [${n}], [$2, {{${}, ${}}}], [$1];",
                 n + 1,
@@ -563,6 +635,9 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         text.push_str(" }");
         let mut constraints = vec!["r", "r", "l"];
+        if t.live.is_some() {
+            constraints.push("r");
+        }
         constraints.extend(std::iter::repeat_n("r", 3 * t.boxes.len()));
         self.ptx_asm(&text, &constraints.join(","), &args)?;
         if self.tma.mixed {
