@@ -163,6 +163,12 @@ fn cases() -> Vec<Case> {
         case("x = 1\ny = 10**2**63 - 1", "MemoryError", "more than 10^18 digits", 2),
         case("z = 3**10**9", "MemoryError", "about 477121254 digits", 1),
         case("t = torch.empty(2**32).tolist()", "MemoryError", "could not allocate", 1),
+        // Repetition past free memory aborted on allocation
+        // (host/src/vm/memory_guard.rs).
+        case("s = 'a' * 10**12", "MemoryError", "could not allocate 1000000000000 bytes", 1),
+        case("x = 1\nl = 10**12 * [0]", "MemoryError", "could not allocate 8000000000000 bytes", 2),
+        case("b = bytearray(b'ab')\nb *= 10**12", "MemoryError", "could not allocate 2000000000000 bytes", 2),
+        case("t = (1, 2, 3) * 10**12", "MemoryError", "could not allocate 24000000000000 bytes", 1),
         // Sizes are checked arithmetic; allocation failure is a MemoryError
         // (issue 19: these overflowed silently, wrote past a buffer, or aborted).
         case("x = 1\ny = torch.empty((2**62, 2**62))", "RuntimeError", "a tensor of shape (4611686018427387904, 4611686018427387904) has too many elements", 2),

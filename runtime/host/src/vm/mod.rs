@@ -15,6 +15,7 @@
 
 mod convert;
 mod jit;
+mod memory_guard;
 mod natives;
 
 pub use convert::{to_py, to_val};
@@ -110,6 +111,7 @@ impl Host {
             .init_hook(move |vm| vm.set_user_signal_channel(rx))
             .build();
         let globals = interp.enter(|vm| {
+            memory_guard::install(vm);
             // Python's default (RustPython's debug builds use 256); deeper
             // recursion is a RecursionError, and RustPython also guards the
             // native stack itself.
