@@ -169,6 +169,8 @@ fn cases() -> Vec<Case> {
         case("x = 1\nl = 10**12 * [0]", "MemoryError", "could not allocate 8000000000000 bytes", 2),
         case("b = bytearray(b'ab')\nb *= 10**12", "MemoryError", "could not allocate 2000000000000 bytes", 2),
         case("t = (1, 2, 3) * 10**12", "MemoryError", "could not allocate 24000000000000 bytes", 1),
+        case("class L(list):\n    pass\nl = L([0]) * 10**12", "MemoryError", "could not allocate 8000000000000 bytes", 3),
+        case("s = 'ab'.__mul__(10**12)", "MemoryError", "could not allocate 2000000000000 bytes", 1),
         // Sizes are checked arithmetic; allocation failure is a MemoryError
         // (issue 19: these overflowed silently, wrote past a buffer, or aborted).
         case("x = 1\ny = torch.empty((2**62, 2**62))", "RuntimeError", "a tensor of shape (4611686018427387904, 4611686018427387904) has too many elements", 2),
