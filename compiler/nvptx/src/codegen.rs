@@ -271,6 +271,7 @@ pub fn emit<'ctx>(
         smem_global.set_alignment(1024);
     }
     g.plan_tma(&map_params, first_map).map_err(|e| e.0)?;
+    g.relax_bulk_operands(&operand_sizes);
     g.scratch = 0;
     g.ring_bytes = g.place_rings();
     g.smem_bytes.set(g.ring_bytes);

@@ -472,6 +472,41 @@ impl<'ctx> Gen<'ctx, '_> {
         self.barrier()
     }
 
+    /// Widest runs again once bulk copies are planned: a `tl.dot` operand
+    /// size whose every operand arrives by bulk copy has no register copy
+    /// whose runs it must keep (the copy engine fills its tiles), so a store
+    /// of that element count takes the runs that suit it. The fp8 tile's
+    /// 128x128 fp16 result shares its size with the 128x128 fp8 operands:
+    /// with their runs of 16 elements each thread stored 32 bytes as two
+    /// 16-byte halves, half of each of 32 sectors per warp store, and the
+    /// epilogue took 3.7 k cycles where Triton's takes 1.7 k (per-program
+    /// timestamps, bench/NOTES.md session 64).
+    pub(super) fn relax_bulk_operands(&mut self, operands: &HashSet<usize>) {
+        let (mut bulk, mut other) = (HashSet::new(), HashSet::new());
+        tilebook_tir::walk_ops(&self.k.body, &mut |op| {
+            if matches!(op.kind, OpKind::Dot { .. }) {
+                for &v in &op.args[..2] {
+                    let n = self.k.ty(v).numel();
+                    if self.is_tma_tile(v) {
+                        bulk.insert(n);
+                    } else {
+                        other.insert(n);
+                    }
+                }
+            }
+        });
+        if bulk.iter().all(|n| other.contains(n)) {
+            return;
+        }
+        let kept: HashSet<usize> = operands
+            .iter()
+            .copied()
+            .filter(|n| !bulk.contains(n) || other.contains(n))
+            .collect();
+        self.max_vec = crate::layout::run_limits(self.k, &kept);
+        self.scalar_only_sizes(&kept);
+    }
+
     /// Whether tile value `v` arrives by bulk copy (holds a barrier word).
     pub(super) fn is_tma_tile(&self, v: Value) -> bool {
         self.tiles()
