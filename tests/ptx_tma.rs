@@ -250,3 +250,34 @@ fn transposed_b_blocks_arrive_by_bulk_tensor_copies_into_k_major_tiles() {
         }
     }
 }
+
+/// The fp8 tile's result (128 x 128 fp16) has the element count of its
+/// fp8 operands, which arrive by bulk copy and so keep no register runs:
+/// the store takes runs of 8 halves, each warp store whole 32-byte sectors
+/// (not a thread's 32 bytes as two 16-byte halves, half of each of 32
+/// sectors). The trip through shared memory addresses each register at an
+/// immediate offset from one per-thread address. Before: epilogue 3.7 k
+/// cycles a program against Triton's 1.7 k (bench/NOTES.md, session 64).
+#[test]
+fn bulk_copied_fp8_tile_stores_whole_sectors_from_one_address() {
+    let sig = "*fp8e5:16, *fp8e5:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:1, i32:16, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=128, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8, num_stages=3";
+    let p = ptx(
+        "matmul.py",
+        &golden_source("matmul.py"),
+        "matmul_kernel",
+        sig,
+    );
+    assert!(p.contains("cp.async.bulk.tensor.2d"), "{p}");
+    let stores: Vec<&str> = p
+        .lines()
+        .filter(|l| l.contains("st.global.v4.b32"))
+        .collect();
+    assert_eq!(stores.len(), 8, "{p}");
+    assert!(stores.iter().all(|l| !l.contains("+16]")), "{stores:?}");
+    for (op, n) in [("st.shared.b32", 32), ("ld.shared.v4.b32", 8)] {
+        let ls: Vec<&str> = p.lines().filter(|l| l.contains(op)).collect();
+        assert_eq!(ls.len(), n, "{op}: {p}");
+        let immediate = ls.iter().filter(|l| l.contains("+")).count();
+        assert_eq!(immediate, n - 1, "{op}: {ls:?}");
+    }
+}

@@ -47,26 +47,22 @@ impl<'ctx> Gen<'ctx, '_> {
                     .build_int_mul(group, self.i32c((l.m / l.warpgroups().0) as i64), "")?;
             let w16 = self.b.build_int_mul(within, self.i32c(16), "")?;
             let row = self.b.build_int_add(slab, w16, "")?;
-            let row = self.b.build_int_add(row, g, "")?;
-            self.b
-                .build_int_add(row, self.i32c((rm * 64 + 8 * (r / 2)) as i64), "")?
+            self.b.build_int_add(row, g, "")?
         } else {
             let row = self
                 .b
                 .build_int_mul(wm, self.i32c((l.m / l.wm) as i64), "")?;
-            let row = self.b.build_int_add(row, g, "")?;
-            self.b
-                .build_int_add(row, self.i32c((rm * 16 + 8 * (r / 2)) as i64), "")?
+            self.b.build_int_add(row, g, "")?
         };
+        let (dr, dc) = mma_offset(l, rm, rn, r);
+        let row = self.b.build_int_add(row, self.i32c(dr as i64), "")?;
         let col = self
             .b
             .build_int_mul(wn, self.i32c((l.n / l.wn) as i64), "")?;
         let col = self
             .b
             .build_int_add(col, self.b.build_int_mul(t, self.i32c(2), "")?, "")?;
-        let col = self
-            .b
-            .build_int_add(col, self.i32c((rn * 8 + r % 2) as i64), "")?;
+        let col = self.b.build_int_add(col, self.i32c(dc as i64), "")?;
         Ok((row, col))
     }
 
@@ -161,10 +157,18 @@ impl<'ctx> Gen<'ctx, '_> {
             self.smem_addr(0, idx, size)
         };
         self.barrier()?;
+        // One address per thread; each pair's is a constant away from it
+        // (`mma_offset`), so the stores take immediate offsets instead of
+        // an address computation each.
+        let (row0, col0) = self.mma_pos(l, &c, 0, 0, 0)?;
+        let p0 = at(row0, col0)?;
         for i in (0..regs.len()).step_by(2) {
             let (rep, r) = (i / 4, i % 4);
             let (rm, rn) = (rep / l.reps_n(), rep % l.reps_n());
-            let (row, col) = self.mma_pos(l, &c, rm, rn, r)?;
+            let (dr, dc) = mma_offset(l, rm, rn, r);
+            let off = self.i32c(((dr * row_len + dc) * size) as i64);
+            // SAFETY: inside the `l.m * row_len` elements reserved below.
+            let p = unsafe { self.b.build_gep(self.ctx.i8_type(), p0, &[off], "")? };
             let mut pair = mem_vec_type(et, 2).get_undef();
             for j in 0..2 {
                 let x = self.storage_of(regs[i + j], et)?;
@@ -172,7 +176,7 @@ impl<'ctx> Gen<'ctx, '_> {
                     .b
                     .build_insert_element(pair, x, self.i32c(j as i64), "")?;
             }
-            let st = self.b.build_store(at(row, col)?, pair)?;
+            let st = self.b.build_store(p, pair)?;
             let _ = st.set_alignment(2 * size as u32);
         }
         self.need_smem(l.m * row_len * size);
@@ -184,9 +188,30 @@ impl<'ctx> Gen<'ctx, '_> {
         } else {
             1
         };
+        // Power-of-two blocks: each register's coordinates are thread bits
+        // plus a constant (`elem_coords`), so its address is a constant away
+        // from register 0's.
+        let fixed = bl.is_pow2() && !bl.replicated() && shape.iter().all(|d| d.is_power_of_two());
+        let p0 = if fixed {
+            let rc = self.elem_coords(&bl, 0, &shape)?;
+            Some(at(rc[0], rc[1])?)
+        } else {
+            None
+        };
         for r in (0..bl.regs()).step_by(w) {
-            let rc = self.elem_coords(&bl, r, &shape)?;
-            let p = at(rc[0], rc[1])?;
+            let p = match p0 {
+                Some(p0) => {
+                    let c = bl.base(r);
+                    let (kr, kc) = ((c / l.n) & (l.m - 1), c & (l.n - 1));
+                    let off = self.i32c(((kr * row_len + kc) * size) as i64);
+                    // SAFETY: inside the `l.m * row_len` elements reserved above.
+                    unsafe { self.b.build_gep(self.ctx.i8_type(), p0, &[off], "")? }
+                }
+                None => {
+                    let rc = self.elem_coords(&bl, r, &shape)?;
+                    at(rc[0], rc[1])?
+                }
+            };
             if w == 1 {
                 let x = self.b.build_load(et, p, "")?;
                 out.push(self.register_of(x, rt)?);
@@ -615,4 +640,11 @@ impl<'ctx> Gen<'ctx, '_> {
         tb.build_store(slot, self.i32c(0))?;
         Ok(slot)
     }
+}
+
+/// The constant part of MMA register `(rep_m, rep_n, r)`'s row and column:
+/// `mma_pos(rm, rn, r)` is `mma_pos(0, 0, 0)` plus this.
+pub(super) fn mma_offset(l: &MmaLayout, rm: usize, rn: usize, r: usize) -> (usize, usize) {
+    let rep_rows = if l.wgmma { 64 } else { 16 };
+    (rm * rep_rows + 8 * (r / 2), rn * 8 + r % 2)
 }
