@@ -171,6 +171,14 @@ fn cases() -> Vec<Case> {
         case("t = (1, 2, 3) * 10**12", "MemoryError", "could not allocate 24000000000000 bytes", 1),
         case("class L(list):\n    pass\nl = L([0]) * 10**12", "MemoryError", "could not allocate 8000000000000 bytes", 3),
         case("s = 'ab'.__mul__(10**12)", "MemoryError", "could not allocate 2000000000000 bytes", 1),
+        // Sizes given as arguments aborted likewise (host/src/vm/size_guard.rs).
+        case("b = bytes(10**12)", "MemoryError", "could not allocate 1000000000000 bytes", 1),
+        case("x = 0\nb = bytearray(10**12)", "MemoryError", "could not allocate 1000000000000 bytes", 2),
+        case("s = 'x'.ljust(10**12, '-')", "MemoryError", "could not allocate 1000000000000 bytes", 1),
+        case("s = b'x'.zfill(width=10**12)", "MemoryError", "could not allocate 1000000000000 bytes", 1),
+        case("s = 'a\\tb'.expandtabs(10**12)", "MemoryError", "could not allocate 1000000000003 bytes", 1),
+        case("l = list(range(10**12))", "MemoryError", "could not allocate 8000000000000 bytes", 1),
+        case("t = tuple(range(10**12))", "MemoryError", "could not allocate 8000000000000 bytes", 1),
         // Sizes are checked arithmetic; allocation failure is a MemoryError
         // (issue 19: these overflowed silently, wrote past a buffer, or aborted).
         case("x = 1\ny = torch.empty((2**62, 2**62))", "RuntimeError", "a tensor of shape (4611686018427387904, 4611686018427387904) has too many elements", 2),

@@ -17,6 +17,7 @@ mod convert;
 mod jit;
 mod memory_guard;
 mod natives;
+mod size_guard;
 
 pub use convert::{to_py, to_val};
 
@@ -112,6 +113,7 @@ impl Host {
             .build();
         let globals = interp.enter(|vm| {
             memory_guard::install(vm);
+            size_guard::install(vm);
             // Python's default (RustPython's debug builds use 256); deeper
             // recursion is a RecursionError, and RustPython also guards the
             // native stack itself.

@@ -1,0 +1,225 @@
+//! Constructors and padding methods whose result size is an argument,
+//! checked against the host's free memory (as `memory_guard` checks
+//! repetition): `bytes(10**12)`, `bytearray(10**12)`, `'x'.ljust(10**12)`
+//! or `list(range(10**12))` asked RustPython 0.5 for the whole result at
+//! once (or grew towards it for minutes), and a failed Rust allocation
+//! aborts the process. Each is now a `MemoryError` saying how much was
+//! asked where the result cannot fit in free memory; anything else goes
+//! to RustPython's own function.
+//!
+//! Checked: the `new` slots of `bytes` and `tuple` and the `init` slots of
+//! `bytearray` and `list` (an int size, or a `range`'s length: no user
+//! code runs to find it), and the `ljust`, `rjust`, `center`, `zfill` and
+//! `expandtabs` methods of `str`, `bytes` and `bytearray`.
+
+use rustpython_vm::builtins::{PyByteArray, PyBytes, PyInt, PyRange, PyStr, PyTypeRef};
+use rustpython_vm::function::FuncArgs;
+use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+type NewSlot = fn(PyTypeRef, FuncArgs, &VirtualMachine) -> PyResult;
+type InitSlot = fn(PyObjectRef, FuncArgs, &VirtualMachine) -> PyResult<()>;
+
+const PTR: usize = std::mem::size_of::<usize>();
+
+/// A `MemoryError` where `count` items of `item` bytes cannot fit.
+fn room(count: usize, item: usize, vm: &VirtualMachine) -> PyResult<()> {
+    tilebook_tensor::ensure_host_room(count, item).map_err(|m| vm.new_memory_error(m))
+}
+
+/// The element count a constructor's first argument asks for, where it is
+/// known without running user code: a non-negative int (`bytes(n)`, with
+/// `ints`), or a `range`'s length.
+fn asked(args: &FuncArgs, ints: bool, vm: &VirtualMachine) -> Option<usize> {
+    let x = args.args.first()?;
+    if ints {
+        if let Some(i) = x.downcast_ref_if_exact::<PyInt>(vm) {
+            return i.try_to_primitive::<usize>(vm).ok();
+        }
+    }
+    x.downcast_ref_if_exact::<PyRange>(vm)?;
+    x.length(vm).ok()
+}
+
+macro_rules! new_guard {
+    ($name:ident, $orig:ident, $ints:expr, $item:expr) => {
+        static $orig: OnceLock<NewSlot> = OnceLock::new();
+        fn $name(cls: PyTypeRef, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+            if let Some(n) = asked(&args, $ints, vm) {
+                room(n, $item, vm)?;
+            }
+            match $orig.get() {
+                Some(f) => f(cls, args, vm),
+                None => Err(vm.new_system_error("a constructor slot was not kept".to_owned())),
+            }
+        }
+    };
+}
+
+macro_rules! init_guard {
+    ($name:ident, $orig:ident, $ints:expr, $item:expr) => {
+        static $orig: OnceLock<InitSlot> = OnceLock::new();
+        fn $name(zelf: PyObjectRef, args: FuncArgs, vm: &VirtualMachine) -> PyResult<()> {
+            if let Some(n) = asked(&args, $ints, vm) {
+                room(n, $item, vm)?;
+            }
+            match $orig.get() {
+                Some(f) => f(zelf, args, vm),
+                None => Err(vm.new_system_error("an init slot was not kept".to_owned())),
+            }
+        }
+    };
+}
+
+new_guard!(bytes_new, BYTES_NEW, true, 1);
+new_guard!(tuple_new, TUPLE_NEW, false, PTR);
+init_guard!(bytearray_init, BYTEARRAY_INIT, true, 1);
+init_guard!(list_init, LIST_INIT, false, PTR);
+
+thread_local! {
+    /// The padding methods replaced on this thread's types, by `"type.name"`.
+    static METHODS: RefCell<HashMap<String, PyObjectRef>> = RefCell::new(HashMap::new());
+}
+
+/// The bytes of a `str`, `bytes` or `bytearray` (tabs are counted in them).
+fn tabs_and_len(zelf: &PyObjectRef) -> Option<(usize, usize)> {
+    let count = |b: &[u8]| (b.iter().filter(|&&c| c == b'\t').count(), b.len());
+    if let Some(s) = zelf.downcast_ref::<PyStr>() {
+        return Some(count(s.as_bytes()));
+    }
+    if let Some(b) = zelf.downcast_ref::<PyBytes>() {
+        return Some(count(b.as_bytes()));
+    }
+    zelf.downcast_ref::<PyByteArray>()
+        .map(|b| count(&b.borrow_buf()))
+}
+
+/// The bytes a padding method's result would take, where its size
+/// argument is an int: the width (`ljust`, `zfill` ...), or for
+/// `expandtabs` the string with each tab widened to the tab size.
+fn padded_bytes(
+    method: &str,
+    zelf: &PyObjectRef,
+    args: &FuncArgs,
+    vm: &VirtualMachine,
+) -> Option<usize> {
+    let arg = match args.args.first() {
+        Some(a) => a.clone(),
+        None => args
+            .kwargs
+            .get(if method == "expandtabs" {
+                "tabsize"
+            } else {
+                "width"
+            })?
+            .clone(),
+    };
+    let n = arg
+        .downcast_ref::<PyInt>()?
+        .try_to_primitive::<i64>(vm)
+        .ok()?;
+    let n = usize::try_from(n).ok()?;
+    if method != "expandtabs" {
+        return Some(n);
+    }
+    let (tabs, len) = tabs_and_len(zelf)?;
+    Some(tabs.saturating_mul(n).saturating_add(len))
+}
+
+/// A padding method: the result's size checked, then the original.
+fn padding(key: &'static str) -> impl Fn(PyObjectRef, FuncArgs, &VirtualMachine) -> PyResult {
+    move |zelf, args, vm| {
+        let method = key.rsplit('.').next().unwrap_or(key);
+        if let Some(bytes) = padded_bytes(method, &zelf, &args, vm) {
+            room(bytes, 1, vm)?;
+        }
+        match METHODS.with(|m| m.borrow().get(key).cloned()) {
+            Some(orig) => {
+                let mut args = args;
+                args.args.insert(0, zelf);
+                orig.call(args, vm)
+            }
+            None => Err(vm.new_system_error(format!("{key} was not kept"))),
+        }
+    }
+}
+
+const PADDED: [&str; 15] = [
+    "str.ljust",
+    "str.rjust",
+    "str.center",
+    "str.zfill",
+    "str.expandtabs",
+    "bytes.ljust",
+    "bytes.rjust",
+    "bytes.center",
+    "bytes.zfill",
+    "bytes.expandtabs",
+    "bytearray.ljust",
+    "bytearray.rjust",
+    "bytearray.center",
+    "bytearray.zfill",
+    "bytearray.expandtabs",
+];
+
+/// Wrap this thread's types (once per thread, as `memory_guard::install`).
+pub(super) fn install(vm: &VirtualMachine) {
+    thread_local! {
+        static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    if DONE.with(|d| d.replace(true)) {
+        return;
+    }
+    let t = &vm.ctx.types;
+    for key in PADDED {
+        let Some((ty_name, name)) = key.split_once('.') else {
+            continue;
+        };
+        let ty = match ty_name {
+            "str" => t.str_type,
+            "bytes" => t.bytes_type,
+            _ => t.bytearray_type,
+        };
+        let interned = vm.ctx.intern_str(name);
+        let Some(orig) = ty.get_direct_attr(interned) else {
+            continue;
+        };
+        METHODS.with(|m| m.borrow_mut().insert(key.to_owned(), orig));
+        ty.set_attr(interned, vm.new_method(name, ty, padding(key)).into());
+    }
+    let news: [(_, &OnceLock<NewSlot>, NewSlot); 2] = [
+        (t.bytes_type, &BYTES_NEW, bytes_new),
+        (t.tuple_type, &TUPLE_NEW, tuple_new),
+    ];
+    for (ty, keep, guarded) in news {
+        let Some(orig) = ty.slots.new.load() else {
+            continue;
+        };
+        if std::ptr::fn_addr_eq(orig, guarded) {
+            continue;
+        }
+        if std::ptr::fn_addr_eq(*keep.get_or_init(|| orig), orig) {
+            ty.slots.new.store(Some(guarded));
+        }
+    }
+    // `list(x)`'s fast path calls RustPython's `init` directly: without
+    // it, the call goes through the `init` slot checked below.
+    t.list_type.slots.vectorcall.store(None);
+    let inits: [(_, &OnceLock<InitSlot>, InitSlot); 2] = [
+        (t.bytearray_type, &BYTEARRAY_INIT, bytearray_init),
+        (t.list_type, &LIST_INIT, list_init),
+    ];
+    for (ty, keep, guarded) in inits {
+        let Some(orig) = ty.slots.init.load() else {
+            continue;
+        };
+        if std::ptr::fn_addr_eq(orig, guarded) {
+            continue;
+        }
+        if std::ptr::fn_addr_eq(*keep.get_or_init(|| orig), orig) {
+            ty.slots.init.store(Some(guarded));
+        }
+    }
+}
