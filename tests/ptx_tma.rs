@@ -274,10 +274,73 @@ fn bulk_copied_fp8_tile_stores_whole_sectors_from_one_address() {
         .collect();
     assert_eq!(stores.len(), 8, "{p}");
     assert!(stores.iter().all(|l| !l.contains("+16]")), "{stores:?}");
-    for (op, n) in [("st.shared.b32", 32), ("ld.shared.v4.b32", 8)] {
-        let ls: Vec<&str> = p.lines().filter(|l| l.contains(op)).collect();
+    // (paired halves are stored as `b32` or as `u32`, as LLVM types them)
+    for (op, n) in [("st.shared.[bu]32", 32), ("ld.shared.v4.b32", 8)] {
+        let ls: Vec<&str> = p
+            .lines()
+            .filter(|l| {
+                ["b", "u"]
+                    .iter()
+                    .any(|t| l.contains(&op.replace("[bu]", t)))
+            })
+            .collect();
         assert_eq!(ls.len(), n, "{op}: {p}");
         let immediate = ls.iter().filter(|l| l.contains("+")).count();
         assert_eq!(immediate, n - 1, "{op}: {ls:?}");
     }
+    // Each stored pair of halves is converted by one instruction (session
+    // 65; before, a `cvt.rn.f16.f32` per half and a move to pack them).
+    assert_eq!(p.matches("cvt.rn.f16x2.f32").count(), 32, "{p}");
+    assert!(!p.contains("cvt.rn.f16.f32"), "{p}");
+}
+
+/// With `pointer_bulk_stores`, tutorial 03's result block (stored through
+/// plain pointers, masked by `rows < M & cols < N`) is a bulk tensor store:
+/// each thread writes its MMA registers into the swizzled tile (pairs of
+/// halves converted by one `cvt.rn.f16x2.f32`), and one thread asks the
+/// copy engine for four 64-column boxes, which it clips at the tensor's
+/// edges as the mask did. The launch builds the third map from `c` (param
+/// 2), M (3), N (4) and `stride_cm` (10). The kernel ends after the store,
+/// so no barrier follows the wait for the engine's read.
+#[test]
+fn tutorial_matmul_result_as_a_bulk_tensor_store() {
+    let sig = "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, i32:16, i32:1, i32:16, i32:1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION='', num_warps=8, num_stages=3";
+    let p = gpu_kernel(
+        "matmul.py",
+        &golden_source("matmul.py"),
+        "matmul_kernel",
+        sig,
+        &|o| {
+            o.arch = "sm_90".into();
+            o.pointer_bulk_stores = true;
+        },
+    )
+    .ptx;
+    let marks: Vec<&str> = p
+        .lines()
+        .filter(|l| l.starts_with(tilebook_nvptx::TENSOR_MAP_MARK))
+        .collect();
+    assert_eq!(
+        marks.last().copied(),
+        Some("// tilebook tensor map: param 2 box 128 64 swizzle 128 nan 0 shape p3 p4 p10"),
+        "{p}"
+    );
+    let store = "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group";
+    assert_eq!(p.matches(store).count(), 4, "{p}");
+    assert!(!p.contains("st.global"), "{p}");
+    assert_eq!(p.matches("cvt.rn.f16x2.f32").count(), 64, "{p}");
+    assert!(!p.contains("cvt.rn.f16.f32"), "{p}");
+    let tail: Vec<&str> = p.lines().rev().take(6).collect();
+    assert!(!tail.iter().any(|l| l.contains("bar.sync")), "{tail:?}");
+    // Without the option the block is stored by every thread.
+    let plain = ptx(
+        "matmul.py",
+        &golden_source("matmul.py"),
+        "matmul_kernel",
+        sig,
+    );
+    assert!(
+        !plain.contains(store) && plain.contains("st.global"),
+        "{plain}"
+    );
 }

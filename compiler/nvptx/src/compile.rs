@@ -294,7 +294,7 @@ pub(crate) fn compile_with(k: &Kernel, options: &GpuOptions) -> Result<GpuKernel
         && pointer_maps()
     {
         let mut m = k.clone();
-        if tilebook_tir::pointer_tma::annotate(&mut m) {
+        if tilebook_tir::pointer_tma::annotate(&mut m, options.pointer_bulk_stores) {
             tilebook_tir::verify::verify(&m).map_err(|e| {
                 format!("internal error: marking bulk tensor copies produced invalid tile IR: {e}")
             })?;

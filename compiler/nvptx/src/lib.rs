@@ -106,6 +106,14 @@ pub struct GpuOptions {
     /// without them for a launch whose arguments a tensor map cannot
     /// describe (a row stride of 0).
     pub pointer_maps: bool,
+    /// A dot result's masked block store through plain pointers may be a
+    /// bulk tensor store from shared memory (`tilebook_tir::pointer_tma`).
+    /// Off by default: on the H200 the tutorial matmul's epilogue takes
+    /// as long either way (fp16 128x256x64: 731-738 TFLOPS against
+    /// 734-737 per thread; the fp8 tile at K = 512 2-4 % slower;
+    /// bench/NOTES.md session 65). `TILEBOOK_POINTER_BULK_STORE=1` turns
+    /// it on.
+    pub pointer_bulk_stores: bool,
 }
 
 impl GpuOptions {
@@ -119,6 +127,8 @@ impl GpuOptions {
             libdevice_path: None,
             check_bounds: false,
             pointer_maps: true,
+            pointer_bulk_stores: std::env::var("TILEBOOK_POINTER_BULK_STORE")
+                .is_ok_and(|v| v == "1"),
             maxnreg: None,
             predicated_stores: std::env::var("TILEBOOK_PRED_STORES").is_ok_and(|v| v == "1"),
         }

@@ -258,7 +258,16 @@ pub enum OpKind {
     /// `store[mask, tma=i] p, v, m, c0, c1 ...`: the same store, known to
     /// write the block at element coordinates `c0, c1 ...` of the host
     /// tensor descriptor whose base pointer is parameter `i` (as `load`'s).
-    Store { mask: bool, tma: Option<u32> },
+    /// `store[mask, tma=i, map] p, v, m, r, c, rows, cols, stride`: a block
+    /// stored through plain pointers known to be the block at row `r`,
+    /// column `c` of the row-major tensor at pointer parameter `i` with
+    /// `rows`, `cols` and `stride` (as `load[.., map]`'s), the mask being
+    /// exactly `row < rows && col < cols` (`pointer_tma`).
+    Store {
+        mask: bool,
+        tma: Option<u32>,
+        map: bool,
+    },
     /// `atomic[op, sem, scope(, mask)] p, v (, m)`: per element, atomically
     /// replace `*p` by `op(*p, v)` (masked-off lanes do nothing); results the
     /// old elements (0 in masked-off lanes), shaped like `p`.
@@ -431,7 +440,32 @@ pub fn load_other(op: &Op) -> Option<Value> {
 /// The block coordinates of a `store[tma=i]`, as `load_tma`'s.
 pub fn store_tma(op: &Op) -> Option<(u32, &[Value])> {
     match op.kind {
-        OpKind::Store { mask, tma: Some(i) } => Some((i, op.args.get(2 + mask as usize..)?)),
+        OpKind::Store {
+            mask,
+            tma: Some(i),
+            map,
+        } => {
+            let rest = op.args.get(2 + mask as usize..)?;
+            let extra = if map { 3 } else { 0 };
+            Some((i, rest.get(..rest.len().checked_sub(extra)?)?))
+        }
+        _ => None,
+    }
+}
+
+/// The tensor a `store[tma=i, map]` writes: its rows, columns and row
+/// stride.
+pub fn store_map(op: &Op) -> Option<[Value; 3]> {
+    match op.kind {
+        OpKind::Store {
+            tma: Some(_),
+            map: true,
+            ..
+        } => op
+            .args
+            .get(op.args.len().checked_sub(3)?..)?
+            .try_into()
+            .ok(),
         _ => None,
     }
 }

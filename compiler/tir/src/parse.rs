@@ -481,7 +481,11 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
         },
         "store" => {
             let tma = attrs.iter().find_map(|a| a.strip_prefix("tma="));
-            if attrs.iter().any(|a| a != "mask" && !a.starts_with("tma=")) || n > 2 {
+            if attrs
+                .iter()
+                .any(|a| a != "mask" && a != "map" && !a.starts_with("tma="))
+                || n > 3
+            {
                 return None;
             }
             OpKind::Store {
@@ -490,6 +494,7 @@ fn op_kind(name: &str, attrs: &[String]) -> Option<OpKind> {
                     Some(i) => Some(i.parse().ok()?),
                     None => None,
                 },
+                map: attrs.iter().any(|a| a == "map"),
             }
         }
         "reduce" if n == 2 => OpKind::Reduce {

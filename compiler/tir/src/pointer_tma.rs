@@ -334,8 +334,9 @@ struct Plan {
     map: [Result<Value, i64>; 3],
 }
 
-/// Mark every qualifying load; whether any was.
-pub fn annotate(k: &mut Kernel) -> bool {
+/// Mark every qualifying load, and with `stores` every qualifying store;
+/// whether any was.
+pub fn annotate(k: &mut Kernel, stores: bool) -> bool {
     let f = collect(k);
     let mut plans: HashMap<Value, Plan> = HashMap::new();
     for (id, (op, _)) in f.ops.iter().enumerate() {
@@ -351,13 +352,131 @@ pub fn annotate(k: &mut Kernel) -> bool {
             }
         }
     }
-    if plans.is_empty() {
+    let stores = match stores {
+        true => plan_stores(k, &f),
+        false => HashMap::new(),
+    };
+    if plans.is_empty() && stores.is_empty() {
         return false;
     }
     let mut body = std::mem::take(&mut k.body);
     rewrite(k, &mut body, &plans);
+    if !stores.is_empty() {
+        rewrite_stores(k, &mut body, &stores);
+    }
     k.body = body;
     true
+}
+
+/// The stores of a dot's result that are bulk tensor stores: at the
+/// kernel's top level, after every other memory access of the program
+/// (the copy engine's writes are not ordered before a later load of the
+/// program's own), of a `[m, n]` block of the tensor at a 16-byte aligned
+/// pointer parameter, `p + rows[:, None] * stride + cols[None, :]`, with
+/// the mask `rows < m_bound & cols < n_bound` the copy engine's clipping
+/// at the tensor's edges is. Keyed by (pointer, value).
+fn plan_stores(k: &Kernel, f: &Facts) -> HashMap<(Value, Value), Plan> {
+    let mut out = HashMap::new();
+    let dot_shapes: Vec<&[usize]> = f
+        .ops
+        .iter()
+        .filter(|(o, _)| matches!(o.kind, OpKind::Dot { .. }))
+        .map(|(o, _)| &k.ty(o.results[0]).shape[..])
+        .collect();
+    let ops = &k.body.ops;
+    for (i, op) in ops.iter().enumerate() {
+        let later_memory = ops[i + 1..].iter().any(|o| {
+            !o.regions.is_empty()
+                || o.kind.has_side_effects()
+                || matches!(o.kind, OpKind::Load { .. })
+        });
+        if later_memory {
+            continue;
+        }
+        if let Some(p) = plan_store(k, f, op, &dot_shapes) {
+            out.insert((op.args[0], op.args[1]), p);
+        }
+    }
+    out
+}
+
+fn plan_store(k: &Kernel, f: &Facts, op: &Op, dot_shapes: &[&[usize]]) -> Option<Plan> {
+    let OpKind::Store {
+        mask: true,
+        tma: None,
+        ..
+    } = op.kind
+    else {
+        return None;
+    };
+    let t = k.ty(op.args[1]);
+    let esize = t.dtype()?.size_bytes() as i64;
+    if t.shape.len() != 2 || !matches!(esize, 2 | 4) || !dot_shapes.contains(&&t.shape[..]) {
+        return None;
+    }
+    let b = block_start(k, f, op.args[0], esize)?;
+    if b.inner != 1 {
+        return None;
+    }
+    let mut coords: [Sym; 2] = Default::default();
+    for (d, (_, v, _)) in b.terms.iter().enumerate() {
+        coords[d] = f.affine_vector(k, *v)?;
+    }
+    if coords.iter().any(|c| {
+        c.terms
+            .keys()
+            .any(|v| *k.ty(*v) != Type::scalar(DType::I32))
+    }) {
+        return None;
+    }
+    let [Some(rows), Some(cols)] = mask_bounds(k, f, op.args[2], &coords)? else {
+        return None;
+    };
+    Some(Plan {
+        param: b.param,
+        coords,
+        order: MapOrder::Rows,
+        map: [rows, cols, b.stride],
+    })
+}
+
+/// Mark the planned stores of the top-level region `r`.
+fn rewrite_stores(k: &mut Kernel, r: &mut Region, plans: &HashMap<(Value, Value), Plan>) {
+    let ops = std::mem::take(&mut r.ops);
+    for mut op in ops {
+        let plan = match (op.args.first(), op.args.get(1)) {
+            (Some(&p), Some(&v)) => plans.get(&(p, v)),
+            _ => None,
+        };
+        let (Some(p), OpKind::Store { mask: true, .. }) = (plan, &op.kind) else {
+            r.ops.push(op);
+            continue;
+        };
+        let extra = plan_args(k, p, op.loc, &mut r.ops);
+        op.args.extend(extra);
+        op.kind = OpKind::Store {
+            mask: true,
+            tma: Some(p.param),
+            map: true,
+        };
+        r.ops.push(op);
+    }
+}
+
+/// A plan's extra operands (coordinates, then rows, columns and stride),
+/// computed before the current point.
+fn plan_args(k: &mut Kernel, p: &Plan, loc: Loc, out: &mut Vec<Op>) -> Vec<Value> {
+    let mut extra = vec![];
+    for c in &p.coords {
+        extra.push(materialize(k, c, loc, out));
+    }
+    for m in &p.map {
+        extra.push(match m {
+            Ok(v) => *v,
+            Err(c) => materialize(k, &Sym::constant(*c), loc, out),
+        });
+    }
+    extra
 }
 
 /// The body of op number `id` (pre-order, as `collect` numbers them).
@@ -378,6 +497,114 @@ fn find_region(r: &Region, id: usize) -> Option<&Region> {
         None
     }
     go(r, id, &mut 0)
+}
+
+/// A block of pointers `p + rows * stride + cols` (in one `addptr` or
+/// several) into the tensor at a 16-byte aligned pointer parameter.
+struct BlockStart {
+    param: u32,
+    /// Per dim (dim, index vector, stride), sorted by dim.
+    terms: Vec<(usize, Value, Sym)>,
+    /// The dim of stride 1.
+    inner: usize,
+    row_stride: Sym,
+    /// The row stride as a host value or a constant.
+    stride: Result<Value, i64>,
+}
+
+fn block_start(k: &Kernel, f: &Facts, init: Value, esize: i64) -> Option<BlockStart> {
+    let (mut terms, mut scalar) = (vec![], Sym::default());
+    let mut at = f.through(init);
+    let base = loop {
+        let o = f.op(at)?;
+        match o.kind {
+            OpKind::AddPtr => {
+                f.offsets(k, o.args[1], &mut terms, &mut scalar)?;
+                at = f.through(o.args[0]);
+            }
+            OpKind::Splat => break o.args[0],
+            _ => return None,
+        }
+    };
+    let (param, attrs) = f.params.get(&base)?;
+    if attrs.divisibility % 16 != 0 {
+        return None;
+    }
+    if scalar != Sym::default() || terms.len() != 2 || terms[0].0 == terms[1].0 {
+        return None;
+    }
+    terms.sort_by_key(|t| t.0);
+    // The dim of stride 1 runs along the tensor's columns: dim 1 as a rule,
+    // dim 0 for a `[K, N]` block of a tensor stored N-major (tutorial 03's
+    // pre-transposed fp8 `b`), read as its transpose.
+    let one = Sym::constant(1);
+    let inner = match (terms[0].2 == one, terms[1].2 == one) {
+        (_, true) => 1,
+        (true, false) => 0,
+        _ => return None,
+    };
+    let row_stride = terms[1 - inner].2.clone();
+    let stride = match row_stride.as_const() {
+        Some(c) if c > 0 && c.checked_mul(esize).is_some_and(|b| b % 16 == 0) => Err(c),
+        Some(_) => return None,
+        None => {
+            let (v, 1) = row_stride.terms.iter().next().map(|(v, c)| (*v, *c))? else {
+                return None;
+            };
+            let (_, a) = f.params.get(&v)?;
+            if row_stride.terms.len() != 1
+                || row_stride.constant != 0
+                || (a.divisibility as i64 * esize) % 16 != 0
+            {
+                return None;
+            }
+            Ok(v)
+        }
+    };
+    Some(BlockStart {
+        param: *param,
+        terms,
+        inner,
+        row_stride,
+        stride,
+    })
+}
+
+/// The bounds a mask's pieces put on a block whose dims start at
+/// `coords`: per dim, the host value or constant `idx < bound` holds
+/// with; `None` where a piece is not of that form.
+fn mask_bounds(
+    k: &Kernel,
+    f: &Facts,
+    mask: Value,
+    coords: &[Sym; 2],
+) -> Option<[Option<Result<Value, i64>>; 2]> {
+    let mut pieces = vec![];
+    if !f.mask_pieces(k, mask, &mut pieces) {
+        return None;
+    }
+    let mut bounds: [Option<Result<Value, i64>>; 2] = [None, None];
+    for (d, vector, bound) in pieces {
+        let s = f.affine_vector(k, vector)?;
+        // idx = coords[d] + i < coords[d] - s + bound
+        let b = coords[d].add(&s, -1)?.add(&f.sym(k, bound)?, 1)?;
+        let b = match b.as_const() {
+            Some(c) if c > 0 => Err(c),
+            Some(_) => return None,
+            None => {
+                let (&v, &c) = b.terms.iter().next()?;
+                if b.terms.len() != 1 || c != 1 || b.constant != 0 || !f.params.contains_key(&v) {
+                    return None;
+                }
+                Ok(v)
+            }
+        };
+        if bounds[d].is_some_and(|x| x != b) {
+            return None;
+        }
+        bounds[d] = Some(b);
+    }
+    Some(bounds)
 }
 
 fn plan_load(k: &Kernel, f: &Facts, for_op: &Op, body: &Region, load: &Op) -> Option<Plan> {
@@ -437,56 +664,10 @@ fn plan_load(k: &Kernel, f: &Facts, for_op: &Op, body: &Region, load: &Op) -> Op
         }
         sym
     };
-    // The start: `p + rows * stride + cols`, in one `addptr` or several.
-    let (mut terms, mut scalar) = (vec![], Sym::default());
-    let mut at = f.through(init);
-    let base = loop {
-        let o = f.op(at)?;
-        match o.kind {
-            OpKind::AddPtr => {
-                f.offsets(k, o.args[1], &mut terms, &mut scalar)?;
-                at = f.through(o.args[0]);
-            }
-            OpKind::Splat => break o.args[0],
-            _ => return None,
-        }
-    };
-    let (param, attrs) = f.params.get(&base)?;
-    if attrs.divisibility % 16 != 0 {
-        return None;
-    }
-    if scalar != Sym::default() || terms.len() != 2 || terms[0].0 == terms[1].0 {
-        return None;
-    }
-    terms.sort_by_key(|t| t.0);
-    // The dim of stride 1 runs along the tensor's columns: dim 1 as a rule,
-    // dim 0 for a `[K, N]` block of a tensor stored N-major (tutorial 03's
-    // pre-transposed fp8 `b`), read as its transpose.
-    let one = Sym::constant(1);
-    let inner = match (terms[0].2 == one, terms[1].2 == one) {
-        (_, true) => 1,
-        (true, false) => 0,
-        _ => return None,
-    };
+    let b = block_start(k, f, init, esize)?;
+    let (param, terms, inner, row_stride, stride_value) =
+        (b.param, b.terms, b.inner, b.row_stride, b.stride);
     let outer = 1 - inner;
-    let row_stride = terms[outer].2.clone();
-    let stride_value = match row_stride.as_const() {
-        Some(c) if c > 0 && c.checked_mul(esize).is_some_and(|b| b % 16 == 0) => Err(c),
-        Some(_) => return None,
-        None => {
-            let (v, 1) = row_stride.terms.iter().next().map(|(v, c)| (*v, *c))? else {
-                return None;
-            };
-            let (_, a) = f.params.get(&v)?;
-            if row_stride.terms.len() != 1
-                || row_stride.constant != 0
-                || (a.divisibility as i64 * esize) % 16 != 0
-            {
-                return None;
-            }
-            Ok(v)
-        }
-    };
     let dims: Vec<DimIndex> = terms
         .iter()
         .map(|(_, v, _)| f.dim_index(k, *v))
@@ -517,32 +698,14 @@ fn plan_load(k: &Kernel, f: &Facts, for_op: &Op, body: &Region, load: &Op) -> Op
             .add(&Sym::atom(iv).scale(advance[d] / st)?, 1)?;
     }
     // Bounds: the mask's pieces, or the wraps.
-    let mut pieces = vec![];
-    if mask && !f.mask_pieces(k, load.args[1], &mut pieces) {
+    let mut bounds = match mask {
+        true => mask_bounds(k, f, load.args[1], &coords)?,
+        false => [None, None],
+    };
+    if (0..2).any(|d| bounds[d].is_some() && dims[d].wrap.is_some()) {
         return None;
     }
-    let mut bounds: [Option<Result<Value, i64>>; 2] = [None, None];
     let mut wraps = vec![];
-    for (d, vector, bound) in pieces {
-        let s = f.affine_vector(k, vector)?;
-        // idx = coords[d] + i < coords[d] - s + bound
-        let b = coords[d].add(&s, -1)?.add(&f.sym(k, bound)?, 1)?;
-        let b = match b.as_const() {
-            Some(c) if c > 0 => Err(c),
-            Some(_) => return None,
-            None => {
-                let (&v, &c) = b.terms.iter().next()?;
-                if b.terms.len() != 1 || c != 1 || b.constant != 0 || !f.params.contains_key(&v) {
-                    return None;
-                }
-                Ok(v)
-            }
-        };
-        if bounds[d].is_some_and(|x| x != b) || dims[d].wrap.is_some() {
-            return None;
-        }
-        bounds[d] = Some(b);
-    }
     for d in 0..2 {
         if let Some((unwrapped, m)) = dims[d].wrap {
             if bounds[d].is_some() || !host_value(f, m) {
@@ -575,7 +738,7 @@ fn plan_load(k: &Kernel, f: &Facts, for_op: &Op, body: &Region, load: &Op) -> Op
     };
     let [c0, c1] = coords;
     Some(Plan {
-        param: *param,
+        param,
         coords: if inner == 1 { [c0, c1] } else { [c1, c0] },
         order: if inner == 1 {
             MapOrder::Rows
@@ -633,6 +796,7 @@ fn unseen(k: &Kernel, f: &Facts, v: Value, wraps: &[(usize, Value, Value)]) -> b
                 OpKind::Store {
                     mask: true,
                     tma: None,
+                    ..
                 } if pos == 1 => {
                     let mut pieces = vec![];
                     if !f.mask_pieces(k, op.args[2], &mut pieces) {
@@ -720,16 +884,7 @@ fn rewrite(k: &mut Kernel, r: &mut Region, plans: &HashMap<Value, Plan>) {
             r.ops.push(op);
             continue;
         };
-        let mut extra = vec![];
-        for c in &p.coords {
-            extra.push(materialize(k, c, op.loc, &mut r.ops));
-        }
-        for m in &p.map {
-            extra.push(match m {
-                Ok(v) => *v,
-                Err(c) => materialize(k, &Sym::constant(*c), op.loc, &mut r.ops),
-            });
-        }
+        let extra = plan_args(k, p, op.loc, &mut r.ops);
         op.args.extend(extra);
         op.kind = OpKind::Load {
             mask,

@@ -171,12 +171,23 @@ pub fn op_head(kind: &OpKind) -> String {
                 format!("load[{}]", attrs.join(", "))
             }
         }
-        OpKind::Store { mask, tma } => match (mask, tma) {
-            (false, None) => "store".into(),
-            (true, None) => "store[mask]".into(),
-            (false, Some(i)) => format!("store[tma={i}]"),
-            (true, Some(i)) => format!("store[mask, tma={i}]"),
-        },
+        OpKind::Store { mask, tma, map } => {
+            let mut attrs: Vec<String> = vec![];
+            if *mask {
+                attrs.push("mask".into());
+            }
+            if let Some(i) = tma {
+                attrs.push(format!("tma={i}"));
+            }
+            if *map {
+                attrs.push("map".into());
+            }
+            if attrs.is_empty() {
+                "store".into()
+            } else {
+                format!("store[{}]", attrs.join(", "))
+            }
+        }
         OpKind::AtomicRmw {
             op,
             sem,

@@ -306,16 +306,19 @@ impl Verifier<'_> {
                         && *res(0) == value
                 }
             }
-            OpKind::Store { mask, tma } => {
+            OpKind::Store { mask, tma, map } => {
                 let n = 2 + *mask as usize;
                 let coords = if tma.is_some() { arg(0).shape.len() } else { 0 };
+                if *map && (tma.is_none() || coords != 2 || !*mask) {
+                    return self.fail(op, "a mapped store is not a masked 2-D tma store");
+                }
                 if let Some(i) = tma {
-                    if !self.tma_ok(*i, coords, false, op.args.get(n..).unwrap_or(&[])) {
+                    if !self.tma_ok(*i, coords, *map, op.args.get(n..).unwrap_or(&[])) {
                         return self
                             .fail(op, "a tma store's descriptor or coordinates are malformed");
                     }
                 }
-                counts(n + coords, 0) && {
+                counts(n + coords + if *map { 3 } else { 0 }, 0) && {
                     let p = arg(0);
                     match p.elem {
                         Elem::Ptr(d) => {

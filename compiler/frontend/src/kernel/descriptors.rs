@@ -582,6 +582,7 @@ impl Lowerer<'_> {
             OpKind::Store {
                 mask: mask.is_some(),
                 tma,
+                map: false,
             },
             operands,
             vec![],

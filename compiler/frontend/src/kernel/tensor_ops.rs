@@ -660,6 +660,7 @@ impl Lowerer<'_> {
             OpKind::Store {
                 mask: mask.is_some(),
                 tma: None,
+                map: false,
             },
             operands,
             vec![],

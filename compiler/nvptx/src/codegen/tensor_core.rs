@@ -116,6 +116,57 @@ impl<'ctx> Gen<'ctx, '_> {
         })
     }
 
+    /// Two registers as a vector of two elements of storage type `et`.
+    /// fp16/bf16 values live as f32 registers that are rounded f32 results
+    /// (`fpext(fptrunc(x))`): those convert pairwise from the unrounded
+    /// `x`s in one `cvt.rn.f16x2.f32` (or `bf16x2`), the rounding being
+    /// the same, instead of a conversion each and a move to pack them
+    /// (the conversion unit takes a pair a cycle; the tutorial matmul's
+    /// epilogue converts 128 values a thread).
+    pub(super) fn storage_pair(
+        &self,
+        a: BasicValueEnum<'ctx>,
+        b: BasicValueEnum<'ctx>,
+        et: BasicTypeEnum<'ctx>,
+    ) -> R<inkwell::values::VectorValue<'ctx>> {
+        let unrounded = |x: BasicValueEnum<'ctx>| -> Option<BasicValueEnum<'ctx>> {
+            use inkwell::values::InstructionOpcode as Op;
+            let ext = x.as_instruction_value()?;
+            if ext.get_opcode() != Op::FPExt {
+                return None;
+            }
+            let trunc = ext.get_operand(0)?.value()?.as_instruction_value()?;
+            if trunc.get_opcode() != Op::FPTrunc
+                || trunc.get_type() != inkwell::types::AnyType::as_any_type_enum(&et)
+            {
+                return None;
+            }
+            let y = trunc.get_operand(0)?.value()?;
+            (y.get_type() == self.ctx.f32_type().into()).then_some(y)
+        };
+        let cvt = if et == self.ctx.f16_type().into() {
+            Some("cvt.rn.f16x2.f32 $0, $2, $1;")
+        } else if et == self.ctx.bf16_type().into() {
+            Some("cvt.rn.bf16x2.f32 $0, $2, $1;")
+        } else {
+            None
+        };
+        let vt = mem_vec_type(et, 2);
+        if let (Some(text), Some(x), Some(y)) = (cvt, unrounded(a), unrounded(b)) {
+            let bits =
+                self.ptx_value(text, "=r,f,f", self.ctx.i32_type().into(), false, &[x, y])?;
+            return Ok(self.b.build_bit_cast(bits, vt, "")?.into_vector_value());
+        }
+        let mut pair = vt.get_undef();
+        for (j, x) in [a, b].into_iter().enumerate() {
+            let x = self.storage_of(x, et)?;
+            pair = self
+                .b
+                .build_insert_element(pair, x, self.i32c(j as i64), "")?;
+        }
+        Ok(pair)
+    }
+
     fn register_of(
         &self,
         x: BasicValueEnum<'ctx>,
@@ -169,13 +220,7 @@ impl<'ctx> Gen<'ctx, '_> {
             let off = self.i32c(((dr * row_len + dc) * size) as i64);
             // SAFETY: inside the `l.m * row_len` elements reserved below.
             let p = unsafe { self.b.build_gep(self.ctx.i8_type(), p0, &[off], "")? };
-            let mut pair = mem_vec_type(et, 2).get_undef();
-            for j in 0..2 {
-                let x = self.storage_of(regs[i + j], et)?;
-                pair = self
-                    .b
-                    .build_insert_element(pair, x, self.i32c(j as i64), "")?;
-            }
+            let pair = self.storage_pair(regs[i], regs[i + 1], et)?;
             let st = self.b.build_store(p, pair)?;
             let _ = st.set_alignment(2 * size as u32);
         }

@@ -45,8 +45,9 @@ pub(super) struct TmaPlan<'ctx> {
     pub maps: Vec<TensorMapUse>,
     /// Some other tile stream uses `cp.async` (its group counts must hold).
     pub mixed: bool,
-    /// Descriptors whose stores are bulk tensor stores, with their map.
-    pub stores: HashMap<u32, usize>,
+    /// Descriptors (and the shapes of mapped pointer stores) whose stores
+    /// are bulk tensor stores, with their map.
+    pub stores: HashMap<(u32, Option<[MapSrc; 3]>), usize>,
     /// How many barriers there are: they take the last `8 * bars` bytes of
     /// shared memory, after the rings and every scratch use (`place_bars`),
     /// so that they cost no 1024-byte alignment (a block over half the SM's
@@ -144,7 +145,13 @@ fn map_params(k: &Kernel) -> Vec<MapKey> {
                 },
                 None => (i, false, None),
             },
-            (_, Some((i, _))) => (i, true, None),
+            (_, Some((i, _))) => match tilebook_tir::store_map(op) {
+                Some(m) => match map_shape(k, m, &|v| consts.get(&v).copied()) {
+                    Some(s) => (i, true, Some(s)),
+                    None => return,
+                },
+                None => (i, true, None),
+            },
             _ => return,
         };
         if !out.contains(&key) {
@@ -354,9 +361,12 @@ impl<'ctx> Gen<'ctx, '_> {
         }
         plan.mixed = any_tile.iter().any(|r| !plan.roles.contains_key(r));
         // Stores: every store through the descriptor must agree on the box.
-        let mut stores: HashMap<u32, Option<TensorMapUse>> = HashMap::new();
+        let mut stores: HashMap<(u32, Option<[MapSrc; 3]>), Option<TensorMapUse>> = HashMap::new();
         tilebook_tir::walk_ops(&k.body, &mut |op| {
             if let Some((i, coords)) = tilebook_tir::store_tma(op) {
+                let Some((_, shape)) = self.store_key(op) else {
+                    return;
+                };
                 let c = store_box(k.ty(op.args[0]), coords.len()).map(|(rows, cols)| {
                     match self.bulk_store_tile(op) {
                         // Written from the MMA registers into a swizzled
@@ -367,7 +377,7 @@ impl<'ctx> Gen<'ctx, '_> {
                             cols: s.block_cols() as u32,
                             swizzle: s.swizzle as u32,
                             nan_fill: false,
-                            shape: None,
+                            shape,
                         },
                         None => TensorMapUse {
                             desc_param: i,
@@ -375,23 +385,25 @@ impl<'ctx> Gen<'ctx, '_> {
                             cols,
                             swizzle: 0,
                             nan_fill: false,
-                            shape: None,
+                            shape,
                         },
                     }
                 });
-                let e = stores.entry(i).or_insert(c);
+                let e = stores.entry((i, shape)).or_insert(c);
                 if *e != c {
                     *e = None;
                 }
             }
         });
-        for (i, use_) in stores {
-            let (Some(u), Some(m)) = (use_, params.iter().position(|&p| p == (i, true, None)))
+        let mut stores: Vec<_> = stores.into_iter().collect();
+        stores.sort_by_key(|((i, shape), _)| (*i, format!("{shape:?}")));
+        for ((i, shape), use_) in stores {
+            let (Some(u), Some(m)) = (use_, params.iter().position(|&p| p == (i, true, shape)))
             else {
                 continue;
             };
             maps[m] = u;
-            plan.stores.insert(i, m);
+            plan.stores.insert((i, shape), m);
         }
         plan.maps = maps;
         plan.bars = bars;
@@ -717,6 +729,20 @@ impl<'ctx> Gen<'ctx, '_> {
         self.tma.maps.clone()
     }
 
+    /// The map a `store[tma=i]` is keyed by: its descriptor, and for a
+    /// mapped pointer store where the launch finds the tensor's shape.
+    fn store_key(&self, op: &Op) -> Option<(u32, Option<[MapSrc; 3]>)> {
+        let (i, _) = tilebook_tir::store_tma(op)?;
+        let int_const = |v: Value| match self.defs.get(&v).map(|op| &op.kind) {
+            Some(OpKind::Const(tilebook_tir::Const::Int(x))) => Some(*x),
+            _ => None,
+        };
+        match tilebook_tir::store_map(op) {
+            Some(m) => Some((i, Some(map_shape(self.k, m, &int_const)?))),
+            None => Some((i, None)),
+        }
+    }
+
     /// The swizzled tile a bulk store's block is written into straight from
     /// MMA registers: a value in an MMA layout of the block's shape, of 2-
     /// or 4-byte elements (else the block is written from the blocked
@@ -741,13 +767,7 @@ impl<'ctx> Gen<'ctx, '_> {
             let (rep, r) = (i / 4, i % 4);
             let (rm, rn) = (rep / l.reps_n(), rep % l.reps_n());
             let (row, col) = self.mma_pos(l, &c, rm, rn, r)?;
-            let mut pair = super::mem_vec_type(et, 2).get_undef();
-            for j in 0..2 {
-                let x = self.storage_of(regs[i + j], et)?;
-                pair = self
-                    .b
-                    .build_insert_element(pair, x, self.i32c(j as i64), "")?;
-            }
+            let pair = self.storage_pair(regs[i], regs[i + 1], et)?;
             let off = self.swizzled_offset(s, row, col)?;
             let p = self.smem_addr(0, off, 1)?;
             let st = self.b.build_store(p, pair)?;
@@ -761,10 +781,10 @@ impl<'ctx> Gen<'ctx, '_> {
     /// asks the copy engine to write it (clipped at the tensor's edges, as
     /// the store's mask is), waiting only until scratch has been read.
     pub(super) fn tma_store(&mut self, op: &Op) -> R<bool> {
-        let Some((i, coords)) = tilebook_tir::store_tma(op) else {
+        let Some((_, coords)) = tilebook_tir::store_tma(op) else {
             return Ok(false);
         };
-        let Some(&m) = self.tma.stores.get(&i) else {
+        let Some(&m) = self.store_key(op).and_then(|key| self.tma.stores.get(&key)) else {
             return Ok(false);
         };
         let pt = self.ty(op.args[0]).clone();
@@ -827,8 +847,13 @@ impl<'ctx> Gen<'ctx, '_> {
         let mut constraints = vec!["r", "l", "r"];
         constraints.extend(std::iter::repeat_n("r", 2 * boxes.len()));
         self.ptx_asm(&text, &constraints.join(","), &args)?;
-        // Scratch is free again once thread 0 saw it read.
-        self.barrier()?;
+        // Scratch is free again once thread 0 saw it read; where the kernel
+        // ends here, nothing else uses it (and the block's shared memory
+        // stays until thread 0, which waited for the read, returns).
+        let last = self.k.body.ops.last().is_some_and(|l| std::ptr::eq(l, op));
+        if !last {
+            self.barrier()?;
+        }
         Ok(true)
     }
 }
