@@ -892,3 +892,21 @@ fn linspace_and_logspace_include_both_ends() {
         r.text()
     );
 }
+
+#[test]
+fn reductions_take_dtype_and_integer_means_are_refused() {
+    // `dtype=` was ignored (integer sums stayed integers) and the mean of
+    // integers was a float where torch refuses it.
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "import torch\nx = torch.arange(4)\n\
+         print(x.sum(dtype=torch.float32), torch.sum(x, dtype=torch.float16).dtype)\n\
+         print(x.mean(dtype=torch.float32), x.reshape(2, 2).mean((0, 1), dtype=torch.float64))\n\
+         try:\n    x.mean()\nexcept RuntimeError as e:\n    print('refused:', 'floating point' in str(e))",
+    );
+    assert_eq!(
+        out,
+        "tensor(6.) torch.float16\ntensor(1.5000) tensor(1.5000, dtype=torch.float64)\nrefused: True\n"
+    );
+}

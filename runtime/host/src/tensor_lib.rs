@@ -433,6 +433,32 @@ pub fn reduce_call(
     first_arg: usize,
     kind_name: &str,
 ) -> R<Val> {
+    // `dtype=`: the input is converted before the reduction, as torch does
+    // (it was ignored: `x.sum(dtype=torch.float32)` of ints gave ints).
+    if let Some(d) = a.kw("dtype").filter(|v| !matches!(v, Val::None)) {
+        if !matches!(kind_name, "sum" | "mean") {
+            return Err(Exc::type_error(format!(
+                "{kind_name}() got an unexpected keyword argument 'dtype'"
+            )));
+        }
+        let d = dtype_arg(Some(d), t.dtype)?;
+        let converted = crate::tensor_methods::cast(s, t, d)?;
+        let args = Args {
+            pos: a.pos.clone(),
+            kw: a.kw.iter().filter(|(k, _)| k != "dtype").cloned().collect(),
+            fname: a.fname.clone(),
+        };
+        return reduce_call(s, &converted, &args, first_arg, kind_name);
+    }
+    if kind_name == "mean" && !t.dtype.is_float() {
+        return Err(Exc::new(
+            "RuntimeError",
+            format!(
+                "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
+                crate::tensor::torch_name(t.dtype)
+            ),
+        ));
+    }
     let dim_arg = a.get(first_arg, "dim").filter(|v| !matches!(v, Val::None));
     let keepdim = a
         .kw("keepdim")

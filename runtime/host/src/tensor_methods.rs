@@ -596,7 +596,7 @@ fn tensor_tolist(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Va
 
 /// `t` in dtype `d` as `x.to(d)` makes it: on the GPU by a kernel where
 /// one covers the case (`device_ops::cast`), else on the host.
-fn cast(s: &mut Engine, t: &Tensor, d: DType) -> R<Tensor> {
+pub(crate) fn cast(s: &mut Engine, t: &Tensor, d: DType) -> R<Tensor> {
     match crate::device_ops::cast(s, t, d)? {
         Some(out) => Ok(out),
         None => Ok(t.to_dtype_preserving(d, false)),
