@@ -467,6 +467,15 @@ pub fn fill_random(s: &mut Engine, out: &Rc<Tensor>, normal: bool, mean: f64, st
     Ok(true)
 }
 
+/// `t` in dtype `d` as `x.to(d)` makes it: on the GPU by a kernel where
+/// `cast` covers the case, else on the host.
+pub(crate) fn cast_or_host(s: &mut Engine, t: &Tensor, d: DType) -> R<Tensor> {
+    match cast(s, t, d)? {
+        Some(out) => Ok(out),
+        None => Ok(t.to_dtype_preserving(d, false)),
+    }
+}
+
 /// `x.to(dtype)` (and `x.float()`, `x.half()`, ...) of a contiguous GPU
 /// tensor between fp32, fp16 and bf16, and from them to fp8 and back:
 /// converted there by `tb_cast` / `tb_cast_fp8` instead of on the host (0.4

@@ -442,7 +442,7 @@ pub fn reduce_call(
             )));
         }
         let d = dtype_arg(Some(d), t.dtype)?;
-        let converted = crate::tensor_methods::cast(s, t, d)?;
+        let converted = crate::device_ops::cast_or_host(s, t, d)?;
         let args = Args {
             pos: a.pos.clone(),
             kw: a.kw.iter().filter(|(k, _)| k != "dtype").cloned().collect(),

@@ -594,20 +594,11 @@ fn tensor_tolist(_s: &mut Engine, t: &Rc<Tensor>, _name: &str, _a: Args) -> R<Va
     Ok(build(t))
 }
 
-/// `t` in dtype `d` as `x.to(d)` makes it: on the GPU by a kernel where
-/// one covers the case (`device_ops::cast`), else on the host.
-pub(crate) fn cast(s: &mut Engine, t: &Tensor, d: DType) -> R<Tensor> {
-    match crate::device_ops::cast(s, t, d)? {
-        Some(out) => Ok(out),
-        None => Ok(t.to_dtype_preserving(d, false)),
-    }
-}
-
 fn tensor_to(s: &mut Engine, t: &Rc<Tensor>, _name: &str, a: Args) -> R<Val> {
     let mut out = (**t).clone();
     for v in a.pos.iter().chain(a.kw.iter().map(|(_, v)| v)) {
         match v {
-            Val::DType(d, _) => out = cast(s, &out, *d)?,
+            Val::DType(d, _) => out = crate::device_ops::cast_or_host(s, &out, *d)?,
             Val::Str(_) | Val::Device(_) => {
                 let d = s.device_arg(Some(v.clone()))?;
                 out = to_device(s, &out, d)?;
@@ -673,7 +664,7 @@ fn tensor_cast(s: &mut Engine, t: &Rc<Tensor>, name: &str, _a: Args) -> R<Val> {
         "long" => DType::I64,
         _ => DType::I1,
     };
-    Ok(Val::tensor(cast(s, t, d)?))
+    Ok(Val::tensor(crate::device_ops::cast_or_host(s, t, d)?))
 }
 
 fn tensor_reshape(_s: &mut Engine, t: &Rc<Tensor>, name: &str, a: Args) -> R<Val> {
