@@ -179,6 +179,9 @@ fn cases() -> Vec<Case> {
         case("s = 'a\\tb'.expandtabs(10**12)", "MemoryError", "could not allocate 1000000000003 bytes", 1),
         case("l = list(range(10**12))", "MemoryError", "could not allocate 8000000000000 bytes", 1),
         case("t = tuple(range(10**12))", "MemoryError", "could not allocate 8000000000000 bytes", 1),
+        case("x = 1\ny = x << 10**13", "MemoryError", "could not allocate 1250000000000 bytes", 2),
+        case("b = (5).to_bytes(10**13, 'big')", "MemoryError", "could not allocate 10000000000000 bytes", 1),
+        case("s = ','.join(['ab' * 10**6] * 10**6)", "MemoryError", "could not allocate 2000000999999 bytes", 1),
         // Sizes are checked arithmetic; allocation failure is a MemoryError
         // (issue 19: these overflowed silently, wrote past a buffer, or aborted).
         case("x = 1\ny = torch.empty((2**62, 2**62))", "RuntimeError", "a tensor of shape (4611686018427387904, 4611686018427387904) has too many elements", 2),

@@ -239,3 +239,56 @@ fn deeply_nested_source_is_a_recursion_error_not_a_crash() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Growth one small piece at a time inside RustPython's own loops
+/// (`[*range(N)]`, `set(range(N))`, `list(itertools.repeat(0, N))`, a loop
+/// of repetitions that appends) is a `MemoryError` once the session passes
+/// its memory limit, and the session goes on; each of these once grew
+/// until the allocation that failed aborted the process. Results asked for
+/// at once (`1 << n`, `int.to_bytes`, `str.join`) are checked against free
+/// memory before they are built.
+#[test]
+fn runaway_growth_is_a_memory_error_and_the_session_goes_on() {
+    let dir = std::env::temp_dir().join(format!("tb-grow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("grow.py");
+    std::fs::write(
+        &script,
+        "import itertools\n\
+         def attempt(label, f):\n\
+         \x20   try:\n\
+         \x20       f()\n\
+         \x20       print(label, 'ran')\n\
+         \x20   except MemoryError as e:\n\
+         \x20       print(label, 'limit' if 'TILEBOOK_HOST_MEMORY_LIMIT' in str(e) else 'free' if 'could not allocate' in str(e) else e)\n\
+         def appends():\n\
+         \x20   rows = []\n\
+         \x20   while True:\n\
+         \x20       rows.append([0.5] * 8)\n\
+         attempt('unpack', lambda: [*range(10**12)])\n\
+         attempt('set', lambda: set(range(10**12)))\n\
+         attempt('keys', lambda: dict.fromkeys(range(10**12)))\n\
+         attempt('repeat', lambda: list(itertools.repeat(0, 10**12)))\n\
+         attempt('pairs', lambda: [*zip(itertools.count(), itertools.count(1))])\n\
+         attempt('strings', lambda: list(map(str, range(10**12))))\n\
+         attempt('appends', appends)\n\
+         attempt('shift', lambda: 3 << 10**13)\n\
+         attempt('to_bytes', lambda: (7).to_bytes(10**13, 'little'))\n\
+         attempt('join', lambda: '-'.join(['xy' * 10**6] * 10**6))\n\
+         print(sum(range(10**5)), len([*range(300)]), '+'.join(c for c in 'abc'), (258).to_bytes(2, 'big'), 5 << 3)\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tilebook"))
+        .args(["run", "--device", "cpu"])
+        .arg(&script)
+        .env("TILEBOOK_HOST_MEMORY_LIMIT", "512M")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}\n{err}", out.status);
+    let want = "unpack limit\nset limit\nkeys limit\nrepeat limit\npairs limit\n\
+                strings limit\nappends limit\nshift free\nto_bytes free\njoin free\n\
+                4999950000 300 a+b+c b'\\x01\\x02' 40\n";
+    assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -37,6 +37,7 @@ fn result_bytes(seq: PySequence<'_>, n: isize, item: usize, vm: &VirtualMachine)
 
 /// A `MemoryError` where the result would not fit in free memory.
 fn check(seq: PySequence<'_>, n: isize, item: usize, vm: &VirtualMachine) -> PyResult<()> {
+    super::growth_guard::check_item(vm)?;
     if n <= 1 {
         return Ok(());
     }
@@ -154,12 +155,6 @@ fn wrap_methods(vm: &VirtualMachine) {
 /// its first session; the originals are the same functions on every
 /// thread.
 pub(super) fn install(vm: &VirtualMachine) {
-    thread_local! {
-        static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
-    if DONE.with(|d| d.replace(true)) {
-        return;
-    }
     wrap_methods(vm);
     let t = &vm.ctx.types;
     let slots: [(_, &OnceLock<Repeat>, Repeat, bool); 7] = [

@@ -14,6 +14,7 @@
 //! session is only ever used through the most recent borrow.
 
 mod convert;
+mod growth_guard;
 mod jit;
 mod memory_guard;
 mod natives;
@@ -112,8 +113,7 @@ impl Host {
             .init_hook(move |vm| vm.set_user_signal_channel(rx))
             .build();
         let globals = interp.enter(|vm| {
-            memory_guard::install(vm);
-            size_guard::install(vm);
+            install_guards(vm);
             // Python's default (RustPython's debug builds use 256); deeper
             // recursion is a RecursionError, and RustPython also guards the
             // native stack itself.
@@ -126,6 +126,7 @@ impl Host {
             }
             g
         });
+        growth_guard::watch();
         Ok(Host {
             interp: Rc::new(interp),
             globals,
@@ -194,6 +195,22 @@ impl Host {
     pub fn interrupt_sender(&self) -> rustpython_vm::signal::UserSignalSender {
         self.interrupts.clone()
     }
+}
+
+/// Wrap the VM's types against sizes that would abort the process
+/// (`memory_guard`, `size_guard`, `growth_guard`). RustPython's built-in
+/// types are per thread and shared by that thread's interpreters, so this
+/// runs at a thread's first session only.
+fn install_guards(vm: &VirtualMachine) {
+    thread_local! {
+        static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    if DONE.with(|d| d.replace(true)) {
+        return;
+    }
+    memory_guard::install(vm);
+    size_guard::install(vm);
+    growth_guard::install(vm);
 }
 
 /// `sys.path`: the script's folder (or the current one), `TILEBOOK_PATH`,

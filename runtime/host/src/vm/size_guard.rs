@@ -9,12 +9,13 @@
 //!
 //! Checked: the `new` slots of `bytes` and `tuple` and the `init` slots of
 //! `bytearray` and `list` (an int size, or a `range`'s length: no user
-//! code runs to find it), and the `ljust`, `rjust`, `center`, `zfill` and
-//! `expandtabs` methods of `str`, `bytes` and `bytearray`.
+//! code runs to find it), the `ljust`, `rjust`, `center`, `zfill`,
+//! `expandtabs` and `join` methods of `str`, `bytes` and `bytearray`,
+//! `int.to_bytes`, and `int`'s left shift.
 
 use rustpython_vm::builtins::{PyByteArray, PyBytes, PyInt, PyRange, PyStr, PyTypeRef};
 use rustpython_vm::function::FuncArgs;
-use rustpython_vm::{PyObjectRef, PyResult, VirtualMachine};
+use rustpython_vm::{PyObject, PyObjectRef, PyResult, VirtualMachine};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -47,6 +48,7 @@ macro_rules! new_guard {
     ($name:ident, $orig:ident, $ints:expr, $item:expr) => {
         static $orig: OnceLock<NewSlot> = OnceLock::new();
         fn $name(cls: PyTypeRef, args: FuncArgs, vm: &VirtualMachine) -> PyResult {
+            super::growth_guard::check_item(vm)?;
             if let Some(n) = asked(&args, $ints, vm) {
                 room(n, $item, vm)?;
             }
@@ -62,6 +64,7 @@ macro_rules! init_guard {
     ($name:ident, $orig:ident, $ints:expr, $item:expr) => {
         static $orig: OnceLock<InitSlot> = OnceLock::new();
         fn $name(zelf: PyObjectRef, args: FuncArgs, vm: &VirtualMachine) -> PyResult<()> {
+            super::growth_guard::check_item(vm)?;
             if let Some(n) = asked(&args, $ints, vm) {
                 room(n, $item, vm)?;
             }
@@ -77,6 +80,25 @@ new_guard!(bytes_new, BYTES_NEW, true, 1);
 new_guard!(tuple_new, TUPLE_NEW, false, PTR);
 init_guard!(bytearray_init, BYTEARRAY_INIT, true, 1);
 init_guard!(list_init, LIST_INIT, false, PTR);
+
+type Binary = fn(&PyObject, &PyObject, &VirtualMachine) -> PyResult;
+static INT_LSHIFT: OnceLock<Binary> = OnceLock::new();
+
+/// `x << n` of ints: a nonzero `x` shifted by `n` bits takes `n / 8` bytes
+/// (`1 << 10**12` asked for 125 GB at once).
+fn int_lshift(a: &PyObject, b: &PyObject, vm: &VirtualMachine) -> PyResult {
+    super::growth_guard::check_item(vm)?;
+    if let (Some(x), Some(n)) = (a.downcast_ref::<PyInt>(), b.downcast_ref::<PyInt>()) {
+        let zero = x.try_to_primitive::<i64>(vm).is_ok_and(|v| v == 0);
+        if let (false, Ok(bits)) = (zero, n.try_to_primitive::<usize>(vm)) {
+            room(bits / 8, 1, vm)?;
+        }
+    }
+    match INT_LSHIFT.get() {
+        Some(f) => f(a, b, vm),
+        None => Err(vm.new_system_error("a shift slot was not kept".to_owned())),
+    }
+}
 
 thread_local! {
     /// The padding methods replaced on this thread's types, by `"type.name"`.
@@ -128,16 +150,87 @@ fn padded_bytes(
     Some(tabs.saturating_mul(n).saturating_add(len))
 }
 
-/// A padding method: the result's size checked, then the original.
-fn padding(key: &'static str) -> impl Fn(PyObjectRef, FuncArgs, &VirtualMachine) -> PyResult {
-    move |zelf, args, vm| {
-        let method = key.rsplit('.').next().unwrap_or(key);
-        if let Some(bytes) = padded_bytes(method, &zelf, &args, vm) {
-            room(bytes, 1, vm)?;
+/// Check a padding method's result size.
+fn padding_check(
+    key: &str,
+    zelf: &PyObjectRef,
+    args: &mut FuncArgs,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
+    let method = key.rsplit('.').next().unwrap_or(key);
+    match padded_bytes(method, zelf, args, vm) {
+        Some(bytes) => room(bytes, 1, vm),
+        None => Ok(()),
+    }
+}
+
+/// `sep.join(items)`: the items are taken into a list first (as the
+/// original does), and the result's bytes, the items' and the separators',
+/// checked before it is built (`' '.join([big] * 10**5)` asked for it all
+/// at once).
+fn join_check(
+    _key: &str,
+    zelf: &PyObjectRef,
+    args: &mut FuncArgs,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
+    let Some(items) = args.args.first().cloned() else {
+        return Ok(());
+    };
+    let items = vm.extract_elements_with(&items, Ok)?;
+    let len_of = |o: &PyObjectRef| -> usize {
+        if let Some(s) = o.downcast_ref::<PyStr>() {
+            s.byte_len()
+        } else if let Some(b) = o.downcast_ref::<PyBytes>() {
+            b.as_bytes().len()
+        } else if let Some(b) = o.downcast_ref::<PyByteArray>() {
+            b.borrow_buf().len()
+        } else {
+            0
         }
+    };
+    let sep = len_of(zelf);
+    let total = items
+        .iter()
+        .map(len_of)
+        .try_fold(0usize, |t, n| t.checked_add(n))
+        .and_then(|t| t.checked_add(sep.checked_mul(items.len().saturating_sub(1))?))
+        .unwrap_or(usize::MAX);
+    room(total, 1, vm)?;
+    args.args[0] = vm.ctx.new_list(items).into();
+    Ok(())
+}
+
+/// `n.to_bytes(length, ...)`: the length checked.
+fn to_bytes_check(
+    _key: &str,
+    _zelf: &PyObjectRef,
+    args: &mut FuncArgs,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
+    let length = args.args.first().or_else(|| args.kwargs.get("length"));
+    match length.and_then(|l| {
+        l.downcast_ref::<PyInt>()?
+            .try_to_primitive::<usize>(vm)
+            .ok()
+    }) {
+        Some(n) => room(n, 1, vm),
+        None => Ok(()),
+    }
+}
+
+type Check = fn(&str, &PyObjectRef, &mut FuncArgs, &VirtualMachine) -> PyResult<()>;
+
+/// A method whose result size is checked first, then the original.
+fn checked_method(
+    key: &'static str,
+    check: Check,
+) -> impl Fn(PyObjectRef, FuncArgs, &VirtualMachine) -> PyResult {
+    move |zelf, mut args, vm| {
+        super::growth_guard::check_item(vm)?;
+        check(key, &zelf, &mut args, vm)?;
         match METHODS.with(|m| m.borrow().get(key).cloned()) {
             Some(orig) => {
-                let mut args = args;
                 args.args.insert(0, zelf);
                 orig.call(args, vm)
             }
@@ -146,40 +239,39 @@ fn padding(key: &'static str) -> impl Fn(PyObjectRef, FuncArgs, &VirtualMachine)
     }
 }
 
-const PADDED: [&str; 15] = [
-    "str.ljust",
-    "str.rjust",
-    "str.center",
-    "str.zfill",
-    "str.expandtabs",
-    "bytes.ljust",
-    "bytes.rjust",
-    "bytes.center",
-    "bytes.zfill",
-    "bytes.expandtabs",
-    "bytearray.ljust",
-    "bytearray.rjust",
-    "bytearray.center",
-    "bytearray.zfill",
-    "bytearray.expandtabs",
+const CHECKED: [(&str, Check); 19] = [
+    ("str.ljust", padding_check),
+    ("str.rjust", padding_check),
+    ("str.center", padding_check),
+    ("str.zfill", padding_check),
+    ("str.expandtabs", padding_check),
+    ("bytes.ljust", padding_check),
+    ("bytes.rjust", padding_check),
+    ("bytes.center", padding_check),
+    ("bytes.zfill", padding_check),
+    ("bytes.expandtabs", padding_check),
+    ("bytearray.ljust", padding_check),
+    ("bytearray.rjust", padding_check),
+    ("bytearray.center", padding_check),
+    ("bytearray.zfill", padding_check),
+    ("bytearray.expandtabs", padding_check),
+    ("str.join", join_check),
+    ("bytes.join", join_check),
+    ("bytearray.join", join_check),
+    ("int.to_bytes", to_bytes_check),
 ];
 
-/// Wrap this thread's types (once per thread, as `memory_guard::install`).
+/// Wrap this thread's types (from `install_guards`, once per thread).
 pub(super) fn install(vm: &VirtualMachine) {
-    thread_local! {
-        static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
-    if DONE.with(|d| d.replace(true)) {
-        return;
-    }
     let t = &vm.ctx.types;
-    for key in PADDED {
+    for (key, check) in CHECKED {
         let Some((ty_name, name)) = key.split_once('.') else {
             continue;
         };
         let ty = match ty_name {
             "str" => t.str_type,
             "bytes" => t.bytes_type,
+            "int" => t.int_type,
             _ => t.bytearray_type,
         };
         let interned = vm.ctx.intern_str(name);
@@ -187,7 +279,10 @@ pub(super) fn install(vm: &VirtualMachine) {
             continue;
         };
         METHODS.with(|m| m.borrow_mut().insert(key.to_owned(), orig));
-        ty.set_attr(interned, vm.new_method(name, ty, padding(key)).into());
+        ty.set_attr(
+            interned,
+            vm.new_method(name, ty, checked_method(key, check)).into(),
+        );
     }
     let news: [(_, &OnceLock<NewSlot>, NewSlot); 2] = [
         (t.bytes_type, &BYTES_NEW, bytes_new),
@@ -202,6 +297,21 @@ pub(super) fn install(vm: &VirtualMachine) {
         }
         if std::ptr::fn_addr_eq(*keep.get_or_init(|| orig), orig) {
             ty.slots.new.store(Some(guarded));
+        }
+    }
+    let number = &t.int_type.slots.as_number;
+    if let Some(orig) = number.lshift.load() {
+        if !std::ptr::fn_addr_eq(orig, int_lshift as Binary)
+            && std::ptr::fn_addr_eq(*INT_LSHIFT.get_or_init(|| orig), orig)
+        {
+            number.lshift.store(Some(int_lshift));
+            if number
+                .right_lshift
+                .load()
+                .is_some_and(|r| std::ptr::fn_addr_eq(r, orig))
+            {
+                number.right_lshift.store(Some(int_lshift));
+            }
         }
     }
     // `list(x)`'s fast path calls RustPython's `init` directly: without
