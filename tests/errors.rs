@@ -182,6 +182,10 @@ fn cases() -> Vec<Case> {
         case("x = 1\ny = x << 10**13", "MemoryError", "could not allocate 1250000000000 bytes", 2),
         case("b = (5).to_bytes(10**13, 'big')", "MemoryError", "could not allocate 10000000000000 bytes", 1),
         case("s = ','.join(['ab' * 10**6] * 10**6)", "MemoryError", "could not allocate 2000000999999 bytes", 1),
+        // Format widths past 2^32 came back wrapped: f'{1:>4294967301}' was 5 characters.
+        case("s = f'{1:>1000000000000}'", "MemoryError", "could not allocate 1000000000000 bytes", 1),
+        case("x = 2\ns = '{:.{}f}'.format(1.5, 10**12)", "MemoryError", "could not allocate 1000000000000 bytes", 2),
+        case("s = format('ab', '^' + '9' * 30)", "ValueError", "Too many decimal digits in format string", 1),
         // Sizes are checked arithmetic; allocation failure is a MemoryError
         // (issue 19: these overflowed silently, wrote past a buffer, or aborted).
         case("x = 1\ny = torch.empty((2**62, 2**62))", "RuntimeError", "a tensor of shape (4611686018427387904, 4611686018427387904) has too many elements", 2),

@@ -11,7 +11,8 @@
 //! `bytearray` and `list` (an int size, or a `range`'s length: no user
 //! code runs to find it), the `ljust`, `rjust`, `center`, `zfill`,
 //! `expandtabs` and `join` methods of `str`, `bytes` and `bytearray`,
-//! `int.to_bytes`, and `int`'s left shift.
+//! `int.to_bytes`, `int`'s left shift, and the widths and precisions of
+//! `__format__` for `int`, `float`, `complex` and `str`.
 
 use rustpython_vm::builtins::{PyByteArray, PyBytes, PyInt, PyRange, PyStr, PyTypeRef};
 use rustpython_vm::function::FuncArgs;
@@ -219,6 +220,77 @@ fn to_bytes_check(
     }
 }
 
+/// The width and precision of a format spec (`[[fill]align][sign][z][#][0]
+/// [width][grouping][.precision][type]`), saturating.
+fn spec_numbers(spec: &str) -> (Option<u128>, Option<u128>) {
+    let c: Vec<char> = spec.chars().collect();
+    let align = |x: Option<&char>| x.is_some_and(|x| "<>=^".contains(*x));
+    let mut i = if align(c.get(1)) {
+        2
+    } else if align(c.first()) {
+        1
+    } else {
+        0
+    };
+    for flags in ["+- ", "z", "#"] {
+        if c.get(i).is_some_and(|x| flags.contains(*x)) {
+            i += 1;
+        }
+    }
+    let number = |i: &mut usize| -> Option<u128> {
+        let start = *i;
+        let mut n: u128 = 0;
+        while let Some(d) = c.get(*i).and_then(|x| x.to_digit(10)) {
+            n = n.saturating_mul(10).saturating_add(d as u128);
+            *i += 1;
+        }
+        (*i > start).then_some(n)
+    };
+    let width = number(&mut i);
+    if c.get(i).is_some_and(|x| ",_".contains(*x)) {
+        i += 1;
+    }
+    let precision = if c.get(i) == Some(&'.') {
+        i += 1;
+        number(&mut i)
+    } else {
+        None
+    };
+    (width, precision)
+}
+
+/// `x.__format__(spec)` (`format()`, `str.format`, f-strings): RustPython
+/// 0.5 keeps a width or precision modulo 2^32, so `f'{1:>4294967301}'`
+/// was 5 characters, silently. As CPython: past `sys.maxsize` a
+/// `ValueError`, past free memory a `MemoryError`; and what RustPython
+/// cannot lay out (2^32 and above) an `OverflowError` saying so.
+fn format_check(
+    _key: &str,
+    _zelf: &PyObjectRef,
+    args: &mut FuncArgs,
+    vm: &VirtualMachine,
+) -> PyResult<()> {
+    let Some(spec) = args.args.first().and_then(|s| s.downcast_ref::<PyStr>()) else {
+        return Ok(());
+    };
+    let Some(spec) = spec.to_str() else {
+        return Ok(());
+    };
+    let (width, precision) = spec_numbers(spec);
+    for n in [width, precision].into_iter().flatten() {
+        if n > isize::MAX as u128 {
+            return Err(vm.new_value_error("Too many decimal digits in format string".to_owned()));
+        }
+        room(n as usize, 1, vm)?;
+        if n > u32::MAX as u128 {
+            return Err(vm.new_overflow_error(format!(
+                "a format width or precision of {n} is past what tilebook's formatter lays out (2**32 - 1)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 type Check = fn(&str, &PyObjectRef, &mut FuncArgs, &VirtualMachine) -> PyResult<()>;
 
 /// A method whose result size is checked first, then the original.
@@ -239,7 +311,7 @@ fn checked_method(
     }
 }
 
-const CHECKED: [(&str, Check); 19] = [
+const CHECKED: [(&str, Check); 23] = [
     ("str.ljust", padding_check),
     ("str.rjust", padding_check),
     ("str.center", padding_check),
@@ -259,6 +331,10 @@ const CHECKED: [(&str, Check); 19] = [
     ("bytes.join", join_check),
     ("bytearray.join", join_check),
     ("int.to_bytes", to_bytes_check),
+    ("int.__format__", format_check),
+    ("float.__format__", format_check),
+    ("complex.__format__", format_check),
+    ("str.__format__", format_check),
 ];
 
 /// Wrap this thread's types (from `install_guards`, once per thread).
@@ -272,6 +348,8 @@ pub(super) fn install(vm: &VirtualMachine) {
             "str" => t.str_type,
             "bytes" => t.bytes_type,
             "int" => t.int_type,
+            "float" => t.float_type,
+            "complex" => t.complex_type,
             _ => t.bytearray_type,
         };
         let interned = vm.ctx.intern_str(name);
@@ -331,5 +409,24 @@ pub(super) fn install(vm: &VirtualMachine) {
         if std::ptr::fn_addr_eq(*keep.get_or_init(|| orig), orig) {
             ty.slots.init.store(Some(guarded));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spec_numbers;
+
+    #[test]
+    fn format_specs_give_their_width_and_precision() {
+        assert_eq!(spec_numbers(""), (None, None));
+        assert_eq!(spec_numbers(">10"), (Some(10), None));
+        assert_eq!(spec_numbers("*^+#012,.3f"), (Some(12), Some(3)));
+        assert_eq!(spec_numbers("08.2e"), (Some(8), Some(2)));
+        assert_eq!(spec_numbers(".7"), (None, Some(7)));
+        assert_eq!(spec_numbers("<"), (None, None));
+        assert_eq!(spec_numbers("<<5"), (Some(5), None));
+        assert_eq!(spec_numbers("x"), (None, None));
+        assert_eq!(spec_numbers("4294967301d"), (Some(4294967301), None));
+        assert_eq!(spec_numbers(&"9".repeat(60)), (Some(u128::MAX), None));
     }
 }
