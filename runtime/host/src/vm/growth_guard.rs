@@ -316,15 +316,7 @@ pub(super) fn install(vm: &VirtualMachine) {
         let Some(ty) = cls.downcast_ref::<rustpython_vm::builtins::PyType>() else {
             continue;
         };
-        let Some(orig) = ty.slots.iternext.load() else {
-            continue;
-        };
-        if std::ptr::fn_addr_eq(orig, guarded as Next) {
-            continue;
-        }
-        if std::ptr::fn_addr_eq(*keep.get_or_init(|| orig), orig) {
-            ty.slots.iternext.store(Some(guarded));
-        }
+        wrap_slot!(ty.slots.iternext, keep, guarded);
     }
 }
 

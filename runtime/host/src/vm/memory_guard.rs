@@ -177,15 +177,6 @@ pub(super) fn install(vm: &VirtualMachine) {
         } else {
             &ty.slots.as_sequence.repeat
         };
-        let Some(orig) = cell.load() else { continue };
-        if std::ptr::fn_addr_eq(orig, guarded) {
-            continue;
-        }
-        let kept = *keep.get_or_init(|| orig);
-        // Wrap only the function kept: a slot another thread's types hold
-        // differently stays as RustPython made it.
-        if std::ptr::fn_addr_eq(kept, orig) {
-            cell.store(Some(guarded));
-        }
+        wrap_slot!(*cell, keep, guarded);
     }
 }

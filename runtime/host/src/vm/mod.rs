@@ -13,6 +13,29 @@
 //! Python re-derives it from the `&mut Engine` it was given, so the
 //! session is only ever used through the most recent borrow.
 
+/// Put `guarded` in a type slot (an atomic cell of an optional function
+/// pointer) in place of RustPython's function, which `keep` (a `OnceLock`)
+/// holds for the wrapper to call. A slot already guarded stays as it is,
+/// and so does one holding a function other than the one kept (a type
+/// another thread's VM set up differently keeps RustPython's own).
+/// Evaluates to the function replaced, if any.
+macro_rules! wrap_slot {
+    ($cell:expr, $keep:expr, $guarded:expr) => {{
+        let cell = &$cell;
+        let guarded = $guarded;
+        match cell.load() {
+            Some(orig)
+                if !std::ptr::fn_addr_eq(orig, guarded)
+                    && std::ptr::fn_addr_eq(*$keep.get_or_init(|| orig), orig) =>
+            {
+                cell.store(Some(guarded));
+                Some(orig)
+            }
+            _ => None,
+        }
+    }};
+}
+
 mod convert;
 mod growth_guard;
 mod jit;

@@ -14,7 +14,9 @@
 //! `int.to_bytes`, `int`'s left shift, and the widths and precisions of
 //! `__format__` for `int`, `float`, `complex` and `str`.
 
-use rustpython_vm::builtins::{PyByteArray, PyBytes, PyInt, PyRange, PyStr, PyTypeRef};
+use rustpython_vm::builtins::{
+    PyByteArray, PyBytes, PyInt, PyList, PyRange, PyStr, PyTuple, PyTypeRef,
+};
 use rustpython_vm::function::FuncArgs;
 use rustpython_vm::{PyObject, PyObjectRef, PyResult, VirtualMachine};
 use std::cell::RefCell;
@@ -165,8 +167,7 @@ fn padding_check(
     }
 }
 
-/// `sep.join(items)`: the items are taken into a list first (as the
-/// original does), and the result's bytes, the items' and the separators',
+/// `sep.join(items)`: the result's bytes, the items' and the separators',
 /// checked before it is built (`' '.join([big] * 10**5)` asked for it all
 /// at once).
 fn join_check(
@@ -175,31 +176,48 @@ fn join_check(
     args: &mut FuncArgs,
     vm: &VirtualMachine,
 ) -> PyResult<()> {
-    let Some(items) = args.args.first().cloned() else {
+    let Some(arg) = args.args.first().cloned() else {
         return Ok(());
     };
-    let items = vm.extract_elements_with(&items, Ok)?;
-    let len_of = |o: &PyObjectRef| -> usize {
-        if let Some(s) = o.downcast_ref::<PyStr>() {
-            s.byte_len()
-        } else if let Some(b) = o.downcast_ref::<PyBytes>() {
-            b.as_bytes().len()
-        } else if let Some(b) = o.downcast_ref::<PyByteArray>() {
-            b.borrow_buf().len()
-        } else {
-            0
-        }
+    let sep = text_len(zelf);
+    // Lists and tuples are measured where they are; another iterable is
+    // drained into a list once, which `join` then reads.
+    let total = if let Some(t) = arg.downcast_ref::<PyTuple>() {
+        joined_len(t.as_slice(), sep)
+    } else if let Some(l) = arg.downcast_ref::<PyList>() {
+        joined_len(&l.borrow_vec(), sep)
+    } else {
+        let items = vm.extract_elements_with(&arg, Ok)?;
+        let total = joined_len(&items, sep);
+        args.args[0] = vm.ctx.new_list(items).into();
+        total
     };
-    let sep = len_of(zelf);
-    let total = items
+    room(total, 1, vm)
+}
+
+/// The length of a `str`, `bytes` or `bytearray` (0 for anything else,
+/// which `join` refuses by itself).
+fn text_len(o: &PyObjectRef) -> usize {
+    if let Some(s) = o.downcast_ref::<PyStr>() {
+        s.byte_len()
+    } else if let Some(b) = o.downcast_ref::<PyBytes>() {
+        b.as_bytes().len()
+    } else if let Some(b) = o.downcast_ref::<PyByteArray>() {
+        b.borrow_buf().len()
+    } else {
+        0
+    }
+}
+
+/// The length of `items` joined by a separator of `sep` units
+/// (`usize::MAX` past the address space).
+fn joined_len(items: &[PyObjectRef], sep: usize) -> usize {
+    items
         .iter()
-        .map(len_of)
+        .map(text_len)
         .try_fold(0usize, |t, n| t.checked_add(n))
         .and_then(|t| t.checked_add(sep.checked_mul(items.len().saturating_sub(1))?))
-        .unwrap_or(usize::MAX);
-    room(total, 1, vm)?;
-    args.args[0] = vm.ctx.new_list(items).into();
-    Ok(())
+        .unwrap_or(usize::MAX)
 }
 
 /// `n.to_bytes(length, ...)`: the length checked.
@@ -367,29 +385,16 @@ pub(super) fn install(vm: &VirtualMachine) {
         (t.tuple_type, &TUPLE_NEW, tuple_new),
     ];
     for (ty, keep, guarded) in news {
-        let Some(orig) = ty.slots.new.load() else {
-            continue;
-        };
-        if std::ptr::fn_addr_eq(orig, guarded) {
-            continue;
-        }
-        if std::ptr::fn_addr_eq(*keep.get_or_init(|| orig), orig) {
-            ty.slots.new.store(Some(guarded));
-        }
+        wrap_slot!(ty.slots.new, keep, guarded);
     }
     let number = &t.int_type.slots.as_number;
-    if let Some(orig) = number.lshift.load() {
-        if !std::ptr::fn_addr_eq(orig, int_lshift as Binary)
-            && std::ptr::fn_addr_eq(*INT_LSHIFT.get_or_init(|| orig), orig)
+    if let Some(orig) = wrap_slot!(number.lshift, INT_LSHIFT, int_lshift as Binary) {
+        if number
+            .right_lshift
+            .load()
+            .is_some_and(|r| std::ptr::fn_addr_eq(r, orig))
         {
-            number.lshift.store(Some(int_lshift));
-            if number
-                .right_lshift
-                .load()
-                .is_some_and(|r| std::ptr::fn_addr_eq(r, orig))
-            {
-                number.right_lshift.store(Some(int_lshift));
-            }
+            number.right_lshift.store(Some(int_lshift));
         }
     }
     // `list(x)`'s fast path calls RustPython's `init` directly: without
@@ -400,15 +405,7 @@ pub(super) fn install(vm: &VirtualMachine) {
         (t.list_type, &LIST_INIT, list_init),
     ];
     for (ty, keep, guarded) in inits {
-        let Some(orig) = ty.slots.init.load() else {
-            continue;
-        };
-        if std::ptr::fn_addr_eq(orig, guarded) {
-            continue;
-        }
-        if std::ptr::fn_addr_eq(*keep.get_or_init(|| orig), orig) {
-            ty.slots.init.store(Some(guarded));
-        }
+        wrap_slot!(ty.slots.init, keep, guarded);
     }
 }
 
