@@ -511,8 +511,11 @@ def _shape_method(name):
     """reshape/view/t/transpose: the gradient takes the operand's shape back."""
 
     def method(self, *args, **kwargs):
-        out = _tb.getattr(self, name)(*args, **kwargs)
-        if _tracks([self]):
+        # Without keywords, a plain call: `f(*args, **{})` costs the VM
+        # several times more (bench/NOTES.md, session 67).
+        f = _tb.getattr(self, name)
+        out = f(*args, **kwargs) if kwargs else f(*args)
+        if _grad_enabled[0] and self.requires_grad:
             shape = tuple(self.shape)
             if name in ("t", "transpose"):
                 back = lambda g: (_tb.getattr(g, name)(*args, **kwargs),)

@@ -107,7 +107,22 @@ pub mod _tb {
     }
 
     #[pyclass(flags(BASETYPE), with(Callable, AsMapping))]
-    impl Handle {}
+    impl Handle {
+        /// A native function's or method's qualified name (`Tensor.view`,
+        /// `empty`), as CPython's builtins have one; other values have none.
+        /// Found by plain attribute lookup, so that `f(*args, **kwargs)`,
+        /// whose call path asks every callable for it, neither raises
+        /// inside `__getattr__` nor formats the callable's repr (10 us a
+        /// call before).
+        #[pygetset]
+        fn __qualname__(&self, vm: &VirtualMachine) -> PyResult<String> {
+            match &self.v {
+                Val::Builtin(b) => Ok(b.rsplit('.').next().unwrap_or(b).to_owned()),
+                Val::Method(recv, name) => Ok(format!("{}.{name}", recv.type_name())),
+                _ => Err(vm.new_attribute_error("__qualname__")),
+            }
+        }
+    }
 
     /// `handle[index]` and `handle[index] = value` as native slots.
     impl AsMapping for Handle {
